@@ -1,0 +1,266 @@
+"""Retrieval and write latency at 10k and 100k learnings for one user (plus other users in the same file).
+
+    python bench/retrieval.py                       # table
+    python bench/retrieval.py --json                # one JSON object
+    python bench/retrieval.py --sizes 2000 --other-users 50 --queries 50   # quick run
+
+Figures per size: retrieve_context end to end (query embedding included) and with a pre-computed query
+vector; the in-run baseline is an exact numpy scan over the user's vectors (top-6), alone and with the same
+embedding; writing a learning (validate, embed, insert, index, event); HNSW recall@10 against exact.
+Embeddings of the synthetic corpus are cached under .bench-cache/ so reruns skip that step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import CACHE, emit_json, print_table, progress, summary_ms
+from corpus import learnings, questions
+from learnloop.embedders.local import LocalMiniLM
+from learnloop.engine import Engine
+from learnloop.loop import Loop
+from learnloop.models import EventAction, Scope
+from learnloop.simhash import simhash64_hex
+from learnloop.stores.base import EventDraft, Insert, NewLearning
+from learnloop.stores.sqlite import SQLiteStore
+
+TENANT = "bench"
+USER = "u0"
+
+
+async def embed_cached(embedder: LocalMiniLM, texts: list[str], tag: str, quiet: bool) -> np.ndarray:
+    key = hashlib.sha256(("\n".join(texts) + embedder.model_id).encode()).hexdigest()[:16]
+    path = CACHE / f"{tag}-{len(texts)}-{key}.npy"
+    if path.exists():
+        return np.load(path)
+    progress(f"embedding {len(texts)} {tag} texts (cached afterwards in {path.parent})", quiet)
+    chunks = []
+    for start in range(0, len(texts), 2000):
+        chunks.append(await embedder.embed(texts[start : start + 2000]))
+        progress(f"  {min(start + 2000, len(texts))}/{len(texts)}", quiet)
+    vectors = np.vstack(chunks).astype(np.float32)
+    CACHE.mkdir(exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+async def bulk_insert(
+    store: SQLiteStore, user: str, texts: list[str], vectors: np.ndarray, model: str
+) -> None:
+    scope = Scope(tenant=TENANT, user=user)
+    ops = [
+        Insert(
+            NewLearning(
+                tenant=TENANT,
+                user=user,
+                text=t,
+                vector=v,
+                embedding_model=model,
+                simhash64=simhash64_hex(t),
+                namespace="learning",
+            ),
+            EventDraft(actor="import", action=EventAction.IMPORTED),
+        )
+        for t, v in zip(texts, vectors, strict=True)
+    ]
+    for start in range(0, len(ops), 2000):
+        await store.apply(scope, ops[start : start + 2000])
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    embedder = LocalMiniLM(threads=args.threads)
+    texts = learnings(max(sizes) + args.writes, seed=1)
+    own_texts, write_texts = texts[: max(sizes)], texts[max(sizes) :]
+    other_texts = learnings(args.other_users * args.per_other, seed=2)
+    own = await embed_cached(embedder, own_texts, "own", args.quiet)
+    others = await embed_cached(embedder, other_texts, "others", args.quiet)
+    asked = list(dict.fromkeys(questions(args.queries * 3, seed=3)))[: args.queries]
+
+    folder = Path(args.db_dir or tempfile.mkdtemp(prefix="learnloop-bench-"))
+    store = SQLiteStore(folder / "bench.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
+    loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
+    progress(
+        f"loading {len(other_texts)} learnings of {args.other_users} other users into {folder}", args.quiet
+    )
+    for u in range(args.other_users):
+        part = slice(u * args.per_other, (u + 1) * args.per_other)
+        await bulk_insert(store, f"other{u}", other_texts[part], others[part], embedder.model_id)
+
+    figures: dict[str, dict[str, float]] = {}
+    loaded = 0
+    for size in sizes:
+        progress(f"growing {USER} to {size} learnings", args.quiet)
+        await bulk_insert(store, USER, own_texts[loaded:size], own[loaded:size], embedder.model_id)
+        loaded = size
+        started = time.perf_counter()
+        await loop.retrieve_context(USER, "warm up the partition and its index", record=False)
+        warm_s = time.perf_counter() - started
+        query_vectors = await embedder.embed(asked, purpose="query")
+
+        e2e, vec, base, base_e2e = [], [], [], []
+        for q in asked[:5]:
+            await loop.retrieve_context(USER, q + " warm")
+        embedder._cache.clear()  # every measured query embeds from scratch
+        for q in asked:
+            t0 = time.perf_counter()
+            await loop.retrieve_context(USER, q)
+            e2e.append(time.perf_counter() - t0)
+        for v, q in zip(query_vectors, asked, strict=True):
+            t0 = time.perf_counter()
+            await loop.retrieve_context(USER, q, query_vector=v)
+            vec.append(time.perf_counter() - t0)
+        matrix = np.ascontiguousarray(own[:size])
+        for v in query_vectors:
+            t0 = time.perf_counter()
+            scores = matrix @ v
+            top = np.argpartition(-scores, 6)[:6]
+            top[np.argsort(-scores[top])]
+            base.append(time.perf_counter() - t0)
+        embedder._cache.clear()
+        for q in asked:
+            t0 = time.perf_counter()
+            qv = (await embedder.embed([q + " ?"], purpose="query"))[0]
+            scores = matrix @ qv
+            np.argpartition(-scores, 6)[:6]
+            base_e2e.append(time.perf_counter() - t0)
+        writes = []
+        for text in write_texts:
+            t0 = time.perf_counter()
+            await loop.save(text + f" (run {size})", user=USER)
+            writes.append(time.perf_counter() - t0)
+        recall = await ann_recall(store, matrix, query_vectors)
+
+        s_e2e, s_vec, s_base, s_base_e2e, s_w = map(summary_ms, (e2e, vec, base, base_e2e, writes))
+        figures[str(size)] = {
+            "e2e_p50_ms": s_e2e["p50"],
+            "e2e_p95_ms": s_e2e["p95"],
+            "vec_p50_ms": s_vec["p50"],
+            "vec_p95_ms": s_vec["p95"],
+            "baseline_p50_ms": s_base["p50"],
+            "baseline_p95_ms": s_base["p95"],
+            "baseline_e2e_p50_ms": s_base_e2e["p50"],
+            "write_p50_ms": s_w["p50"],
+            "write_p95_ms": s_w["p95"],
+            "ann_recall@10": recall,
+            "first_query_s": round(warm_s, 2),
+        }
+    await loop.aclose()
+    return {
+        "sizes": figures,
+        "other_users": args.other_users,
+        "other_learnings": len(other_texts),
+        "queries": len(asked),
+        "writes": len(write_texts),
+        "embedder_threads": embedder._threads,
+    }
+
+
+async def ann_recall(store: SQLiteStore, matrix: np.ndarray, query_vectors: np.ndarray) -> float:
+    """Overlap of the store's vector top-10 with the exact top-10 (1.0 when the scan is exact)."""
+    from learnloop.models import Filters
+    from learnloop.stores.base import SearchRequest
+
+    hits = []
+    scope = Scope(tenant=TENANT, user=USER)
+    ids_by_row = None
+    for v in query_vectors[:100]:
+        found = await store.search(
+            scope,
+            SearchRequest(vector=v, terms=[], filters=Filters(include_global=False), vector_k=10, text_k=0),
+        )
+        got = {c.learning.text for c in found}
+        if ids_by_row is None:
+            ids_by_row = True
+        exact = np.argsort(-(matrix @ v))[:10]
+        want = {found_text for found_text in _texts_for_rows(store, exact)}
+        hits.append(len(got & want) / 10)
+    return round(float(np.mean(hits)), 3)
+
+
+_TEXT_CACHE: dict[int, list[str]] = {}
+
+
+def _texts_for_rows(store: SQLiteStore, rows: np.ndarray) -> list[str]:
+    texts = _TEXT_CACHE.get(id(store))
+    if texts is None:
+        import sqlite3
+
+        conn = sqlite3.connect(store.path)
+        texts = [
+            r[0] for r in conn.execute("SELECT text FROM learnings WHERE user_id = ? ORDER BY id", (USER,))
+        ]
+        conn.close()
+        _TEXT_CACHE[id(store)] = texts
+    return [texts[i] for i in rows.tolist()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="10000,100000", help="comma-separated learnings for the measured user"
+    )
+    parser.add_argument("--other-users", type=int, default=1000)
+    parser.add_argument("--per-other", type=int, default=10, help="learnings per other user")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--writes", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
+    parser.add_argument("--db-dir", help="folder for the benchmark database (default: a temp folder)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    args = parser.parse_args()
+    args.quiet = args.json
+    figures = asyncio.run(run(args))
+    if args.json:
+        emit_json(figures)
+        return
+    rows = []
+    for size, f in figures["sizes"].items():  # type: ignore[union-attr]
+        rows.append(
+            [
+                size,
+                f["e2e_p50_ms"],
+                f["e2e_p95_ms"],
+                f["vec_p50_ms"],
+                f["vec_p95_ms"],
+                f["baseline_p50_ms"],
+                f["baseline_e2e_p50_ms"],
+                f["write_p50_ms"],
+                f["ann_recall@10"],
+            ]
+        )
+    print_table(
+        f"retrieve_context latency, ms ({figures['queries']} queries; {figures['other_learnings']} learnings of "
+        f"{figures['other_users']} other users in the same file; embedder threads {figures['embedder_threads']})",
+        [
+            "learnings",
+            "e2e p50",
+            "e2e p95",
+            "vec p50",
+            "vec p95",
+            "numpy p50",
+            "numpy+embed p50",
+            "write p50",
+            "recall@10",
+        ],
+        rows,
+    )
+    print("\n  e2e: embed the query + hybrid search + rank + render + record hits (one transaction)")
+    print(
+        "  vec: the same with the query vector given; numpy: exact top-6 scan of the user's vectors (baseline)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,355 @@
+"""The write gate: the check every candidate learning passes before anything is stored.
+
+Whatever proposes a learning (the LLM's ``save_learning`` tool, the turn observer, the background learning
+agent) hands the text to `WriteGate.check`, which refuses, in this order: empty text, text outside the size
+limits, prompt-injection / memory-poisoning text, secrets, personal data, unstable or one-off facts, then any
+rule the app added. The first rule that fires decides the verdict.
+
+A refused text is stored nowhere, so a verdict never carries the offending value: the reason names the rule
+and, for secrets, at most a redacted hint such as ``sk-proj-…a1b2`` (see `redact_hint`).
+
+The rules are data (`GateRule`, built-ins in `gate_rules`): apps add their own (``extra_rules=``,
+`WriteGate.with_rules`), replace a built-in by reusing its id, or switch built-ins off by id, id prefix or
+kind (``disable=``, `WriteGate.without`). Personal-data categories are switched with ``personal_data=``.
+
+Decisions (each one is tested):
+
+* Pure hexadecimal strings (git SHAs, MD5/SHA digests) are *not* secrets for the generic token rule: they
+  lack mixed case and are far more often digests than credentials. Next to a secret keyword
+  (``api_key=…``, ``the password is …``) any value is refused by the assignment rule.
+* Placeholders are not secrets: ``${DB_PASSWORD}``, ``<your-key>``, ``os.environ["X"]``, ``API_KEY_NAME``.
+* 13-digit (legacy Visa) card numbers are not matched: they collide with EAN-13 barcodes in product data.
+* Injection means text that addresses the model to override its instructions, role or tools, or to leak
+  data: imperatives ("Ignore all previous instructions", "Act as DAN", "Call the tool X with …"), chat
+  template tags, tool-call JSON. A third-person preference about the assistant ("User prefers that the
+  assistant always answers in metric units") and conditional tool routing ("For best sellers, call the
+  get_products tool with sort BEST_SELLING") are learnings, not injection.
+* Unstable means wrong tomorrow (today, right now, 2 hours ago, this week) or tied to one record (UUIDs,
+  ``req_…``/``sess_…`` ids, "order #…"); durations ("a 60 minute boil", "ready in 2 weeks") and rolling
+  windows ("the last 30 days") are stable.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from ..errors import ConfigurationError, ValidationError
+
+__all__ = [
+    "KINDS",
+    "PERSONAL_DATA_CATEGORIES",
+    "GateLineResult",
+    "GateRule",
+    "GateVerdict",
+    "Kind",
+    "WriteGate",
+    "gate_lines",
+    "normalize",
+    "redact_hint",
+]
+
+Kind = Literal["secret", "personal_data", "injection", "unstable", "size", "empty", "custom"]
+Target = Literal["text", "lower", "raw", "compact"]
+KINDS: tuple[Kind, ...] = ("secret", "personal_data", "injection", "unstable", "size", "empty", "custom")
+#: A built-in rule ``personal_data.<category>[.<variant>]`` belongs to ``<category>``.
+PERSONAL_DATA_CATEGORIES: tuple[str, ...] = ("email", "phone", "government_id", "card", "iban")
+_SIZE_RULES: tuple[tuple[str, Kind], ...] = (
+    ("empty", "empty"),
+    ("size.too_short", "size"),
+    ("size.too_long", "size"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GateVerdict:
+    """The gate's answer. `reason` is a short sentence, `rule` a stable id, `kind` one of `KINDS`."""
+
+    allowed: bool
+    reason: str | None = None
+    rule: str | None = None
+    kind: Kind | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"allowed": self.allowed, "reason": self.reason, "rule": self.rule, "kind": self.kind}
+
+
+ALLOWED = GateVerdict(True)
+
+
+@dataclass(frozen=True, slots=True)
+class GateRule:
+    """One refusal rule, as data.
+
+    `pattern` may be a string (compiled on construction) or a compiled pattern. The validator, if any,
+    receives the named group ``value`` (or the whole match) and returns True to confirm it; a rejected match
+    lets the search go on to the next one. Cheap pre-filters skip the regex entirely: `min_digits` (ASCII
+    digits the text must hold) and, if given, `needles` / `words`: the rule runs only if one of the needles
+    occurs in the lowercased text (the compact view for compact rules) or one of the words is a whole word of
+    it (a maximal run of letters).
+    `target` picks the view the regex runs on (see `normalize` and `compact`): ``"text"`` (normalised),
+    ``"lower"`` (normalised and lowercased: write the pattern in lowercase; much faster than re.IGNORECASE,
+    and the validator still sees the value in its original case), ``"raw"`` (as given) or ``"compact"``.
+    With `hint` the reason gets a redacted hint of the value.
+    """
+
+    id: str
+    kind: Kind
+    reason: str
+    pattern: re.Pattern[str] | str
+    validator: Callable[[str], bool] | None = None
+    needles: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    min_digits: int = 0
+    target: Target = "text"
+    hint: bool = False
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.id or not self.reason:
+            raise ConfigurationError("a gate rule needs an id and a reason", rule=self.id)
+        if self.kind not in KINDS:
+            raise ConfigurationError(f"gate rule {self.id!r}: bad kind {self.kind!r}", allowed=list(KINDS))
+        if self.target not in ("text", "lower", "raw", "compact"):
+            raise ConfigurationError(f"gate rule {self.id!r} has unknown target {self.target!r}")
+        regex = self.pattern if isinstance(self.pattern, re.Pattern) else re.compile(self.pattern)
+        object.__setattr__(self, "regex", regex)
+        object.__setattr__(self, "needles", tuple(n.lower() for n in self.needles))
+        object.__setattr__(self, "words", tuple(w.lower() for w in self.words))
+
+    def find(self, view: str, original: str | None = None) -> str | None:
+        """The first confirmed value in `view` (this rule's target view), or None.
+
+        `original`, if given, is a text of the same length as `view` the value is cut from (the normalised
+        text for the ``"lower"`` view, so validators and hints see the original case).
+        """
+        if self.validator is None:
+            m = self.regex.search(view)
+            return None if m is None else _value(m, original)
+        for m in self.regex.finditer(view):
+            value = _value(m, original)
+            if self.validator(value):
+                return value
+        return None
+
+
+def _value(m: re.Match[str], original: str | None) -> str:
+    """The first named group that took part in the match (else the whole match), cut from `original`."""
+    start, end = next((m.span(g) for g in m.re.groupindex if m.start(g) >= 0), m.span())
+    return (m.string if original is None else original)[start:end]
+
+
+# --- text views -------------------------------------------------------------------------------------------
+
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
+    "\U000e0000-\U000e007f]+"
+)
+_PUNCT = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u2010-\u2015]")
+_PUNCT_MAP = str.maketrans(
+    "\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u2010\u2011\u2012\u2013\u2014\u2015", "''''\"\"\"------"
+)
+_HSPACE = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
+_LEET_FROM, _LEET_TO = "0134579@$!|", "oieastgasii"
+_LEET = bytes.maketrans(_LEET_FROM.encode(), _LEET_TO.encode())
+_NON_LETTER_BYTES = bytes(c for c in range(256) if not 97 <= c <= 122 and chr(c) not in _LEET_FROM)
+_LOOKALIKE = str.maketrans(_LEET_FROM + "аеорсухіѕјԁɡοαειντκ", _LEET_TO + "aeopcyxisjdgoaeivtk")
+_NON_LETTER = re.compile(r"[^a-z]+")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def normalize(text: str) -> str:
+    """NFKC, invisible characters removed, curly quotes straightened, horizontal whitespace collapsed."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        if _INVISIBLE.search(text):
+            text = _INVISIBLE.sub("", text)
+        if _PUNCT.search(text):
+            text = text.translate(_PUNCT_MAP)
+    return _HSPACE.sub(" ", text) if "  " in text or not text.isprintable() else text
+
+
+def compact(lowered: str) -> str:
+    """Letters only, leetspeak and Cyrillic/Greek look-alikes mapped to Latin: defeats spacing tricks."""
+    if lowered.isascii():
+        return lowered.encode().translate(_LEET, _NON_LETTER_BYTES).decode()
+    return _NON_LETTER.sub("", lowered.translate(_LOOKALIKE))
+
+
+_PUBLIC_PREFIX = re.compile(
+    r"^(?:sk-(?:ant-(?:api|admin)\d\d-|proj-|svcacct-|admin-)?|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|xox[a-z]-"
+    r"|xapp-|[rs]k_(?:live|test)_|whsec_|AKIA|ASIA|AIza|GOCSPX-|SG\.|npm_|pypi-|hf_|eyJ|shp[a-z]{2}_|do[po]_v1_"
+    r"|hv[sb]\.|lin_api_|glsa_|PMAK-|dapi|ATATT|key-|-----BEGIN [A-Z ]*PRIVATE KEY-----)"
+)
+
+
+def redact_hint(match: re.Match[str] | str) -> str:
+    """A hint that never reveals the secret: a public vendor prefix and, for long values, the last 4 chars.
+
+    ``redact_hint("sk-proj-Ab3…(60 chars)…a1b2")`` → ``"sk-proj-…a1b2"``; a short password gives ``"…"``.
+    """
+    value = (match.group(0) if isinstance(match, re.Match) else match).strip()
+    m = _PUBLIC_PREFIX.match(value)
+    prefix = m.group(0) if m else ""
+    tail = value[-4:] if len(value) - len(prefix) >= 20 else ""
+    return f"{prefix}…{tail}"
+
+
+# --- the gate ---------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def builtin_rules() -> tuple[GateRule, ...]:
+    """The built-in rules, in evaluation order (loaded on first use: `gate_rules` imports this module)."""
+    from .gate_rules import BUILTIN_RULES
+
+    return BUILTIN_RULES
+
+
+def _selected(rule_id: str, kind: str, selectors: Iterable[str]) -> bool:
+    return any(s in (kind, rule_id) or rule_id.startswith(s + ".") for s in selectors)
+
+
+class WriteGate:
+    """Decides whether a candidate learning may be stored. Immutable; safe to share between threads.
+
+    personal_data: categories to refuse (default all of `PERSONAL_DATA_CATEGORIES`); True/False for all/none.
+    max_chars / min_chars: size limits on the stripped text (``max_chars=None``: no upper limit).
+    extra_rules: the app's own rules, checked after the built-ins; one reusing a built-in id replaces it.
+    disable: rule ids, id prefixes (``"secret.github"``) or kinds (``"unstable"``) to switch off.
+    """
+
+    def __init__(
+        self,
+        *,
+        personal_data: bool | Iterable[str] = True,
+        max_chars: int | None = 1000,
+        min_chars: int = 8,
+        extra_rules: Iterable[GateRule] = (),
+        disable: Iterable[str] = (),
+    ) -> None:
+        if personal_data is True or personal_data is False:
+            categories = PERSONAL_DATA_CATEGORIES if personal_data else ()
+        else:
+            categories = tuple(personal_data)
+        unknown = sorted(set(categories) - set(PERSONAL_DATA_CATEGORIES))
+        if unknown:
+            raise ConfigurationError(
+                f"unknown personal-data categories: {', '.join(unknown)}",
+                allowed=list(PERSONAL_DATA_CATEGORIES),
+            )
+        if min_chars < 0 or (max_chars is not None and max_chars < max(min_chars, 1)):
+            raise ConfigurationError("the write gate needs 0 <= min_chars <= max_chars", max_chars=max_chars)
+        self.personal_data = categories
+        self.max_chars = max_chars
+        self.min_chars = min_chars
+        self.extra_rules = tuple(extra_rules)
+        self.disable = tuple(disable)
+
+        extras = {rule.id: rule for rule in self.extra_rules}
+        rules = [extras.pop(rule.id, rule) for rule in builtin_rules()] + list(extras.values())
+        known_ids = [r.id for r in rules] + [rule_id for rule_id, _ in _SIZE_RULES]
+        for selector in self.disable:
+            if selector not in KINDS and not any(_selected(i, "", (selector,)) for i in known_ids):
+                raise ConfigurationError(f"disable={selector!r} matches no gate rule id or kind")
+        off = (
+            *self.disable,
+            *(f"personal_data.{c}" for c in PERSONAL_DATA_CATEGORIES if c not in categories),
+        )
+        self.rules: tuple[GateRule, ...] = tuple(r for r in rules if not _selected(r.id, r.kind, off))
+        self._size_on = {rule_id for rule_id, kind in _SIZE_RULES if not _selected(rule_id, kind, off)}
+
+    def __repr__(self) -> str:
+        return (
+            f"WriteGate(personal_data={self.personal_data!r}, max_chars={self.max_chars}, "
+            f"min_chars={self.min_chars}, extra_rules={len(self.extra_rules)}, disable={self.disable!r})"
+        )
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "personal_data": self.personal_data,
+            "max_chars": self.max_chars,
+            "min_chars": self.min_chars,
+            "extra_rules": self.extra_rules,
+            "disable": self.disable,
+        }
+
+    def with_rules(self, *rules: GateRule) -> WriteGate:
+        """A new gate with `rules` added (or replacing built-ins with the same id)."""
+        return WriteGate(**{**self._options(), "extra_rules": (*self.extra_rules, *rules)})
+
+    def without(self, *selectors: str) -> WriteGate:
+        """A new gate with more rules switched off (ids, id prefixes or kinds)."""
+        return WriteGate(**{**self._options(), "disable": (*self.disable, *selectors)})
+
+    def check(self, text: str) -> GateVerdict:
+        """The verdict for one candidate learning text."""
+        if not isinstance(text, str):
+            raise ValidationError("learning text must be a string", type=type(text).__name__)
+        stripped = text.strip()
+        if not stripped:
+            if "empty" in self._size_on:
+                return GateVerdict(False, "the text is empty", "empty", "empty")
+            return ALLOWED
+        if len(stripped) < self.min_chars and "size.too_short" in self._size_on:
+            reason = f"too short to be a reusable learning (under {self.min_chars} characters)"
+            return GateVerdict(False, reason, "size.too_short", "size")
+        if self.max_chars is not None and len(stripped) > self.max_chars and "size.too_long" in self._size_on:
+            reason = f"longer than {self.max_chars} characters; store one concise statement"
+            return GateVerdict(False, reason, "size.too_long", "size")
+        hit = self._first_hit(text)
+        if hit is None:
+            return ALLOWED
+        rule, value = hit
+        reason = f"{rule.reason} ({redact_hint(value)})" if rule.hint else rule.reason
+        return GateVerdict(False, reason, rule.id, rule.kind)
+
+    def _first_hit(self, text: str) -> tuple[GateRule, str] | None:
+        """The first rule that fires and the value it found (never put the value in anything stored)."""
+        norm = normalize(text)
+        lower = norm.lower()
+        original = norm if len(lower) == len(norm) else None  # lowercasing rarely changes the length
+        digits = sum(map(norm.count, "0123456789"))
+        views: dict[str, str] = {"text": norm, "lower": lower, "raw": text}
+        tokens: set[str] | None = None
+        for rule in self.rules:
+            if digits < rule.min_digits:
+                continue
+            if rule.target == "compact" and "compact" not in views:
+                views["compact"] = compact(lower)
+            if rule.needles or rule.words:
+                hay = views["compact"] if rule.target == "compact" else lower
+                if not any(map(hay.__contains__, rule.needles)):
+                    if not rule.words:
+                        continue
+                    if tokens is None:
+                        tokens = set(_WORD.findall(lower))
+                    if tokens.isdisjoint(rule.words):
+                        continue
+            value = rule.find(views[rule.target], original if rule.target == "lower" else None)
+            if value is not None:
+                return rule, value
+        return None
+
+
+class GateLineResult(TypedDict):
+    text: str
+    allowed: bool
+    reason: str | None
+    rule: str | None
+    kind: str | None
+
+
+def gate_lines(lines: Iterable[str], gate: WriteGate | None = None) -> Iterator[GateLineResult]:
+    """Check one text per line (blank lines skipped); for ``learnloop gate FILE``. Nothing is stored."""
+    gate = gate or WriteGate()
+    for line in lines:
+        text = line.rstrip("\r\n")
+        if not text.strip():
+            continue
+        v = gate.check(text)
+        yield {"text": text, "allowed": v.allowed, "reason": v.reason, "rule": v.rule, "kind": v.kind}

@@ -1,0 +1,85 @@
+"""Settings, read once at the entry points (CLI, server, `learnloop.open`), then passed down explicitly.
+
+Models are named with `provider:model` strings: `local:minilm`, `openai:text-embedding-3-small`,
+`openai:gpt-4o-mini`. Providers are found through the `learnloop.embedders` and `learnloop.llms` entry
+point groups, so a plugin package can add its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from .errors import ConfigurationError
+
+__all__ = ["Settings", "split_spec"]
+
+_ENV_PREFIX = "LEARNLOOP_"
+
+
+def split_spec(spec: str, what: str) -> tuple[str, str]:
+    """`"openai:gpt-4o-mini"` → `("openai", "gpt-4o-mini")`; a bare name is a provider with its default model."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigurationError(f"{what} must be a 'provider:model' string, got {spec!r}")
+    provider, _, model = spec.strip().partition(":")
+    return provider.lower(), model
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable, with the embedded defaults.
+
+    Environment variables are `LEARNLOOP_<FIELD>` (for example `LEARNLOOP_DB`, `LEARNLOOP_LLM`); the
+    OpenAI-compatible endpoint also honours the conventional `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+    """
+
+    db: str = "learnloop.db"
+    tenant: str = "default"
+    embedder: str = "local:minilm"
+    llm: str | None = None
+    learning_model: str | None = None
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    embedder_threads: int | None = None
+    request_timeout: float = 60.0
+    sqlite_synchronous: str = "NORMAL"
+    ann_threshold: int = 20_000
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name == "extra":
+                continue
+            raw = env.get(_ENV_PREFIX + f.name.upper())
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _coerce(f.name, raw, f.type)
+        values.setdefault("openai_base_url", env.get("OPENAI_BASE_URL") or None)
+        values.setdefault("openai_api_key", env.get("OPENAI_API_KEY") or None)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    @property
+    def learning_model_spec(self) -> str | None:
+        """The background learning agent's model; defaults to the main model."""
+        return self.learning_model or self.llm
+
+
+def _coerce(name: str, raw: str, annotation: Any) -> Any:
+    text = str(annotation)
+    try:
+        if "int" in text and "str" not in text:
+            return int(raw)
+        if "float" in text:
+            return float(raw)
+    except ValueError as exc:
+        raise ConfigurationError(f"{_ENV_PREFIX}{name.upper()} must be a number, got {raw!r}") from exc
+    return raw

@@ -1,0 +1,78 @@
+"""The parts every tenant view of a loop shares: store, embedder, bus, policies, clock."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from .embedders.base import Embedder, Purpose
+from .events import EventBus
+from .lifecycle import LifecyclePolicy
+from .llms.base import ChatModel
+from .models import DEFAULT_VOCABULARY, Scope, Vocabulary, utcnow
+from .retrieval import RetrievalConfig
+from .stores.base import ApplyResult, Operation, Store, Vector
+
+__all__ = ["Engine"]
+
+_VOCABULARY_TTL = 2.0
+
+
+@dataclass
+class Engine:
+    store: Store
+    embedder: Embedder
+    llm: ChatModel | None = None
+    policy: LifecyclePolicy = field(default_factory=LifecyclePolicy)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    default_vocabulary: Vocabulary = field(default_factory=lambda: DEFAULT_VOCABULARY)
+    clock: Callable[[], datetime] = utcnow
+    bus: EventBus = field(default_factory=EventBus)
+    _vocabularies: dict[tuple[str, str], tuple[float, Vocabulary]] = field(default_factory=dict)
+    _started: bool = False
+    _start_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def ensure_started(self) -> None:
+        if self._started:
+            return
+        await self.store.start()
+        with self._start_lock:
+            self._started = True
+
+    async def apply(self, scope: Scope, operations: Sequence[Operation]) -> ApplyResult:
+        await self.ensure_started()
+        result = await self.store.apply(scope, operations)
+        self.bus.publish(result.events)
+        return result
+
+    async def embed_one(self, text: str, purpose: Purpose = "document") -> Vector:
+        vectors = await self.embedder.embed([text], purpose=purpose)
+        return np.ascontiguousarray(vectors[0], dtype=np.float32)
+
+    async def vocabulary(self, tenant: str, namespace: str) -> Vocabulary:
+        """The stored vocabulary of a namespace, else the loop's default re-labelled for it."""
+        key = (tenant, namespace)
+        cached = self._vocabularies.get(key)
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < _VOCABULARY_TTL:
+            return cached[1]
+        await self.ensure_started()
+        stored = await self.store.get_vocabulary(tenant, namespace)
+        vocabulary = stored or self.default_vocabulary.model_copy(update={"namespace": namespace})
+        self._vocabularies[key] = (now, vocabulary)
+        return vocabulary
+
+    def forget_vocabulary(self, tenant: str, namespace: str) -> None:
+        self._vocabularies.pop((tenant, namespace), None)
+
+    async def aclose(self) -> None:
+        closers = [self.store.aclose(), self.embedder.aclose()]
+        if self.llm is not None:
+            closers.append(self.llm.aclose())
+        await asyncio.gather(*closers)

@@ -1,0 +1,125 @@
+"""One error tree. Every exception learnloop raises on purpose derives from `LearnloopError`.
+
+Each class carries a stable machine-readable `code`; the HTTP layer maps classes to status codes, the
+MCP layer turns them into tool errors, and the SDK lets them propagate unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+__all__ = [
+    "AuthenticationError",
+    "ConfigurationError",
+    "ConflictError",
+    "EmbedderError",
+    "InvalidCategory",
+    "InvalidTransition",
+    "LLMError",
+    "LearnloopError",
+    "NotConfigured",
+    "NotFound",
+    "PermissionDenied",
+    "StoreError",
+    "ValidationError",
+]
+
+
+class LearnloopError(Exception):
+    """Root of every error learnloop raises deliberately."""
+
+    code: ClassVar[str] = "learnloop_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, **self.details}
+
+
+class ConfigurationError(LearnloopError):
+    """A setting, spec string or plugin name cannot be used."""
+
+    code = "configuration_error"
+
+
+class ValidationError(LearnloopError):
+    """Input is malformed: missing text, wrong type, out-of-range value."""
+
+    code = "validation_error"
+
+
+class InvalidCategory(ValidationError):
+    """A category is not in the namespace's vocabulary."""
+
+    code = "invalid_category"
+
+    def __init__(self, category: str, allowed: Sequence[str], namespace: str) -> None:
+        allowed_list = list(allowed)
+        super().__init__(
+            f"category {category!r} is not in the vocabulary of namespace {namespace!r}; "
+            f"allowed: {', '.join(allowed_list)}",
+            category=category,
+            allowed=allowed_list,
+            namespace=namespace,
+        )
+
+
+class NotFound(LearnloopError):
+    """The object does not exist, or exists outside the caller's tenant/user scope.
+
+    The two cases are deliberately indistinguishable so that ids cannot be probed across tenants.
+    """
+
+    code = "not_found"
+
+
+class InvalidTransition(LearnloopError):
+    """A lifecycle transition the transition table does not allow for this actor."""
+
+    code = "invalid_transition"
+
+
+class ConflictError(LearnloopError):
+    """The object changed underneath the caller (optimistic concurrency), or a uniqueness clash."""
+
+    code = "conflict"
+
+
+class StoreError(LearnloopError):
+    """The storage backend failed in a way the caller cannot fix by changing input."""
+
+    code = "store_error"
+
+
+class EmbedderError(LearnloopError):
+    """The embedding model could not be loaded or did not answer."""
+
+    code = "embedder_error"
+
+
+class LLMError(LearnloopError):
+    """The language model endpoint failed or answered with something unusable."""
+
+    code = "llm_error"
+
+
+class NotConfigured(LearnloopError):
+    """A feature needs a part that is not configured (for example an LLM for the learning agent)."""
+
+    code = "not_configured"
+
+
+class AuthenticationError(LearnloopError):
+    """No credentials, or credentials that match no key."""
+
+    code = "unauthenticated"
+
+
+class PermissionDenied(LearnloopError):
+    """Valid credentials whose scope does not cover the operation."""
+
+    code = "permission_denied"

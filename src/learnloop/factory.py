@@ -1,0 +1,55 @@
+"""Wiring: settings in, a ready `Loop` out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import Settings
+from .engine import Engine
+from .lifecycle import LifecyclePolicy
+from .loop import Loop
+from .models import DEFAULT_VOCABULARY, Vocabulary
+from .retrieval import RetrievalConfig
+
+__all__ = ["build_loop", "open"]
+
+
+def build_loop(
+    settings: Settings,
+    *,
+    vocabulary: Vocabulary | dict[str, str] | None = None,
+    policy: LifecyclePolicy | None = None,
+    retrieval: RetrievalConfig | None = None,
+) -> Loop:
+    from .embedders import resolve_embedder
+    from .llms import resolve_llm
+    from .stores import open_store
+
+    embedder = resolve_embedder(settings.embedder, settings)
+    llm = resolve_llm(settings.llm, settings) if settings.llm else None
+    store = open_store(settings.db, settings, embedding_model=embedder.model_id, dimension=embedder.dimension)
+    if isinstance(vocabulary, dict):
+        vocabulary = Vocabulary.from_mapping(vocabulary)
+    engine = Engine(
+        store=store,
+        embedder=embedder,
+        llm=llm,
+        policy=policy or LifecyclePolicy(),
+        retrieval=retrieval or RetrievalConfig(),
+        default_vocabulary=vocabulary or DEFAULT_VOCABULARY,
+    )
+    return Loop(engine, tenant=settings.tenant)
+
+
+def open(
+    db: str | None = None,
+    *,
+    vocabulary: Vocabulary | dict[str, str] | None = None,
+    policy: LifecyclePolicy | None = None,
+    retrieval: RetrievalConfig | None = None,
+    **settings: Any,
+) -> Loop:
+    """Open a loop on `db` (a file path; default `learnloop.db` or `$LEARNLOOP_DB`) with the bundled local
+    embedding model. Other settings (`embedder=`, `llm=`, `tenant=` …) override the environment."""
+    resolved = Settings.from_env(db=db, **settings)
+    return build_loop(resolved, vocabulary=vocabulary, policy=policy, retrieval=retrieval)

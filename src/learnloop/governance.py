@@ -1,0 +1,226 @@
+"""Changing learnings after they exist: edits, status moves, deletion, purge and forgetting.
+
+Every status change goes through `lifecycle.check_transition`; every read-decide-write sequence carries the
+revision it read, and is retried if another writer got there first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+from .capture.write import normalise_tags, normalise_text
+from .engine import Engine
+from .errors import ConflictError, NotFound, ValidationError
+from .lifecycle import check_transition, failure_outcome
+from .models import EventAction, Learning, LearningType, Scope, Status
+from .simhash import simhash64_hex
+from .stores.base import Delete, EventDraft, ListQuery, Operation, Update
+
+__all__ = [
+    "change_status",
+    "delete",
+    "get",
+    "promote",
+    "promote_last_candidate",
+    "report_failure",
+    "update",
+]
+
+T = TypeVar("T")
+_RETRIES = 4
+
+_ACTION_FOR = {
+    Status.VERIFIED: EventAction.PROMOTED,
+    Status.DEPRECATED: EventAction.DEPRECATED,
+}
+
+
+async def _retrying(attempt: Callable[[], Awaitable[T]]) -> T:
+    for _ in range(_RETRIES - 1):
+        try:
+            return await attempt()
+        except ConflictError:
+            continue
+    return await attempt()
+
+
+async def get(engine: Engine, scope: Scope, learning_id: int) -> Learning:
+    await engine.ensure_started()
+    found = await engine.store.get(scope, learning_id)
+    if found is None:
+        raise NotFound(f"learning {learning_id} not found", id=learning_id)
+    return found
+
+
+def status_update(
+    learning: Learning,
+    target: Status,
+    actor: str,
+    reason: str | None,
+    *,
+    confidence: float | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Update:
+    """The Update that moves `learning` to `target`, checked against the transition table."""
+    check_transition(learning.status, target, actor)
+    if learning.status is Status.VERIFIED and target is Status.CANDIDATE:
+        action = EventAction.DEMOTED
+    elif learning.status is Status.DEPRECATED:
+        action = EventAction.RESTORED
+    else:
+        action = _ACTION_FOR[target]
+    changes: dict[str, Any] = {"status": target, **(extra or {})}
+    if confidence is not None:
+        changes["confidence"] = round(confidence, 4)
+    if target is Status.VERIFIED:
+        changes.setdefault("failures", 0)
+    return Update(
+        id=learning.id,
+        changes=changes,
+        event=EventDraft(actor=actor, action=action, reason=reason),
+        expect_revision=learning.revision,
+    )
+
+
+async def change_status(
+    engine: Engine,
+    scope: Scope,
+    learning_id: int,
+    target: Status,
+    actor: str,
+    reason: str | None = None,
+    confidence: Callable[[Learning], float | None] = lambda _: None,
+) -> Learning:
+    async def attempt() -> Learning:
+        learning = await get(engine, scope, learning_id)
+        op = status_update(learning, target, actor, reason, confidence=confidence(learning))
+        result = await engine.apply(scope, [op])
+        updated = result.learnings[0]
+        assert updated is not None
+        return updated
+
+    return await _retrying(attempt)
+
+
+async def promote(engine: Engine, scope: Scope, learning_id: int, actor: str, reason: str | None) -> Learning:
+    """A confirmation: verified, with the confidence a confirmation earns."""
+    floor = engine.policy.confirmation_confidence
+    return await change_status(
+        engine,
+        scope,
+        learning_id,
+        Status.VERIFIED,
+        actor,
+        reason or "confirmed",
+        lambda learning: max(learning.confidence, floor),
+    )
+
+
+async def promote_last_candidate(
+    engine: Engine, scope: Scope, actor: str, reason: str | None
+) -> Learning | None:
+    await engine.ensure_started()
+    page = await engine.store.list_learnings(scope, ListQuery(user=scope.user, status=Status.CANDIDATE, limit=1))
+    if not page.items:
+        return None
+    return await promote(engine, scope, page.items[0].id, actor, reason or "user confirmed it worked")
+
+
+async def report_failure(
+    engine: Engine, scope: Scope, learning_ids: Sequence[int], actor: str, reason: str
+) -> list[Learning]:
+    """Negative feedback on learnings that were used: streak reset, demote verified, deprecate candidates."""
+
+    async def attempt() -> list[Learning]:
+        learnings = await engine.store.get_many(scope, list(learning_ids))
+        ops: list[Operation] = []
+        for learning in learnings:
+            if learning.status is Status.DEPRECATED:
+                continue
+            target, confidence = failure_outcome(learning, engine.policy)
+            extra = {"failures": learning.failures + 1, "streak": 0}
+            ops.append(status_update(learning, target, actor, reason, confidence=confidence, extra=extra))
+        if not ops:
+            return []
+        result = await engine.apply(scope, ops)
+        return [learning for learning in result.learnings if learning is not None]
+
+    await engine.ensure_started()
+    return await _retrying(attempt)
+
+
+async def update(
+    engine: Engine,
+    scope: Scope,
+    learning_id: int,
+    *,
+    actor: str,
+    text: str | None = None,
+    category: str | None = None,
+    topic: str | None = None,
+    tags: Sequence[str] | None = None,
+    type: LearningType | str | None = None,
+    reason: str | None = None,
+) -> Learning:
+    """Edit a learning. A new text is re-embedded and bumps the version."""
+    new_text = None if text is None else normalise_text(text)
+    vector = None if new_text is None else await engine.embed_one(new_text)
+
+    async def attempt() -> Learning:
+        learning = await get(engine, scope, learning_id)
+        changes: dict[str, Any] = {}
+        if new_text is not None and new_text != learning.text:
+            changes |= {
+                "text": new_text,
+                "simhash64": simhash64_hex(new_text),
+                "version": learning.version + 1,
+            }
+        if category is not None and category != learning.category:
+            vocabulary = await engine.vocabulary(scope.tenant, learning.namespace)
+            changes["category"] = vocabulary.check(category)
+        if topic is not None and topic != learning.topic:
+            changes["topic"] = topic.strip()
+        if tags is not None:
+            cleaned = list(normalise_tags(tags))
+            if cleaned != learning.tags:
+                changes["tags"] = cleaned
+        if type is not None and LearningType(type) is not learning.type:
+            changes["type"] = LearningType(type)
+        if not changes:
+            return learning
+        op = Update(
+            id=learning_id,
+            changes=changes,
+            event=EventDraft(actor=actor, action=EventAction.EDITED, reason=reason),
+            vector=vector if "text" in changes else None,
+            embedding_model=engine.embedder.model_id if "text" in changes else None,
+            expect_revision=learning.revision,
+        )
+        result = await engine.apply(scope, [op])
+        updated = result.learnings[0]
+        assert updated is not None
+        return updated
+
+    if type is not None:
+        try:
+            LearningType(type)
+        except ValueError as exc:
+            raise ValidationError(f"unknown learning type {type!r}", field="type") from exc
+    return await _retrying(attempt)
+
+
+async def delete(engine: Engine, scope: Scope, learning_id: int, actor: str, reason: str | None) -> Learning:
+    await get(engine, scope, learning_id)
+    result = await engine.apply(
+        scope, [Delete(learning_id, EventDraft(actor=actor, action=EventAction.DELETED, reason=reason))]
+    )
+    deleted = result.learnings[0]
+    assert deleted is not None
+    return deleted
+
+
+async def purge_deprecated(engine: Engine, scope: Scope, older_than: datetime, actor: str) -> list[int]:
+    await engine.ensure_started()
+    return await engine.store.purge_deprecated(scope, older_than, actor)

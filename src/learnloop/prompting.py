@@ -1,0 +1,98 @@
+"""Rendering what learnloop hands the model: the context block, cut to a character and token budget.
+
+The block is seed 004's `<learning_memories>` element. Sections are rendered in priority order and items
+are dropped from the end of the lowest-priority section first, so the budget always keeps what matters
+most (recovery patterns before templates before user learnings, once the tool layer adds those).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "RenderedBlock", "Section", "estimate_tokens", "render_block"]
+
+BLOCK_OPEN = "<learning_memories>"
+BLOCK_CLOSE = "</learning_memories>"
+_SPACE = re.compile(r"\s+")
+_ELLIPSIS = "…"
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token for English under the common BPE vocabularies."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def clean_line(text: str) -> str:
+    """One line per item, and no way for stored text to close the block early."""
+    flat = _SPACE.sub(" ", text).strip()
+    return flat.replace(BLOCK_OPEN, "(learning_memories)").replace(BLOCK_CLOSE, "(/learning_memories)")
+
+
+@dataclass
+class Section:
+    title: str
+    lines: list[str] = field(default_factory=list)
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class RenderedBlock:
+    text: str
+    tokens: int
+    kept: dict[str, list[int]]  # section title -> indices of the lines that made it in
+    dropped: int
+
+
+def render_block(
+    sections: Sequence[Section],
+    *,
+    max_chars: int,
+    max_tokens: int | None = None,
+    max_items: int | None = None,
+) -> RenderedBlock:
+    """Fit sections (in priority order) into the limits; lines that do not fit are dropped, not cut,
+    unless not even the first line fits, which is then shortened so the model still sees something."""
+    ordered = sorted((s for s in sections if s.lines), key=lambda s: s.priority)
+    if not ordered:
+        return RenderedBlock(text="", tokens=0, kept={}, dropped=0)
+    char_budget = max_chars
+    if max_tokens is not None:
+        char_budget = min(char_budget, max_tokens * 4)
+    used = len(BLOCK_OPEN) + len(BLOCK_CLOSE) + 2
+    out: list[str] = [BLOCK_OPEN]
+    kept: dict[str, list[int]] = {}
+    dropped = 0
+    items = 0
+    for section in ordered:
+        header_cost = len(section.title) + 1
+        chosen: list[str] = []
+        indices: list[int] = []
+        for index, line in enumerate(section.lines):
+            bullet = f"- {clean_line(line)}"
+            cost = len(bullet) + 1 + (header_cost if not chosen else 0)
+            if (max_items is not None and items >= max_items) or used + cost > char_budget:
+                room = char_budget - used - (header_cost if not chosen else 0) - 1
+                if items == 0 and room >= 24:
+                    chosen.append(bullet[: room - 1].rstrip() + _ELLIPSIS)
+                    indices.append(index)
+                    used += room + (header_cost if len(chosen) == 1 else 0) + 1
+                    items += 1
+                else:
+                    dropped += 1
+                continue
+            chosen.append(bullet)
+            indices.append(index)
+            used += cost
+            items += 1
+        if chosen:
+            out.append(section.title)
+            out.extend(chosen)
+            kept[section.title] = indices
+    if len(out) == 1:
+        return RenderedBlock(text="", tokens=0, kept={}, dropped=dropped)
+    out.append(BLOCK_CLOSE)
+    text = "\n".join(out)
+    return RenderedBlock(text=text, tokens=estimate_tokens(text), kept=kept, dropped=dropped)

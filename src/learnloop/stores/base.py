@@ -1,0 +1,227 @@
+"""The storage contract every backend implements, and the write operations it applies atomically.
+
+Writes are described as a list of operations and applied by `Store.apply` in one transaction: the row, its
+full-text and vector index entries and its events commit together or not at all. Reads and writes take a
+`Scope` first; backends enforce it in every query, so no caller can see across tenants or users.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from ..models import (
+    Event,
+    EventAction,
+    Filters,
+    Learning,
+    LearningType,
+    Origin,
+    Page,
+    Panel,
+    Scope,
+    Source,
+    Status,
+    Vocabulary,
+)
+
+__all__ = [
+    "AppendEvent",
+    "ApplyResult",
+    "Candidate",
+    "Delete",
+    "EventDraft",
+    "Insert",
+    "ListQuery",
+    "NewLearning",
+    "Operation",
+    "SearchRequest",
+    "Store",
+    "Touch",
+    "Update",
+]
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class EventDraft:
+    """An event before the store gives it a sequence number and time."""
+
+    actor: str
+    action: EventAction
+    panel: Panel = Panel.LEARNING
+    reason: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewLearning:
+    tenant: str
+    user: str | None
+    text: str
+    vector: Vector
+    embedding_model: str
+    simhash64: str
+    namespace: str
+    category: str | None = None
+    type: LearningType = LearningType.FACT
+    topic: str = ""
+    tags: tuple[str, ...] = ()
+    status: Status = Status.CANDIDATE
+    confidence: float = 0.5
+    origin: Origin = Origin.PERSON
+    source: Source = field(default_factory=Source)
+    supersedes: int | None = None
+    version: int = 1
+    hits: int = 0
+    streak: int = 0
+    failures: int = 0
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    last_retrieved_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Insert:
+    record: NewLearning
+    event: EventDraft
+
+
+@dataclass(frozen=True)
+class Update:
+    """Change fields of one learning. `changes` keys are `Learning` field names (`source` as a `Source`).
+
+    With `expect_revision`, the update fails with `ConflictError` if anyone changed the row since it was
+    read, so read-decide-write sequences never lose a concurrent change.
+    """
+
+    id: int
+    changes: dict[str, Any]
+    event: EventDraft | None
+    vector: Vector | None = None
+    embedding_model: str | None = None
+    expect_revision: int | None = None
+
+
+@dataclass(frozen=True)
+class Delete:
+    id: int
+    event: EventDraft
+
+
+@dataclass(frozen=True)
+class Touch:
+    """Record that learnings were retrieved: hits + 1, streak + 1, last_retrieved_at = at."""
+
+    ids: tuple[int, ...]
+    at: datetime
+
+
+@dataclass(frozen=True)
+class AppendEvent:
+    """An event not tied to one row write (a retrieval, a vocabulary change)."""
+
+    event: EventDraft
+    learning_id: int | None = None
+    user: str | None = None
+
+
+Operation = Insert | Update | Delete | Touch | AppendEvent
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """`learnings[i]` is the row after operation i (None for Touch/AppendEvent, the old row for Delete)."""
+
+    learnings: list[Learning | None]
+    events: list[Event]
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    user: str | None = None
+    global_only: bool = False
+    namespace: str | None = None
+    category: str | None = None
+    status: Status | None = None
+    origin: Origin | None = None
+    text: str | None = None
+    order: Literal["newest", "oldest", "updated"] = "newest"
+    offset: int = 0
+    limit: int = 50
+    updated_before: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    vector: Vector | None
+    terms: Sequence[str]
+    filters: Filters
+    vector_k: int = 50
+    text_k: int = 50
+
+
+@dataclass
+class Candidate:
+    learning: Learning
+    vector_similarity: float | None = None
+    vector_rank: int | None = None
+    text_score: float | None = None
+    text_rank: int | None = None
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A place learnings live. All methods are scoped; ids outside the scope behave as missing."""
+
+    async def start(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def apply(self, scope: Scope, operations: Sequence[Operation]) -> ApplyResult: ...
+
+    async def get(self, scope: Scope, learning_id: int) -> Learning | None: ...
+
+    async def get_many(self, scope: Scope, ids: Sequence[int]) -> list[Learning]: ...
+
+    async def get_vectors(self, scope: Scope, ids: Sequence[int]) -> dict[int, Vector]: ...
+
+    async def list_learnings(self, scope: Scope, query: ListQuery) -> Page[Learning]: ...
+
+    async def search(self, scope: Scope, request: SearchRequest) -> list[Candidate]: ...
+
+    async def near_duplicates(
+        self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None
+    ) -> list[tuple[int, int]]:
+        """Live learnings whose SimHash is within `max_distance` bits: (id, distance), closest first."""
+        ...
+
+    async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:
+        """Which of `texts` the owner (exactly that user, or global for user None) already has."""
+        ...
+
+    async def history(self, scope: Scope, learning_id: int) -> list[Event]: ...
+
+    async def events(
+        self, scope: Scope, *, after: int = 0, limit: int = 100, learning_id: int | None = None
+    ) -> list[Event]: ...
+
+    async def get_vocabulary(self, tenant: str, namespace: str) -> Vocabulary | None: ...
+
+    async def put_vocabulary(self, tenant: str, vocabulary: Vocabulary, event: EventDraft) -> Event: ...
+
+    async def list_vocabularies(self, tenant: str) -> list[Vocabulary]: ...
+
+    async def purge_deprecated(self, scope: Scope, older_than: datetime, actor: str) -> list[int]: ...
+
+    async def forget_user(self, tenant: str, user: str) -> dict[str, int]:
+        """Remove every trace of `user`; anonymise tenant-global learnings they contributed."""
+        ...
+
+    def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]: ...

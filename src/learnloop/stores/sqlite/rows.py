@@ -1,0 +1,215 @@
+"""Conversions between SQLite rows and learnloop models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from ...models import Event, Learning, LearningType, Origin, Panel, Source, Status
+from ..base import NewLearning, Vector
+
+__all__ = [
+    "LEARNING_COLUMNS",
+    "event_from_row",
+    "from_ts",
+    "learning_from_row",
+    "learning_snapshot",
+    "new_learning_values",
+    "scope_token",
+    "to_ts",
+    "vector_from_blob",
+]
+
+LEARNING_COLUMNS = (
+    "id, tenant, user_id, namespace, category, type, text, topic, tags, status, confidence, hits, streak, "
+    "failures, version, revision, supersedes, simhash64, origin, source_session, source_message, "
+    "source_interaction, source_context, source_author, created_at, updated_at, last_retrieved_at, "
+    "embedding_model"
+)
+
+# Learning field name -> column name, for the fields an Update may change.
+FIELD_COLUMNS: dict[str, str] = {
+    "namespace": "namespace",
+    "category": "category",
+    "type": "type",
+    "text": "text",
+    "topic": "topic",
+    "tags": "tags",
+    "status": "status",
+    "confidence": "confidence",
+    "hits": "hits",
+    "streak": "streak",
+    "failures": "failures",
+    "version": "version",
+    "supersedes": "supersedes",
+    "simhash64": "simhash64",
+    "origin": "origin",
+    "updated_at": "updated_at",
+    "last_retrieved_at": "last_retrieved_at",
+    "user": "user_id",
+}
+
+
+def to_ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def from_ts(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _at(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def scope_token(tenant: str, user: str | None) -> str:
+    """A single full-text token naming a (tenant, user) partition; hashing keeps it one token."""
+    digest = hashlib.blake2b(f"{tenant}\x00{user or ''}".encode(), digest_size=8).hexdigest()
+    return "s" + digest
+
+
+def vector_from_blob(blob: bytes) -> Vector:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def column_value(field: str, value: Any) -> Any:
+    """Python value of a Learning field → SQLite column value."""
+    if field == "tags":
+        return json.dumps(list(value))
+    if field in ("updated_at", "last_retrieved_at"):
+        return to_ts(value)
+    if field == "user":
+        return value or ""
+    if hasattr(value, "value"):  # StrEnum members
+        return value.value
+    return value
+
+
+def new_learning_values(record: NewLearning, now: datetime) -> dict[str, Any]:
+    created = record.created_at or now
+    return {
+        "tenant": record.tenant,
+        "user_id": record.user or "",
+        "namespace": record.namespace,
+        "category": record.category,
+        "type": record.type.value,
+        "text": record.text,
+        "topic": record.topic,
+        "tags": json.dumps(list(record.tags)),
+        "status": record.status.value,
+        "confidence": float(record.confidence),
+        "hits": record.hits,
+        "streak": record.streak,
+        "failures": record.failures,
+        "version": record.version,
+        "revision": 1,
+        "supersedes": record.supersedes,
+        "simhash64": record.simhash64,
+        "origin": record.origin.value,
+        "source_session": record.source.session,
+        "source_message": record.source.message,
+        "source_interaction": record.source.interaction,
+        "source_context": record.source.context,
+        "source_author": record.source.author,
+        "created_at": created.timestamp(),
+        "updated_at": (record.updated_at or created).timestamp(),
+        "last_retrieved_at": to_ts(record.last_retrieved_at),
+        "embedding": np.ascontiguousarray(record.vector, dtype=np.float32).tobytes(),
+        "embedding_model": record.embedding_model,
+        "scope_token": scope_token(record.tenant, record.user),
+    }
+
+
+def learning_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Learning:
+    (
+        id_,
+        tenant,
+        user_id,
+        namespace,
+        category,
+        type_,
+        text,
+        topic,
+        tags,
+        status,
+        confidence,
+        hits,
+        streak,
+        failures,
+        version,
+        revision,
+        supersedes,
+        simhash,
+        origin,
+        s_session,
+        s_message,
+        s_interaction,
+        s_context,
+        s_author,
+        created_at,
+        updated_at,
+        last_retrieved_at,
+        embedding_model,
+    ) = tuple(row)
+    return Learning.model_construct(
+        id=id_,
+        tenant=tenant,
+        user=user_id or None,
+        namespace=namespace,
+        category=category,
+        type=LearningType(type_),
+        text=text,
+        topic=topic,
+        tags=json.loads(tags),
+        status=Status(status),
+        confidence=confidence,
+        hits=hits,
+        streak=streak,
+        failures=failures,
+        version=version,
+        revision=revision,
+        supersedes=supersedes,
+        simhash64=simhash,
+        origin=Origin(origin),
+        source=Source.model_construct(
+            session=s_session,
+            message=s_message,
+            interaction=s_interaction,
+            context=s_context,
+            author=s_author,
+        ),
+        created_at=_at(created_at),
+        updated_at=_at(updated_at),
+        last_retrieved_at=from_ts(last_retrieved_at),
+        embedding_model=embedding_model,
+    )
+
+
+def learning_snapshot(learning: Learning | None) -> str | None:
+    """The JSON stored in an event's before/after columns."""
+    if learning is None:
+        return None
+    return learning.model_dump_json(exclude={"tenant", "embedding_model", "revision"})
+
+
+def event_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Event:
+    seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data = tuple(row)
+    return Event.model_construct(
+        seq=seq,
+        tenant=tenant,
+        user=user_id or None,
+        learning_id=learning_id,
+        actor=actor,
+        action=action,
+        panel=Panel(panel),
+        before=json.loads(before) if before else None,
+        after=json.loads(after) if after else None,
+        reason=reason,
+        at=_at(at),
+        data=json.loads(data),
+    )

@@ -1,0 +1,229 @@
+"""Applying write operations inside one SQLite transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ...errors import ConflictError, NotFound, PermissionDenied, ValidationError
+from ...models import Event, Learning, Scope
+from ..base import Delete, EventDraft, Insert, Operation, Touch, Update
+from .rows import (
+    FIELD_COLUMNS,
+    LEARNING_COLUMNS,
+    column_value,
+    event_from_row,
+    learning_from_row,
+    learning_snapshot,
+    new_learning_values,
+    scope_token,
+)
+
+__all__ = ["apply_operations", "owner_clause", "visible_clause"]
+
+# A change to any of these must reach the in-memory vector partitions.
+_INDEXED_FIELDS = {"status", "category", "namespace", "type", "simhash64", "user"}
+
+
+def visible_clause(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
+    """Rows the scope may read: its own and, for a user, the tenant's global ones."""
+    prefix = f"{alias}." if alias else ""
+    if scope.user is None:
+        return f"{prefix}tenant = ?", [scope.tenant]
+    return f"{prefix}tenant = ? AND {prefix}user_id IN (?, '')", [scope.tenant, scope.user]
+
+
+def owner_clause(scope: Scope) -> tuple[str, list[Any]]:
+    """Rows the scope may change."""
+    if scope.user is None:
+        return "tenant = ?", [scope.tenant]
+    return "tenant = ? AND user_id = ?", [scope.tenant, scope.user]
+
+
+def _fetch(conn: sqlite3.Connection, where: str, params: list[Any]) -> Learning | None:
+    row = conn.execute(f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE {where}", params).fetchone()
+    return None if row is None else learning_from_row(row)
+
+
+def _fetch_owned(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> Learning:
+    clause, params = owner_clause(scope)
+    found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
+    if found is None:
+        raise NotFound(f"learning {learning_id} not found", id=learning_id)
+    return found
+
+
+def _note_vector_change(conn: sqlite3.Connection, learning: Learning) -> None:
+    conn.execute(
+        "INSERT INTO vector_changes (tenant, user_id, learning_id) VALUES (?, ?, ?)",
+        (learning.tenant, learning.user or "", learning.id),
+    )
+
+
+def _append_event(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    draft: EventDraft,
+    now: datetime,
+    *,
+    learning_id: int | None,
+    owner: str | None,
+    before: Learning | None = None,
+    after: Learning | None = None,
+) -> Event:
+    # Events about a user's learning belong to that user; events on global rows to the acting user,
+    # so that forgetting a user removes every event that speaks of them.
+    user_id = owner or scope.user or ""
+    cursor = conn.execute(
+        "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq, tenant, user_id, learning_id, actor, action, "
+        "panel, before, after, reason, at, data",
+        (
+            scope.tenant,
+            user_id,
+            learning_id,
+            draft.actor,
+            draft.action.value,
+            draft.panel.value,
+            learning_snapshot(before),
+            learning_snapshot(after),
+            draft.reason,
+            now.timestamp(),
+            json.dumps(draft.data, default=str),
+        ),
+    )
+    return event_from_row(cursor.fetchone())
+
+
+def _insert(conn: sqlite3.Connection, scope: Scope, op: Insert, now: datetime) -> tuple[Learning, Event]:
+    record = op.record
+    if record.tenant != scope.tenant or not scope.owns(record.tenant, record.user):
+        raise PermissionDenied("cannot write a learning outside the caller's scope")
+    values = new_learning_values(record, now)
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    cursor = conn.execute(f"INSERT INTO learnings ({columns}) VALUES ({marks})", list(values.values()))
+    learning = _fetch(conn, "id = ?", [cursor.lastrowid])
+    assert learning is not None
+    _note_vector_change(conn, learning)
+    event = _append_event(
+        conn, scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning
+    )
+    return learning, event
+
+
+def _update(
+    conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime
+) -> tuple[Learning, Event | None]:
+    before = _fetch_owned(conn, scope, op.id)
+    if op.expect_revision is not None and before.revision != op.expect_revision:
+        raise ConflictError(
+            f"learning {op.id} changed since it was read (revision {before.revision}, expected "
+            f"{op.expect_revision})",
+            id=op.id,
+        )
+    assignments: list[str] = ["revision = revision + 1"]
+    params: list[Any] = []
+    for field, value in op.changes.items():
+        if field == "source":
+            for part in ("session", "message", "interaction", "context", "author"):
+                assignments.append(f"source_{part} = ?")
+                params.append(getattr(value, part))
+            continue
+        column = FIELD_COLUMNS.get(field)
+        if column is None:
+            raise ValidationError(f"field {field!r} cannot be updated")
+        assignments.append(f"{column} = ?")
+        params.append(column_value(field, value))
+    if "updated_at" not in op.changes:
+        assignments.append("updated_at = ?")
+        params.append(now.timestamp())
+    if "user" in op.changes:
+        new_user = op.changes["user"]
+        if not scope.owns(scope.tenant, new_user):
+            raise PermissionDenied("cannot move a learning outside the caller's scope")
+        assignments.append("scope_token = ?")
+        params.append(scope_token(scope.tenant, new_user))
+    if op.vector is not None:
+        assignments += ["embedding = ?", "embedding_model = ?"]
+        params += [np.ascontiguousarray(op.vector, dtype=np.float32).tobytes(), op.embedding_model]
+    conn.execute(f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ?", [*params, op.id])
+    after = _fetch(conn, "id = ?", [op.id])
+    assert after is not None
+    if op.vector is not None or _INDEXED_FIELDS & op.changes.keys():
+        _note_vector_change(conn, before)
+        if after.user != before.user:
+            _note_vector_change(conn, after)
+    event = None
+    if op.event is not None:
+        event = _append_event(
+            conn, scope, op.event, now, learning_id=op.id, owner=after.user, before=before, after=after
+        )
+    return after, event
+
+
+def _delete(conn: sqlite3.Connection, scope: Scope, op: Delete, now: datetime) -> tuple[Learning, Event]:
+    before = _fetch_owned(conn, scope, op.id)
+    conn.execute("DELETE FROM learnings WHERE id = ?", (op.id,))
+    _note_vector_change(conn, before)
+    event = _append_event(conn, scope, op.event, now, learning_id=op.id, owner=before.user, before=before)
+    return before, event
+
+
+def _touch(conn: sqlite3.Connection, scope: Scope, op: Touch) -> None:
+    if not op.ids:
+        return
+    clause, params = visible_clause(scope)
+    marks = ", ".join("?" for _ in op.ids)
+    conn.execute(
+        f"UPDATE learnings SET hits = hits + 1, streak = streak + 1, last_retrieved_at = ? "
+        f"WHERE id IN ({marks}) AND {clause}",
+        [op.at.timestamp(), *op.ids, *params],
+    )
+
+
+def apply_operations(
+    conn: sqlite3.Connection, scope: Scope, operations: Sequence[Operation], now: datetime
+) -> tuple[list[Learning | None], list[Event]]:
+    """Apply every operation or none (the caller holds the write transaction)."""
+    learnings: list[Learning | None] = []
+    events: list[Event] = []
+    for op in operations:
+        if isinstance(op, Insert):
+            learning, event = _insert(conn, scope, op, now)
+            learnings.append(learning)
+            events.append(event)
+        elif isinstance(op, Update):
+            learning, maybe_event = _update(conn, scope, op, now)
+            learnings.append(learning)
+            if maybe_event is not None:
+                events.append(maybe_event)
+        elif isinstance(op, Delete):
+            learning, event = _delete(conn, scope, op, now)
+            learnings.append(learning)
+            events.append(event)
+        elif isinstance(op, Touch):
+            _touch(conn, scope, op)
+            learnings.append(None)
+        else:
+            learning_id = op.learning_id
+            if op.user is not None and not scope.owns(scope.tenant, op.user):
+                raise PermissionDenied("cannot record an event for another user")
+            if learning_id is not None:
+                _fetch_owned_or_visible(conn, scope, learning_id)
+            events.append(_append_event(conn, scope, op.event, now, learning_id=learning_id, owner=op.user))
+            learnings.append(None)
+    return learnings, events
+
+
+def _fetch_owned_or_visible(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> Learning:
+    clause, params = visible_clause(scope)
+    found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
+    if found is None:
+        raise NotFound(f"learning {learning_id} not found", id=learning_id)
+    return found

@@ -1,0 +1,37 @@
+"""Query terms for keyword search: words minus stopwords, shared by every backend's full-text query."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["STOPWORDS", "query_terms"]
+
+_WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before being below
+    between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during
+    each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's
+    hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's
+    me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves out over
+    own same shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs
+    them themselves then there there's these they they'd they'll they're they've this those through to too
+    under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+    where's which while who who's whom why why's will with won't would wouldn't you you'd you'll you're
+    you've your yours yourself yourselves also just much many get got really ever
+    """.split()
+)
+
+
+def query_terms(text: str, *, limit: int = 24) -> list[str]:
+    """Distinct lower-case content words in order of first appearance, at most `limit` of them."""
+    seen: dict[str, None] = {}
+    for match in _WORD.finditer(text.casefold()):
+        word = match.group(0)
+        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        seen.setdefault(word, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)

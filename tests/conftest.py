@@ -1,0 +1,106 @@
+"""Shared fixtures: real stores on temporary files, the real local embedder, a brewing vocabulary."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import learnloop
+from learnloop.config import Settings
+from learnloop.embedders.base import Embedder
+from learnloop.stores.base import Store
+from learnloop.stores.sqlite import SQLiteStore
+
+pytest_plugins = ["tests.support.scripted_openai"]
+
+BREWING = {
+    "equipment": "Boil-off rates, dead space, mash tun efficiency",
+    "technique": "Preferred mash temps, sparge method, water adjustments",
+    "recipe": "Recipe feedback, style preferences, what worked/didn't",
+    "ingredient": "Yeast performance, hop character, grain behavior",
+    "correction": "When the assistant was wrong about something",
+}
+
+TEST_DIM = 16
+BACKENDS = ["sqlite"]
+
+
+def unit_vector(seed: int | str, dim: int = TEST_DIM) -> np.ndarray:
+    rng = np.random.default_rng(abs(hash(seed)) % (2**32) if isinstance(seed, str) else seed)
+    v = rng.standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def make_store(backend: str, folder: Path, **options: object) -> Store:
+    if backend == "sqlite":
+        return SQLiteStore(
+            folder / "contract.db", embedding_model="test:model", dimension=TEST_DIM, **options
+        )  # type: ignore[arg-type]
+    raise ValueError(backend)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def store(backend: str, tmp_path: Path) -> AsyncIterator[Store]:
+    s = make_store(backend, tmp_path)
+    await s.start()
+    yield s
+    await s.aclose()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    from learnloop.embedders import resolve_embedder
+
+    return resolve_embedder("local:minilm", Settings())
+
+
+@pytest.fixture
+def open_loop(tmp_path: Path, embedder: Embedder) -> Callable[..., learnloop.Loop]:
+    """Open a loop on a file in tmp_path, sharing the session's embedder (loading it once)."""
+    from learnloop.engine import Engine
+
+    def opener(name: str = "loop.db", **engine_options: object) -> learnloop.Loop:
+        store = SQLiteStore(tmp_path / name, embedding_model=embedder.model_id, dimension=embedder.dimension)
+        vocabulary = learnloop.Vocabulary.from_mapping(BREWING)
+        engine = Engine(
+            store=store, embedder=_Shared(embedder), default_vocabulary=vocabulary, **engine_options
+        )  # type: ignore[arg-type]
+        return learnloop.Loop(engine)
+
+    return opener
+
+
+@pytest.fixture
+async def loop(open_loop: Callable[..., learnloop.Loop]) -> AsyncIterator[learnloop.Loop]:
+    lp = open_loop()
+    yield lp
+    await lp.aclose()
+
+
+class _Shared:
+    """The session embedder, kept open when one test's loop closes."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    async def embed(self, texts, *, purpose="document"):  # type: ignore[no-untyped-def]
+        return await self._inner.embed(texts, purpose=purpose)
+
+    async def aclose(self) -> None:
+        return None
