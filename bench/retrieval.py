@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CACHE, emit_json, print_table, progress, summary_ms
 from corpus import learnings, questions
+from learnloop.config import Settings
 from learnloop.embedders.local import LocalMiniLM
 from learnloop.engine import Engine
 from learnloop.loop import Loop
@@ -88,7 +89,12 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     asked = list(dict.fromkeys(questions(args.queries * 3, seed=3)))[: args.queries]
 
     folder = Path(args.db_dir or tempfile.mkdtemp(prefix="learnloop-bench-"))
-    store = SQLiteStore(folder / "bench.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
+    store = SQLiteStore(
+        folder / "bench.db",
+        embedding_model=embedder.model_id,
+        dimension=embedder.dimension,
+        ann_threshold=args.ann_threshold,
+    )
     loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
     progress(
         f"loading {len(other_texts)} learnings of {args.other_users} other users into {folder}", args.quiet
@@ -139,7 +145,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             t0 = time.perf_counter()
             await loop.save(text + f" (run {size})", user=USER)
             writes.append(time.perf_counter() - t0)
-        recall = await ann_recall(store, matrix, query_vectors)
+        recall = await ann_recall(store, query_vectors)
 
         s_e2e, s_vec, s_base, s_base_e2e, s_w = map(summary_ms, (e2e, vec, base, base_e2e, writes))
         figures[str(size)] = {
@@ -166,43 +172,29 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
-async def ann_recall(store: SQLiteStore, matrix: np.ndarray, query_vectors: np.ndarray) -> float:
-    """Overlap of the store's vector top-10 with the exact top-10 (1.0 when the scan is exact)."""
+async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray) -> float:
+    """Overlap of the store's vector top-10 with an exact top-10 over the same rows (1.0 for exact scans)."""
+    import sqlite3
+
     from learnloop.models import Filters
     from learnloop.stores.base import SearchRequest
 
-    hits = []
+    conn = sqlite3.connect(store.path)
+    rows = conn.execute(
+        "SELECT id, embedding FROM learnings WHERE tenant = ? AND user_id = ? AND status != 'deprecated'",
+        (TENANT, USER),
+    ).fetchall()
+    conn.close()
+    ids = np.array([r[0] for r in rows])
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
     scope = Scope(tenant=TENANT, user=USER)
-    ids_by_row = None
+    overlap = []
     for v in query_vectors[:100]:
-        found = await store.search(
-            scope,
-            SearchRequest(vector=v, terms=[], filters=Filters(include_global=False), vector_k=10, text_k=0),
-        )
-        got = {c.learning.text for c in found}
-        if ids_by_row is None:
-            ids_by_row = True
-        exact = np.argsort(-(matrix @ v))[:10]
-        want = {found_text for found_text in _texts_for_rows(store, exact)}
-        hits.append(len(got & want) / 10)
-    return round(float(np.mean(hits)), 3)
-
-
-_TEXT_CACHE: dict[int, list[str]] = {}
-
-
-def _texts_for_rows(store: SQLiteStore, rows: np.ndarray) -> list[str]:
-    texts = _TEXT_CACHE.get(id(store))
-    if texts is None:
-        import sqlite3
-
-        conn = sqlite3.connect(store.path)
-        texts = [
-            r[0] for r in conn.execute("SELECT text FROM learnings WHERE user_id = ? ORDER BY id", (USER,))
-        ]
-        conn.close()
-        _TEXT_CACHE[id(store)] = texts
-    return [texts[i] for i in rows.tolist()]
+        request = SearchRequest(vector=v, terms=[], filters=Filters(include_global=False), vector_k=10, text_k=0)
+        got = {c.id for c in await store.search(scope, request)}
+        exact = set(ids[np.argsort(-(matrix @ v))[:10]].tolist())
+        overlap.append(len(got & exact) / 10)
+    return round(float(np.mean(overlap)), 3)
 
 
 def main() -> None:
@@ -217,6 +209,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
+    parser.add_argument(
+        "--ann-threshold", type=int, default=Settings().ann_threshold, help="learnings per user before HNSW"
+    )
     parser.add_argument("--db-dir", help="folder for the benchmark database (default: a temp folder)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()

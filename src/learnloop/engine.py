@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,6 +22,8 @@ from .retrieval import RetrievalConfig
 from .stores.base import ApplyResult, Operation, Store, Vector
 
 __all__ = ["Engine"]
+
+log = logging.getLogger("learnloop")
 
 _VOCABULARY_TTL = 2.0
 
@@ -50,6 +54,20 @@ class Engine:
         result = await self.store.apply(scope, operations)
         self.bus.publish(result.events)
         return result
+
+    def submit(
+        self, scope: Scope, operations: Sequence[Operation], *, fallback: Sequence[Operation] | None = None
+    ) -> None:
+        """Apply in the background (in order with later store calls); events are published when done."""
+
+        def done(future: Future[ApplyResult]) -> None:
+            error = future.exception()
+            if error is not None:
+                log.error("background write failed: %s", error, exc_info=error)
+                return
+            self.bus.publish(future.result().events)
+
+        self.store.submit(scope, operations, fallback=fallback).add_done_callback(done)
 
     async def embed_one(self, text: str, purpose: Purpose = "document") -> Vector:
         vectors = await self.embedder.embed([text], purpose=purpose)

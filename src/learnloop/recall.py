@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import Engine
-from .errors import ConflictError, ValidationError
+from .errors import ValidationError
 from .governance import status_update
 from .lifecycle import evidence_promotion
 from .models import EventAction, Filters, Limits, RetrievalResult, RetrievedItem, Scope, Status
@@ -54,11 +54,14 @@ async def retrieve(
             text_k=pool,
         ),
     )
-    now = engine.clock()
-    ranked = rank_candidates(candidates, filters, limits, engine.retrieval, now)
-    block, included = render_memories(ranked, limits)
+    ranked = rank_candidates(candidates, filters, limits, engine.retrieval, engine.clock())
+    learnings = {
+        learning.id: learning for learning in await engine.store.get_many(scope, [r.candidate.id for r in ranked])
+    }
+    items = [r.item(learnings[r.candidate.id]) for r in ranked if r.candidate.id in learnings]
+    block, included = render_memories(items, limits)
     if record:
-        await _record(engine, scope, included, actor)
+        _record(engine, scope, included, actor)
     return RetrievalResult(
         query=query,
         items=included,
@@ -68,8 +71,9 @@ async def retrieve(
     )
 
 
-async def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str) -> None:
-    """hits + 1 and streak + 1 for what the model will see, one event, and evidence promotions."""
+def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str) -> None:
+    """hits + 1 and streak + 1 for what the model will see, one event, and evidence promotions — written in
+    the background so the caller does not wait, yet before anything this process reads next."""
     ids = tuple(item.learning.id for item in items)
     event = AppendEvent(
         EventDraft(actor=actor, action=EventAction.RETRIEVED, data={"ids": list(ids), "count": len(ids)})
@@ -77,21 +81,13 @@ async def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], acto
     ops: list[Operation] = [Touch(ids=ids, at=engine.clock()), event]
     promotions: list[Operation] = []
     for item in items:
-        seen = item.learning.model_copy(
-            update={"hits": item.learning.hits + 1, "streak": item.learning.streak + 1}
-        )
+        seen = item.learning.model_copy(update={"hits": item.learning.hits + 1, "streak": item.learning.streak + 1})
         promotion = evidence_promotion(seen, engine.policy)
         if promotion is not None and scope.owns(scope.tenant, seen.user):
             promotions.append(
                 status_update(
-                    seen,
-                    Status.VERIFIED,
-                    "system:auto-promote",
-                    promotion.reason,
-                    confidence=promotion.confidence,
+                    seen, Status.VERIFIED, "system:auto-promote", promotion.reason, confidence=promotion.confidence
                 )
             )
-    try:
-        await engine.apply(scope, ops + promotions)
-    except ConflictError:
-        await engine.apply(scope, ops)  # someone changed a learning meanwhile; promote on a later retrieval
+    # If someone changed a learning meanwhile, its promotion waits for a later retrieval.
+    engine.submit(scope, ops + promotions, fallback=ops if promotions else None)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
-__all__ = ["STOPWORDS", "query_terms"]
+import snowballstemmer
+
+__all__ = ["STOPWORDS", "index_terms", "query_terms", "stem"]
 
 _WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*", re.UNICODE)
 
@@ -35,3 +38,27 @@ def query_terms(text: str, *, limit: int = 24) -> list[str]:
         if len(seen) >= limit:
             break
     return list(seen)
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+_STEMS: dict[str, str] = {}
+_STEM_CACHE_LIMIT = 200_000
+
+
+def stem(word: str) -> str:
+    """English (Porter2) stem of a lower-case word, memoised: documents repeat their vocabulary."""
+    found = _STEMS.get(word)
+    if found is None:
+        found = word if word.isdigit() else _STEMMER.stemWord(word)
+        if len(_STEMS) < _STEM_CACHE_LIMIT:
+            _STEMS[word] = found
+    return found
+
+
+def index_terms(text: str) -> Counter[str]:
+    """Stemmed content words of a document with their counts, for keyword ranking."""
+    return Counter(
+        stem(word)
+        for match in _WORD.finditer(text.casefold())
+        if (word := match.group(0)) not in STOPWORDS and (len(word) > 1 or word.isdigit())
+    )

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,3 +173,31 @@ def test_unknown_specs_raise_configuration_errors() -> None:
         resolve_embedder("local:bert-large", Settings())
     with pytest.raises(ConfigurationError):
         LocalMiniLM(threads=0)
+
+
+def test_minilm_q8_without_onnx_is_a_configuration_error() -> None:
+    if importlib.util.find_spec("onnx") is not None:
+        pytest.skip("onnx is installed")
+    with pytest.raises(ConfigurationError, match="onnx"):
+        resolve_embedder("local:minilm-q8", Settings())
+
+
+@pytest.mark.slow
+async def test_minilm_q8_is_derived_once_and_stays_close(tmp_path: Path, minilm: LocalMiniLM) -> None:
+    pytest.importorskip("onnx")
+    texts = [BOIL_OFF, BOIL_OFF_QUESTION, UNRELATED]
+    q8 = LocalMiniLM(requantise=True, cache_dir=tmp_path, model_id="local:all-MiniLM-L6-v2-q8")
+    try:
+        vectors = await q8.embed(texts)
+    finally:
+        await q8.aclose()
+    (derived,) = os.listdir(tmp_path)
+    assert derived.startswith("minilm-q8-")
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.sum(vectors * await minilm.embed(texts), axis=1).min() > 0.97
+    again = LocalMiniLM(requantise=True, cache_dir=tmp_path)
+    try:
+        np.testing.assert_array_equal(await again.embed(texts), vectors)
+    finally:
+        await again.aclose()
+    assert os.listdir(tmp_path) == [derived]

@@ -151,7 +151,7 @@ async def test_transaction_is_all_or_nothing(store: Store) -> None:
 async def test_delete_removes_row_and_index_entries(store: Store) -> None:
     learning_id = await insert(store, ALICE, "boil-off rate is 3.5 L/hr", seed=1)
     request = SearchRequest(vector=unit_vector(1), terms=["boil"], filters=Filters())
-    assert [c.learning.id for c in await store.search(ALICE, request)] == [learning_id]
+    assert [c.id for c in await store.search(ALICE, request)] == [learning_id]
     result = await store.apply(ALICE, [Delete(learning_id, EventDraft("person", EventAction.DELETED))])
     assert result.learnings[0] is not None and result.learnings[0].id == learning_id
     assert await store.get(ALICE, learning_id) is None
@@ -168,7 +168,7 @@ async def test_search_fuses_vector_and_text_and_filters_before_ranking(store: St
     found = await store.search(
         ALICE, SearchRequest(vector=unit_vector(10), terms=["boil"], filters=Filters(), vector_k=5, text_k=5)
     )
-    by_id = {c.learning.id: c for c in found}
+    by_id = {c.id: c for c in found}
     assert set(by_id) == {near, keyword}
     assert by_id[near].vector_rank == 1 and by_id[near].vector_similarity == pytest.approx(1.0, abs=1e-5)
     assert by_id[keyword].text_rank == 1
@@ -176,7 +176,7 @@ async def test_search_fuses_vector_and_text_and_filters_before_ranking(store: St
         ALICE,
         SearchRequest(vector=unit_vector(10), terms=["notes"], filters=Filters(categories=["equipment"])),
     )
-    assert [c.learning.id for c in only_equipment] == [keyword]
+    assert [c.id for c in only_equipment] == [keyword]
 
 
 async def test_search_sees_status_changes_and_deletes_made_by_another_process(
@@ -186,11 +186,11 @@ async def test_search_sees_status_changes_and_deletes_made_by_another_process(
     try:
         learning_id = await insert(first, ALICE, "boil-off 3.5", seed=5)
         request = SearchRequest(vector=unit_vector(5), terms=[], filters=Filters())
-        assert [c.learning.id for c in await second.search(ALICE, request)] == [learning_id]
+        assert [c.id for c in await second.search(ALICE, request)] == [learning_id]
         await first.apply(ALICE, [Update(learning_id, {"status": Status.DEPRECATED}, None)])
         assert await second.search(ALICE, request) == []
         other = await insert(first, ALICE, "mash 66", seed=6)
-        assert [c.learning.id for c in await second.search(ALICE, request)] == [other]
+        assert [c.id for c in await second.search(ALICE, request)] == [other]
     finally:
         await first.aclose()
         await second.aclose()
@@ -317,8 +317,8 @@ async def test_hnsw_partition_agrees_with_exact_search(backend: str, tmp_path: P
             request = SearchRequest(
                 vector=centre / np.linalg.norm(centre), terms=[], filters=Filters(), vector_k=10, text_k=0
             )
-            a = {c.learning.text for c in await exact.search(ALICE, request)}
-            b = {c.learning.text for c in await approximate.search(ALICE, request)}
+            a = {c.id for c in await exact.search(ALICE, request)}
+            b = {c.id for c in await approximate.search(ALICE, request)}
             overlap.append(len(a & b) / 10)
         assert float(np.mean(overlap)) >= 0.9
     finally:

@@ -68,8 +68,11 @@ async def test_no_query_crosses_tenants_or_users(store: Store) -> None:
             request = SearchRequest(
                 vector=unit_vector(rng.randrange(10**6)), terms=rng.sample(WORDS, 3), filters=Filters()
             )
-            for candidate in await store.search(scope, request):
-                check(scope, candidate.learning, "search")
+            found_ids = [candidate.id for candidate in await store.search(scope, request)]
+            for learning in await store.get_many(Scope(tenant=scope.tenant), found_ids):
+                check(scope, learning, "search")
+            if len(found_ids) != len(await store.get_many(Scope(tenant=scope.tenant), found_ids)):
+                leaks.append(f"search: {scope} got ids outside its tenant")
         elif kind == 4:
             for learning_id, _ in await store.near_duplicates(scope, simhash64_hex(rng.choice(texts)), 20, None):
                 found = await store.get(Scope(tenant=scope.tenant), learning_id)

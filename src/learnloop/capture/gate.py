@@ -19,11 +19,13 @@ Decisions (each one is tested):
   (``api_key=…``, ``the password is …``) any value is refused by the assignment rule.
 * Placeholders are not secrets: ``${DB_PASSWORD}``, ``<your-key>``, ``os.environ["X"]``, ``API_KEY_NAME``.
 * 13-digit (legacy Visa) card numbers are not matched: they collide with EAN-13 barcodes in product data.
+  IBANs are matched as printed (upper case) and must pass the country length and mod-97 checks.
 * Injection means text that addresses the model to override its instructions, role or tools, or to leak
-  data: imperatives ("Ignore all previous instructions", "Act as DAN", "Call the tool X with …"), chat
-  template tags, tool-call JSON. A third-person preference about the assistant ("User prefers that the
-  assistant always answers in metric units") and conditional tool routing ("For best sellers, call the
-  get_products tool with sort BEST_SELLING") are learnings, not injection.
+  data: imperatives ("Ignore all previous instructions", "Act as DAN", "Call the tool X with …" opening a
+  sentence), chat-template tags, tool-call JSON. A third-person preference about the assistant ("User prefers
+  that the assistant always answers in metric units", "User wants the assistant to act as a reviewer") and
+  conditional tool routing ("For best sellers, call the get_products tool with sort BEST_SELLING") are
+  learnings, not injection.
 * Unstable means wrong tomorrow (today, right now, 2 hours ago, this week) or tied to one record (UUIDs,
   ``req_…``/``sess_…`` ids, "order #…"); durations ("a 60 minute boil", "ready in 2 weeks") and rolling
   windows ("the last 30 days") are stable.
@@ -32,8 +34,11 @@ Decisions (each one is tested):
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
@@ -48,8 +53,12 @@ __all__ = [
     "GateVerdict",
     "Kind",
     "WriteGate",
+    "compact",
+    "entropy",
     "gate_lines",
+    "luhn_ok",
     "normalize",
+    "random_token",
     "redact_hint",
 ]
 
@@ -58,11 +67,7 @@ Target = Literal["text", "lower", "raw", "compact"]
 KINDS: tuple[Kind, ...] = ("secret", "personal_data", "injection", "unstable", "size", "empty", "custom")
 #: A built-in rule ``personal_data.<category>[.<variant>]`` belongs to ``<category>``.
 PERSONAL_DATA_CATEGORIES: tuple[str, ...] = ("email", "phone", "government_id", "card", "iban")
-_SIZE_RULES: tuple[tuple[str, Kind], ...] = (
-    ("empty", "empty"),
-    ("size.too_short", "size"),
-    ("size.too_long", "size"),
-)
+_SIZE_RULES: tuple[tuple[str, Kind], ...] = (("empty", "empty"), ("size.too_short", "size"), ("size.too_long", "size"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +162,9 @@ _HSPACE = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 _LEET_FROM, _LEET_TO = "0134579@$!|", "oieastgasii"
 _LEET = bytes.maketrans(_LEET_FROM.encode(), _LEET_TO.encode())
 _NON_LETTER_BYTES = bytes(c for c in range(256) if not 97 <= c <= 122 and chr(c) not in _LEET_FROM)
-_LOOKALIKE = str.maketrans(_LEET_FROM + "аеорсухіѕјԁɡοαειντκ", _LEET_TO + "aeopcyxisjdgoaeivtk")
-_NON_LETTER = re.compile(r"[^a-z]+")
-_WORD = re.compile(r"[^\W\d_]+")
+_LOOKALIKE = str.maketrans("аеорсухіѕјԁɡοαειντκ", "aeopcyxisjdgoaeivtk")
+_LOOKALIKE_RE = re.compile("[аеорсухіѕјԁɡοαειντκ]")
+_LETTERS_ONLY = bytes(c if 97 <= c <= 122 else 32 for c in range(256))
 
 
 def normalize(text: str) -> str:
@@ -175,15 +180,20 @@ def normalize(text: str) -> str:
 
 def compact(lowered: str) -> str:
     """Letters only, leetspeak and Cyrillic/Greek look-alikes mapped to Latin: defeats spacing tricks."""
-    if lowered.isascii():
-        return lowered.encode().translate(_LEET, _NON_LETTER_BYTES).decode()
-    return _NON_LETTER.sub("", lowered.translate(_LOOKALIKE))
+    if not lowered.isascii() and _LOOKALIKE_RE.search(lowered):
+        lowered = lowered.translate(_LOOKALIKE)
+    return lowered.encode("ascii", "ignore").translate(_LEET, _NON_LETTER_BYTES).decode()
+
+
+def _words(lowered: str) -> set[str]:
+    """The ASCII words of a lowercased text (maximal runs of a-z), for the `words` pre-filter."""
+    return set(lowered.encode("ascii", "replace").translate(_LETTERS_ONLY).decode().split())
 
 
 _PUBLIC_PREFIX = re.compile(
     r"^(?:sk-(?:ant-(?:api|admin)\d\d-|proj-|svcacct-|admin-)?|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|xox[a-z]-"
     r"|xapp-|[rs]k_(?:live|test)_|whsec_|AKIA|ASIA|AIza|GOCSPX-|SG\.|npm_|pypi-|hf_|eyJ|shp[a-z]{2}_|do[po]_v1_"
-    r"|hv[sb]\.|lin_api_|glsa_|PMAK-|dapi|ATATT|key-|-----BEGIN [A-Z ]*PRIVATE KEY-----)"
+    r"|hv[sb]\.|lin_api_|glsa_|PMAK-|dapi|ATATT|key-)"
 )
 
 
@@ -197,6 +207,44 @@ def redact_hint(match: re.Match[str] | str) -> str:
     prefix = m.group(0) if m else ""
     tail = value[-4:] if len(value) - len(prefix) >= 20 else ""
     return f"{prefix}…{tail}"
+
+
+# --- validators apps can reuse in their own rules ---------------------------------------------------------
+
+
+def luhn_ok(digits: str) -> bool:
+    """The Luhn (mod-10) check used by payment card numbers and some national ids."""
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = ord(c) - 48
+        total += (d * 2 - 9 if d > 4 else d * 2) if i % 2 else d
+    return total % 10 == 0
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values()) if n else 0.0
+
+
+_WORDY = re.compile(r"[a-z]{4,}|[A-Z]{5,}")
+
+
+def random_token(value: str) -> bool:
+    """Machine-generated look: ≥ 30 letters/digits mixing upper, lower and digits, with frequent class switches
+    (random base62 switches on ~60% of adjacent pairs, CamelCase ~30%) and few word-like runs (≥ 4 lowercase
+    or ≥ 5 uppercase letters cover under half of a random token, most of an identifier). Pure hex never
+    qualifies (no mixed case), by design.
+    """
+    core = "".join(c for c in value if c.isalnum())
+    if len(core) < 30:
+        return False
+    classes = [0 if c.isdigit() else 1 if c.isupper() else 2 for c in core]
+    if not {0, 1, 2} <= set(classes):
+        return False
+    switches = sum(a != b for a, b in itertools.pairwise(classes))
+    wordy = sum(len(run) for run in _WORDY.findall(core))
+    return switches / (len(core) - 1) >= 0.3 and wordy < len(core) / 2 and entropy(core) >= 3.5
 
 
 # --- the gate ---------------------------------------------------------------------------------------------
@@ -249,6 +297,13 @@ class WriteGate:
         self.min_chars = min_chars
         self.extra_rules = tuple(extra_rules)
         self.disable = tuple(disable)
+        self._options: dict[str, Any] = {
+            "personal_data": categories,
+            "max_chars": max_chars,
+            "min_chars": min_chars,
+            "extra_rules": self.extra_rules,
+            "disable": self.disable,
+        }
 
         extras = {rule.id: rule for rule in self.extra_rules}
         rules = [extras.pop(rule.id, rule) for rule in builtin_rules()] + list(extras.values())
@@ -264,27 +319,15 @@ class WriteGate:
         self._size_on = {rule_id for rule_id, kind in _SIZE_RULES if not _selected(rule_id, kind, off)}
 
     def __repr__(self) -> str:
-        return (
-            f"WriteGate(personal_data={self.personal_data!r}, max_chars={self.max_chars}, "
-            f"min_chars={self.min_chars}, extra_rules={len(self.extra_rules)}, disable={self.disable!r})"
-        )
-
-    def _options(self) -> dict[str, Any]:
-        return {
-            "personal_data": self.personal_data,
-            "max_chars": self.max_chars,
-            "min_chars": self.min_chars,
-            "extra_rules": self.extra_rules,
-            "disable": self.disable,
-        }
+        return f"WriteGate({', '.join(f'{k}={v!r}' for k, v in self._options.items())})"
 
     def with_rules(self, *rules: GateRule) -> WriteGate:
         """A new gate with `rules` added (or replacing built-ins with the same id)."""
-        return WriteGate(**{**self._options(), "extra_rules": (*self.extra_rules, *rules)})
+        return WriteGate(**{**self._options, "extra_rules": (*self.extra_rules, *rules)})
 
     def without(self, *selectors: str) -> WriteGate:
         """A new gate with more rules switched off (ids, id prefixes or kinds)."""
-        return WriteGate(**{**self._options(), "disable": (*self.disable, *selectors)})
+        return WriteGate(**{**self._options, "disable": (*self.disable, *selectors)})
 
     def check(self, text: str) -> GateVerdict:
         """The verdict for one candidate learning text."""
@@ -327,7 +370,7 @@ class WriteGate:
                     if not rule.words:
                         continue
                     if tokens is None:
-                        tokens = set(_WORD.findall(lower))
+                        tokens = _words(lower)
                     if tokens.isdisjoint(rule.words):
                         continue
             value = rule.find(views[rule.target], original if rule.target == "lower" else None)

@@ -1,20 +1,14 @@
-"""Built-in write-gate rules: patterns and validators (the decisions behind them: see `gate`).
-
-Order matters: the first rule that fires names the verdict.
-"""
+"""Built-in write-gate rules and validators, in evaluation order (the decisions behind them: see `gate`)."""
 
 from __future__ import annotations
 
-import itertools
-import math
 import re
-from collections import Counter
 from collections.abc import Callable
 from typing import cast
 
-from .gate import GateRule, Kind, Target
+from .gate import GateRule, Kind, Target, luhn_ok, random_token
 
-__all__ = ["BUILTIN_RULES", "card_ok", "credential_like", "entropy", "iban_ok", "luhn_ok", "random_token"]
+__all__ = ["BUILTIN_RULES", "card_ok", "credential_like", "iban_ok"]
 
 # --- validators -------------------------------------------------------------------------------------------
 
@@ -23,26 +17,15 @@ def _digits(s: str) -> str:
     return "".join(c for c in s if "0" <= c <= "9")
 
 
-def luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, c in enumerate(reversed(digits)):
-        d = ord(c) - 48
-        total += (d * 2 - 9 if d > 4 else d * 2) if i % 2 else d
-    return total % 10 == 0
-
-
 def _card_brand_ok(d: str) -> bool:
     n, p2, p3, p4 = len(d), int(d[:2]), int(d[:3]), int(d[:4])
-    if d[0] == "4":
-        return n in (16, 19)
-    if 51 <= p2 <= 55 or 2221 <= p4 <= 2720:
-        return n == 16
-    if p2 in (34, 37):
-        return n == 15
-    if 300 <= p3 <= 305 or p2 in (36, 38, 39):
-        return 14 <= n <= 19
-    other = p4 == 6011 or p2 in (50, 56, 57, 58, 62, 65, 67) or 644 <= p3 <= 649 or 3528 <= p4 <= 3589
-    return other and 16 <= n <= 19
+    return (
+        (d[0] == "4" and n in (16, 19))  # Visa
+        or ((51 <= p2 <= 55 or 2221 <= p4 <= 2720) and n == 16)  # Mastercard
+        or (p2 in (34, 37) and n == 15)  # American Express
+        or ((300 <= p3 <= 305 or p2 in (36, 38, 39)) and 14 <= n <= 19)  # Diners Club
+        or ((p4 == 6011 or p2 in (50, 56, 57, 58, 62, 65, 67) or 644 <= p3 <= 649 or 3528 <= p4 <= 3589) and n >= 16)
+    )
 
 
 def card_ok(value: str) -> bool:
@@ -51,15 +34,14 @@ def card_ok(value: str) -> bool:
     return any(_card_brand_ok(d[:n]) and luhn_ok(d[:n]) for n in range(min(len(d), 19), 13, -1))
 
 
-_IBAN_LENGTHS = {
+_IBAN_LENGTHS = {  # ISO 13616 registry: country code → IBAN length
     m[:2]: int(m[2:])
-    for m in re.findall(
-        r"[A-Z]{2}\d\d",
-        "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BR29 CH21 CR22 CY28 CZ24 DE22 DK18 DO28 EE20 EG29 ES24 "
-        "FI18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 GT28 HR21 HU28 IE22 IL23 IS26 IT27 JO30 KW30 KZ20 LB28 LC32 "
-        "LI21 LT20 LU20 LV21 MC27 MD24 ME22 MK19 MR27 MT31 MU30 NL18 NO15 PK24 PL28 PS29 PT25 QA29 RO24 RS22 "
-        "SA24 SC31 SE24 SI19 SK24 SM27 TL23 TN24 TR26 UA29 VA22 VG24 XK20",
-    )
+    for m in (
+        "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BR29 CH21 CR22 CY28 CZ24 DE22 DK18 DO28 EE20 EG29 ES24 FI18 FO18 "
+        "FR27 GB22 GE22 GI23 GL18 GR27 GT28 HR21 HU28 IE22 IL23 IS26 IT27 JO30 KW30 KZ20 LB28 LC32 LI21 LT20 LU20 LV21 "
+        "MC27 MD24 ME22 MK19 MR27 MT31 MU30 NL18 NO15 PK24 PL28 PS29 PT25 QA29 RO24 RS22 SA24 SC31 SE24 SI19 SK24 SM27 "
+        "TL23 TN24 TR26 UA29 VA22 VG24 XK20"
+    ).split()
 }
 
 
@@ -85,32 +67,6 @@ def _cpf_ok(value: str) -> bool:
     if len(d) != 11 or len(set(d)) == 1:
         return False
     return all(sum(d[i] * (k + 1 - i) for i in range(k)) * 10 % 11 % 10 == d[k] for k in (9, 10))
-
-
-def entropy(s: str) -> float:
-    """Shannon entropy in bits per character."""
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in Counter(s).values()) if n else 0.0
-
-
-_WORDY = re.compile(r"[a-z]{4,}|[A-Z]{5,}")
-
-
-def random_token(value: str) -> bool:
-    """Machine-generated look: ≥ 30 letters/digits mixing upper, lower and digits, with frequent class switches
-    (random base62 switches on ~60% of adjacent pairs, CamelCase ~30%) and few word-like runs (≥ 4 lowercase
-    or ≥ 5 uppercase letters cover under half of a random token, most of an identifier). Pure hex never
-    qualifies (no mixed case), by design.
-    """
-    core = "".join(c for c in value if c.isalnum())
-    if len(core) < 30:
-        return False
-    classes = [0 if c.isdigit() else 1 if c.isupper() else 2 for c in core]
-    if not {0, 1, 2} <= set(classes):
-        return False
-    switches = sum(a != b for a, b in itertools.pairwise(classes))
-    wordy = sum(len(run) for run in _WORDY.findall(core))
-    return switches / (len(core) - 1) >= 0.3 and wordy < len(core) / 2 and entropy(core) >= 3.5
 
 
 _REFERENCE = re.compile(
@@ -182,118 +138,130 @@ _QUAL = r"(?:previous|prior|above|earlier|preceding|original|initial|existing|yo
 _AMBIG = r"(?:instructions?|prompts?|guidelines|commands)"  # ordinary words too: need a qualifier or context
 _DAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _SENSITIVE = (r"(?:conversations?|chats?|chat history|history|transcripts?|messages|sessions?|context"
-              r"|memor(?:y|ies)|credentials|passwords?|api[ _-]?keys?|secrets?|tokens?|cookies"
-              r"|personal (?:data|info\w*)|user data|system prompt|card numbers?)")
+              r"|memor(?:y|ies)|credentials|passwords?|api[ _-]?keys?|secrets?|tokens?|cookies|personal (?:data"
+              r"|info\w*)|user data|system prompt|card numbers?)")
 _N = r"(?:a|an|one|two|three|four|five|a few|a couple of|several|\d+)"
+_VERBS = ("act as", "act like", "pretend", "roleplay as", "role-play as", "play the", "impersonate", "behave as",
+          "behave like", "assume the")
+_LEADS = ("^", *(c + s for c in ".!?;:\n\"'(" for s in ("", " ")), "please ", "now ", "just ", "simply ",
+          *(f"you {m} " for m in ("will", "must", "should", "shall", "are going to", "need to")),
+          *(f"i {w} you to " for w in ("want", "need", "'d like")))
+_IMPERATIVE = "|".join(  # one fixed-width look-behind per lead-in and verb: cheap, checked only after a verb
+    f"(?<={'^' if lead == '^' else re.escape(lead)}{re.escape(verb)})" for verb in _VERBS for lead in _LEADS)
 
 # Prompt injection / memory poisoning first: an injection carrying an address or key is named as injection.
 _r("injection.hidden_characters", "contains invisible or direction-changing characters used to hide text",
-   r"[\u200b-\u200d\u2060\u00ad\ufeff\u202a-\u202e\u2066-\u2069\U000E0000-\U000E007F](?:(?<=[A-Za-z0-9]"
-   r"[\u200b-\u200d\u2060\u00ad\ufeff])[\u200b-\u200d\u2060\u00ad\ufeff]*(?=[A-Za-z0-9])|(?<=[\u202a-\u202e"
-   r"\u2066-\u2069])|(?<![\U0001F3F4\U000E0000-\U000E007F][\U000E0000-\U000E007F])(?<=[\U000E0000-\U000E007F]))",
-   "raw")
+   r"[\u200b-\u200d\u2060\u00ad\ufeff\u202a-\u202e\u2066-\u2069\U000E0000-\U000E007F]"
+   r"(?:(?<=[A-Za-z0-9][\u200b-\u200d\u2060\u00ad\ufeff])[\u200b-\u200d\u2060\u00ad\ufeff]*(?=[A-Za-z0-9])"
+   r"|(?<=[\u202a-\u202e\u2066-\u2069])|(?<![\U0001F3F4\U000E0000-\U000E007F][\U000E0000-\U000E007F])"
+   r"(?<=[\U000E0000-\U000E007F]))", "raw")
 _r("injection.role_tag", "contains chat-template or role markers (a fake system/assistant turn)",
-   r"<\|(?:im_start|im_end|system|user|assistant|endoftext|begin_of_text|start_header_id|end_header_id"
-   r"|eot_id)\|>|\[/?inst\]|<</?sys>>|\[(?:system|assistant|developer)\]\(#|</?(?:system|learning_memories"
-   r"|instructions?|assistant|developer|memories|context|user_?message|system_?prompt)>|^\s*#{2,}\s*(?:system"
-   r"|instruction|developer|assistant)s?\b\s*:?\s*$|^#{2,}\s*(?:system|instruction|developer)s?\s*:"
-   r"|^\s*(?:human|assistant|system|developer)\s*:\s", LOW, flags=re.M,
+   r"<\|(?:im_start|im_end|system|user|assistant|endoftext|begin_of_text|start_header_id|end_header_id|eot_id)\|>"
+   r"|\[/?inst\]|<</?sys>>|\[(?:system|assistant|developer)\]\(#|</?(?:system|learning_memories|instructions?"
+   r"|assistant|developer|memories|context|user_?message|system_?prompt)>|^\s*#{2,}\s*(?:system|instruction|developer"
+   r"|assistant)s?\b\s*:?\s*$|^#{2,}\s*(?:system|instruction|developer)s?\s*:|^\s*(?:human|assistant|system"
+   r"|developer)\s*:\s", LOW, flags=re.M,
    needles=("<", "[", "#"), words="human assistant system developer")
 _r("injection.tool_call", "contains a tool or function call aimed at the model",
    r"""["'](?:tool_calls?|function_call|tool_use|tool_code|recipient_name)["']\s*:|</?(?:tool_call|tool_use"""
    r"""|function_calls?|invoke|tool_result|tool_response|antml:[a-z_]+)\b|\{\s*["'](?:name|tool|function)["']"""
    r"""\s*:\s*["'][^"']{1,64}["']\s*,\s*["'](?:arguments|parameters|args|input)["']\s*:"""
-   r"|(?:^|[.!?;:\n]\s*|\b(?:now|immediately|please|first|silently|secretly|automatically|always)\s+)"
-   r"(?:call|invoke|execute|trigger|run)\s+(?:the\s+)?(?:tool\b|[`\"']?[\w.-]+[`\"']?\s+tool\b)"
-   r"(?:\s+[`\"']?[\w.-]+[`\"']?)?\s+(?:with|using|passing|now|immediately|and)\b", LOW, flags=re.M,
+   r"|(?:^|[.!?;:\n]\s*|\b(?:now|immediately|please|first|silently|secretly|automatically|always)\s+)(?:call|invoke"
+   r"|execute|trigger|run)\s+(?:the\s+)?(?:tool\b|[`\"']?[\w.-]+[`\"']?\s+tool\b)(?:\s+[`\"']?[\w.-]+[`\"']?)?\s+"
+   r"(?:with|using|passing|now|immediately|and)\b", LOW, flags=re.M,
    words="tool tools function invoke recipient arguments parameters")
 _r("injection.ignore_instructions", "tells the model to ignore or override its instructions",
-   r"\b(?:ignore|ignoring|disregard|forget|override|overrule|bypass|circumvent|discard|abandon|set aside"
-   r"|put aside|throw out|scrap|do not follow|don't follow|stop following|no longer follow)\b\W+(?:(?:\w+\W+)"
+   r"\b(?:ignore|ignoring|disregard|forget|override|overrule|bypass|circumvent|discard|abandon|set aside|put aside"
+   r"|throw out|scrap|reset|erase|wipe|do not follow|don't follow|stop following|no longer follow)\b\W+(?:(?:\w+\W+)"
    rf"{{0,3}}?(?:{_QUAL}\W+(?:\w+\W+){{0,2}}?|all\W+(?:(?:the|of|your|my|these|those)\W+)*)(?:{_AMBIG}|rules"
-   r"|restrictions|constraints|polic(?:y|ies)|guidance|context|training)\b|(?:\w+\W+){0,2}?(?:directives?"
-   rf"|guardrails|programming|safeguards)\b|(?:(?:the|these|those|any|such)\s+)?{_AMBIG}\b(?=\s+(?:above"
-   r"|below|before|given|you\b)|\s*(?:[.,;:!\n]|$|and\b|but\b|then\b))|what (?:you|i) (?:were|was|have been)"
-   r" told)|\b(?:forget|disregard) (?:about )?everything (?:above|before|you (?:know|were told|learned)|i (?:said"
-   r"|told you)|we discussed|so far)\b|\b(?:instructions?|prompt|rules)\s+(?:above|before this|you were given)"
-   r"\W+(?:are|is)\s+(?:void|wrong|outdated|cancel+ed|revoked|obsolete|no longer valid)", LOW,
+   r"|restrictions|constraints|polic(?:y|ies)|guidance|context|training)\b|(?:\w+\W+){0,2}?(?:directives?|guardrails"
+   rf"|programming|safeguards)\b|(?:(?:the|these|those|any|such)\s+)?{_AMBIG}\b(?=\s+(?:above|below|before|given"
+   r"|you\b)|\s*(?:[.,;:!\n]|$|and\b|but\b|then\b))|what (?:you|i) (?:were|was|have been) told)|\b(?:forget"
+   r"|disregard|ignore) (?:about )?everything (?:above|before|you (?:know|were told|learned)|i (?:said|told you)"
+   r"|we discussed|so far)\b|\b(?:instructions?|prompt|rules|ones)\s+(?:above|before this|you were given)\W+(?:are"
+   r"|is)\s+(?:void|wrong|outdated|cancel+ed|revoked|obsolete|no longer valid)|\b(?:new|updated|real|actual|true)"
+   r" (?:rules|instructions|directives|system prompt)(?: from the (?:developer|admin|system|operator))?\s*:"
+   r"|\b(?:real|actual|true|new) (?:instructions|rules) (?:are|follow|come) (?:below|here|next|as follows)", LOW,
    words="ignore ignoring disregard forget override overrule bypass circumvent discard abandon aside throw scrap"
-         " follow following instructions instruction prompt rules")
+         " reset erase wipe follow following instructions instruction prompt rules directives")
 _r("injection.ignore_instructions_multilingual", "tells the model to ignore its instructions (non-English)",
    r"\b(?:ignor\w*|olvid\w*|oubli\w*|vergiss\w*|negeer\w*|dimentica\w*|esque[cç]\w*|игнорир\w*|забудь\w*"
-   r"|zignoruj\w*)\W+(?:\w+\W+){0,4}?(?:instru[cç]\w*|istruz\w*|anweisung\w*|instructies|инструкци\w*"
-   r"|указани\w*|instrukcj\w*|consignes|indicaciones|regeln|règles|reglas)|(?:忽略|无视|無視|忘记|忽視)"
-   r"[^。.!?]{0,12}?(?:指令|指示|说明|說明|提示|命令)|(?:指示|命令|指令)[^。.!?]{0,8}?(?:無視|忘れ)", LOW,
-   needles=("ignor", "olvid", "oubli", "vergiss", "negeer", "dimentic", "esque", "игнор", "забуд", "zignoruj",
-            "忽", "无视", "無視", "忘"))
+   r"|zignoruj\w*)\W+(?:(?:\w+\W+){0,4}?(?:instru[cç]\w*|istruz\w*|anweisung\w*|instructies|инструкци\w*|указани\w*"
+   r"|instrukcj\w*|consignes|indicaciones|regeln|règles|reglas)|(?:tout|todo|alles|tutto|tudo|wszystko|всё|все)\W+"
+   r"(?:ce qui précède|lo anterior|vorherige|oben|precedente|anterior|powyżej|выше))"
+   r"|(?:忽略|无视|無視|忘记|忽視)[^。.!?]{0,12}?(?:指令|指示|说明|說明|提示|命令)"
+   r"|(?:指示|命令|指令)[^。.!?]{0,8}?(?:無視|忘れ)", LOW,
+   needles=("ignor", "olvid", "oubli", "vergiss", "negeer", "dimentic", "esque", "игнор", "забуд", *"忽视視忘"))
 _r("injection.system_prompt", "tries to reveal or override the system prompt",
-   r"\b(?:ignore|disregard|forget|override|bypass|leak|reveal|expose|dump)\W+(?:\w+\W+){0,2}?(?:system"
-   r"|developer|initial|hidden|original|secret)\s+(?:prompt|message|instructions)|\b(?:print|show|output"
-   r"|repeat|display|recite|tell me|give me|share|send|reveal|leak)\s+(?:me\s+|us\s+)?(?:your|all (?:of )?your"
-   r"|the hidden|the secret)\s+(?:\w+\s+)?(?:system prompt|instructions|initial prompt|prompt|rules|guidelines"
-   r"|directives|configuration)|\b(?:repeat|print|output) (?:the |all )?(?:text|words|everything) above\b"
+   r"\b(?:ignore|disregard|forget|override|bypass|leak|reveal|expose|dump)\W+(?:\w+\W+){0,2}?(?:system|developer"
+   r"|initial|hidden|original|secret)\s+(?:prompt|message|instructions)|\b(?:print|show|output|repeat|display|recite"
+   r"|tell me|give me|share|send|reveal|leak)\s+(?:me\s+|us\s+)?(?:your|all (?:of )?your|the hidden"
+   r"|the secret)\s+(?:\w+\s+)?(?:system prompt|instructions|initial prompt|prompt|rules|guidelines|directives"
+   r"|configuration)|\b(?:repeat|print|output) (?:the |all )?(?:text|words|everything) above\b"
    r"|\bnew system prompt\b", LOW,
    words="prompt instructions rules guidelines directives configuration above")
+_r("injection.role_play", "tells the model to act as someone else",
+   rf"(?:{'|'.join(map(re.escape, _VERBS))})(?:{_IMPERATIVE})(?:(?<=pretend) (?:to be|you are|you're|that you)"
+   rf"|(?<=play the) (?:role|part) of|(?<=assume the) (?:role|persona|identity) of"
+   rf"|(?<!pretend)(?<!play the)(?<!assume the))\b", LOW, flags=re.M,
+   needles=("play the", "role-play"), words="act pretend roleplay impersonate behave assume")
 _r("injection.role_override", "tries to change the model's role or persona",
-   r"(?:^|[.!?;:\n\"'(]\s*|\b(?:please|now|just|simply|you (?:will|must|should|shall|are going to|need to)"
-   r"|i want you to|i need you to|i'd like you to)\s+)(?:act as|act like|pretend (?:to be|you are|you're"
-   r"|that you)|role-?play as|play the (?:role|part) of|impersonate|behave (?:as|like)|assume the (?:role"
-   r"|persona|identity) of)\b|\byou(?: are|'re) now (?:an?|the|in|no longer|free|unrestricted|unfiltered|my"
-   r"|jailbroken|called|named|known as|acting|playing|operating|dan|evil)\b|\byou (?:have|'ve) (?:now )?become"
-   r"\b|\bfrom now on\b,?\s*(?:you|the assistant|assistant|always|never|only|ignore|respond|reply|answer|do not"
-   r"|don't|must|act|behave|obey|follow|forget)\b|\b(?:your|the assistant's) (?:new|real|true|actual|updated"
-   r"|secret) (?:name|role|persona|identity|instructions?|task|goal|purpose|objective|directive|rules?)\b"
-   r"|\blet'?s (?:play a game|role-?play|pretend)\b|\byou (?:must|will|shall) (?:now )?(?:obey|comply with)\b"
-   r"|\b(?:always|must) obey\b|\bnever refuse\b", LOW, flags=re.M,
-   needles=("re now", "from now on", "your new", "your real", "your true", "your actual", "your updated",
-            "your secret", "assistant's", "play the", "role-play"),
-   words="act pretend roleplay impersonate behave assume become let lets obey refuse")
+   r"\byou(?: are|'re) now (?:an?|the|in|no longer|free|unrestricted|unfiltered|my|jailbroken|called|named|known as"
+   r"|acting|playing|operating|dan|evil)\b|\byou (?:have|'ve) (?:now )?become\b|\bfrom now on\b,?\s*(?:you"
+   r"|the assistant|assistant|always|never|only|ignore|respond|reply|answer|do not|don't|must|act|behave|obey|follow"
+   r"|forget)\b|\b(?:your|the assistant's) (?:new|real|true|actual|updated|secret) (?:name|role|persona|identity"
+   r"|instructions?|task|goal|purpose|objective|directive|rules?)\b|\blet'?s (?:play a game|role-?play|pretend)\b"
+   r"|\byou (?:must|will|shall) (?:now )?(?:obey|comply with)\b|\b(?:always|must) obey\b|\bnever refuse\b", LOW,
+   needles=("re now", "become", "from now on", "your new", "your real", "your true", "your actual", "your updated",
+            "your secret", "assistant's", "let's", "lets ", "obey", "refuse"))
 _r("injection.jailbreak", "looks like a jailbreak (unrestricted persona or disabled safety rules)",
    r"\bdo anything now\b|\bjailbr(?:eak|oken)\w*|\b(?:developer|god|dan|sudo|jailbreak|unrestricted|evil|chaos"
-   r"|opposite) mode\b|\b(?:unrestricted|unfiltered|uncensored|amoral|unethical|evil) (?:ai|assistant|model"
-   r"|chatbot|version|persona|llm|twin|confidant|bot)\b|\b(?:no|without(?: any)?) (?:ethical|moral|content"
-   r"|safety|usage) (?:guidelines|restrictions|filters|limits|policies|constraints|boundaries)\b|\b(?:system"
-   r"|admin|developer|security|emergency|sudo|root) override\b|\b(?:disable|turn off|bypass|switch off|ignore)"
-   r" (?:all |your |the |any )?(?:safety|content|ethical|moderation) (?:filters?|guidelines|guardrails"
-   r"|restrictions|policies|checks)\b|\byou (?:have|has) no (?:restrictions|rules|limits|filters|guidelines)\b"
-   r"|\byou (?:are|'re) (?:no longer|not) (?:bound|restricted|limited|constrained)\b", LOW,
+   r"|opposite) mode\b|\b(?:unrestricted|unfiltered|uncensored|amoral|unethical|evil) (?:ai|assistant|model|chatbot"
+   r"|version|persona|llm|twin|confidant|bot)\b|\b(?:no|without(?: any)?) (?:ethical|moral|content|safety"
+   r"|usage) (?:guidelines|restrictions|filters|limits|policies|constraints|boundaries)\b|\b(?:system|admin|developer"
+   r"|security|emergency|sudo|root)(?: prompt)? override\b|\b(?:disable|turn off|bypass|switch off|ignore) (?:all "
+   r"|your |the |any )?(?:safety|content|ethical|moderation) (?:filters?|guidelines|guardrails|restrictions|policies"
+   r"|checks)\b"
+   r"|\byou (?:have|has) no (?:restrictions|rules|limits|filters|guidelines)\b|\byou (?:are|'re) (?:no longer"
+   r"|not) (?:bound|restricted|limited|constrained)\b", LOW,
    words="anything jailbreak jailbroken jailbreaking mode unrestricted unfiltered uncensored amoral unethical"
          " evil ethical moral content safety usage override restrictions rules limits filters guidelines bound"
          " restricted limited constrained")
 _r("injection.exfiltration", "instructs the model to send conversation data or secrets somewhere",
-   r"\b(?:send|forward|e-?mail|post|upload|leak|exfiltrate|transmit|relay|share|copy|dump|pipe|beam)\b"
-   rf"[^\n]{{0,50}}?\b{_SENSITIVE}\b[^\n]{{0,60}}?\bto\s+(?:https?://|www\.|[\w.+-]+@[\w-]+\.|(?:an?|the|this"
-   r"|my|our|their)\s+(?:own\s+)?(?:external|remote|private|personal|attacker'?s?|following|third[- ]party)?"
-   r"\s*(?:url|server|endpoint|webhook|address|domain|inbox|site|email|account)\b|(?:an?\s+)?(?:external"
-   r"|remote|attacker|third[- ]party)\b)|(?<!never )(?<!not )(?<!n't )(?<!without )\b(?:include|embed|append"
-   r"|insert|reveal|add) (?:the |all |any |every )?(?:user'?s'?|users'|their|customer'?s?|stored|saved)"
-   r" (?:\w+ )?(?:passwords?|credentials|api keys?|secrets?|tokens?|ssns?|social security numbers?|credit"
-   r" card(?: numbers?)?|card numbers?|private keys?|session cookies?)\b|https?://\S+[?&/=]\{\{?\s*(?:conv"
-   r"ersation|history|chat|user|data|secrets?|password|messages?|prompt|context|memor(?:y|ies))"
-   r"|!\[[^\]\n]{0,80}\]\(https?://[^)\s]*\?[^)\s]*=", LOW,
-   needles=("http", "!["), words="send forward email mail post upload leak exfiltrate transmit relay share copy"
-                                  " dump pipe beam include embed append insert reveal add")
+   rf"\b(?:send|forward|e-?mail|post|upload|leak|exfiltrate|transmit|relay|share|copy|dump|pipe"
+   rf"|beam)\b[^\n]{{0,50}}?\b{_SENSITIVE}\b[^\n]{{0,60}}?\bto\s+(?:https?://|www\.|[\w.+-]+@[\w-]+\.|(?:an?|the|this"
+   rf"|my|our|their)\s+(?:own\s+)?(?:external|remote|private|personal|attacker'?s?|following|third[- ]party)?\s*(?:url"
+   rf"|server|endpoint|webhook|address|domain|inbox|site|email|account)\b|(?:an?\s+)?(?:external|remote|attacker"
+   rf"|third[- ]party)\b)|(?<!never )(?<!not )(?<!n't )(?<!without )\b(?:include|embed|append|insert|reveal"
+   rf"|add) (?:the |all |any |every )?(?:user'?s'?|users'|their|customer'?s?|stored|saved) (?:\w+ )?(?:passwords?"
+   rf"|credentials|api keys?|secrets?|tokens?|ssns?|social security numbers?|credit card(?: numbers?)?|card numbers?"
+   rf"|private keys?|session cookies?)\b|https?://\S+[?&/=]\{{\{{?\s*(?:conversation|history|chat|user|data|secrets?"
+   rf"|password|messages?|prompt|context|memor(?:y|ies))|!\[[^\]\n]{{0,80}}\]\(https?://[^)\s]*\?[^)\s]*=",
+   LOW, needles=("![", "{"),
+   words="conversation conversations chat chats history transcript transcripts messages session sessions context"
+         " memory memories credentials password passwords key keys secret secrets token tokens cookies personal"
+         " data prompt ssn ssns social card")
 _r("injection.hidden_marker", "contains hidden-instruction markers",
-   r"\[(?:begin|start|end) (?:of )?(?:\w+ )?(?:instructions?|prompt)\]|<!--[^>]{0,300}?\b(?:instructions?"
-   r"|assistant|system prompt|ai|llm|model|you must|you are)\b|\b(?:if you are|if you're|to any|attention,?)"
-   r" (?:an? )?(?:ai|llm|language model|assistant|chatbot|agent) (?:reading|processing|seeing|parsing) this\b"
-   r"|\bdecode (?:this|the following)[^\n]{0,30}? and (?:follow|execute|run|obey)", LOW,
+   r"\[(?:begin|start|end) (?:of )?(?:\w+ )?(?:instructions?|prompt)\]|<!--[^>]{0,300}?\b(?:instructions?|assistant"
+   r"|system prompt|ai|llm|model|you must|you are)\b|\b(?:if you are|if you're|to any|attention,?) (?:an? )?(?:ai|llm"
+   r"|language model|assistant|chatbot|agent) (?:reading|processing|seeing|parsing) this\b|\bdecode (?:this"
+   r"|the following)[^\n]{0,30}? and (?:follow|execute|run|obey)", LOW,
    needles=("[", "<!--"), words="reading processing seeing parsing decode")
 _r("injection.marker", "contains a jailbreak persona or hidden-instruction marker",
    r"\b(?:DAN|STAN|DUDE)\b|\b(?:BEGIN|START|END)\s+(?:OF\s+)?(?:NEW\s+|HIDDEN\s+|SECRET\s+|SYSTEM\s+|ADMIN\s+"
    r"|REAL\s+)?(?:INSTRUCTIONS?|PROMPT|DIRECTIVES?)\b", words="dan stan dude instruction instructions prompt"
                                                                 " directive directives")
 _r("injection.obfuscated", "contains an obfuscated instruction override",
-   r"(?:ignor(?:e|ing)?|disregard|forget|overrid(?:e|ing)|bypass)(?:all|any|the|of|my|these|those)*(?:previous"
-   r"|prior|above|earlier|preceding|original|system|initial|all|your)(?:instructions?|prompts?|rules|directives"
-   r"|guidelines)|youarenow(?:dan|free|unrestricted|jailbroken|evil|an?unfiltered)|doanythingnow|(?:developer"
-   r"|god|jailbreak|dan)mode(?:enabled|on|activated)|systemoverride|(?:reveal|print|leak|show)(?:me)?your"
-   r"systemprompt", "compact", needles=("ignor", "disregard", "forget", "overrid", "bypass", "youarenow",
-                                        "doanything", "mode", "override", "systemprompt"))
+   r"(?:ignor(?:e|ing)?|disregard|forget|overrid(?:e|ing)|bypass)(?:all|any|the|of|my|these|those)*(?:previous|prior"
+   r"|above|earlier|preceding|original|system|initial|all|your)(?:instructions?|prompts?|rules|directives|guidelines)"
+   r"|youarenow(?:dan|free|unrestricted|jailbroken|evil|an?unfiltered)|doanythingnow|(?:developer|god|jailbreak"
+   r"|dan)mode(?:enabled|on|activated)|systemoverride|(?:reveal|print|leak|show)(?:me)?yoursystemprompt", "compact",
+   needles=("ignor", "disregard", "forget", "overrid", "bypass", "youarenow", "doanything", "mode", "systemprompt"))
 
 # Secrets: vendor formats first (their reasons are the most precise), then keyword-based and generic ones.
 _r("secret.private_key", "contains a private key block",
-   r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d", needles=("private key", "putty"))
+   r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\\n|\s)*(?P<value>[A-Za-z0-9+/=]*)|PuTTY-User-Key-File-\d",
+   needles=("private key", "putty"))
 _r("secret.aws_access_key", "looks like an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
    needles=("akia", "asia", "abia", "acca"))
 _r("secret.aws_secret_key", "looks like an AWS secret access key",
@@ -326,31 +294,30 @@ _r("secret.vendor_token", "looks like an API token (known vendor prefix)",
    r"|lin_api_[A-Za-z0-9]{40}|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|dapi[a-f0-9]{32}"
    r"|ATATT3[\w=-]{60,}|key-[a-f0-9]{32}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}|\d{8,10}:AA[\w-]{33}"
    r"|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})\b|discord(?:app)?\.com/api/webhooks/\d+/[\w-]{40,}",
-   needles=("hf_", "shp", "_v1_", "hvs.", "hvb.", "lin_api_", "glsa_", "pmak-", "dapi", "atatt3", "key-", "ntn_",
-            "secret_", ":aa", "xkeysib-", "discord"))
+   needles=("dapi", "key-", ":aa"),
+   words="hf shpat shpss shpca shppa dop doo dor hvs hvb lin glsa pmak atatt ntn secret xkeysib discord discordapp")
 _r("secret.azure_key", "looks like an Azure storage/service key or SAS signature",
    r"(?:accountkey|sharedaccesskey|sharedaccesssignature)\s*=\s*(?P<value>[a-z0-9+/%]{20,}=*)"
    r"|[?&]sig=(?P<sig>[a-z0-9%+/=]{30,})", LOW, needles=("accountkey", "sharedaccess", "sig="))
 _r("secret.jwt", "looks like a JSON Web Token", r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*", needles=("eyj",))
 _r("secret.database_url", "contains a database URL with a password",
-   r"\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|oracle|cockroachdb"
-   r"|clickhouse|jdbc:[a-z]+)://[^\s:/@]*:(?P<value>[^\s@/]+)@", LOW, check=_url_pw, needles=("@",))
+   r"\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|oracle|cockroachdb|clickhouse"
+   r"|jdbc:[a-z]+)://[^\s:/@]*:(?P<value>[^\s@/]+)@", LOW, check=_url_pw, needles=("@",))
 _r("secret.url_credentials", "contains a URL with an embedded password",
    r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:(?P<value>[^\s@/]+)@[\w.-]+", LOW, check=_url_pw, needles=("@",))
 _r("secret.bearer_token", "contains an Authorization header credential",
-   r"(?:\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)|\bbearer)\s+"
-   r"(?P<value>[a-z0-9._~+/-]{16,}=*)", LOW, needles=("bearer", "authorization"),
+   r"(?:\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)"
+   r"|\bbearer)\s+(?P<value>[a-z0-9._~+/-]{16,}=*)", LOW, needles=("bearer", "authorization"),
    check=lambda v: _has(v, str.isdigit, str.isalpha) and not _REFERENCE.match(v))
 _r("secret.assignment", "assigns a value to a password/secret/key/token setting",
-   r"(?:(?<![\w-])[\w.-]{0,40}?(?:passw(?:or)?d|passphrase|pwd|secret|secret[_-]?key|api[_-]?key|apikey"
-   r"|access[_-]?key|auth[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|token"
-   r"|credentials?|client[_-]?secret|auth|session[_-]?key|pass)(?:\s+(?:for|of|on|to|at)(?:\s+[\w'.-]+)"
-   r"{1,4}?)?" + _SEP + r"|\bpass(?:w(?:or)?d|phrase|code)\s+|\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,60}?"
-   r"\s-p)(?P<value>[^\s\"'`,;]{4,})", LOW, check=credential_like,
+   r"(?:(?:passw(?:or)?d|passphrase|pwd|secret[_-]?key|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?key"
+   r"|private[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|session[_-]?key|token|credentials?|auth"
+   r"|pass)(?:\s+(?:for|of|on|to|at)(?:\s+[\w'.-]+){1,4}?)?" + _SEP + r"|\bpass(?:w(?:or)?d|phrase|code)\s+"
+   r"|\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,60}?\s-p)(?P<value>[^\s\"'`,;]{4,})", LOW, check=credential_like,
    needles=("pass", "pwd", "secret", "key", "token", "credential", "auth"))
 _r("secret.wallet_seed", "looks like a wallet recovery phrase",
-   r"\b(?:seed|recovery|mnemonic|backup|secret)\s+(?:phrase|words)\b[^a-z\n]{0,12}(?:is\s+)?"
-   r"(?P<value>(?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})", LOW, words="seed recovery mnemonic backup secret")
+   r"\b(?:seed|recovery|mnemonic|backup|secret)\s+(?:phrase|words)\b[^a-z\n]{0,12}(?:is\s+)?(?P<value>"
+   r"(?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})", LOW, words="seed recovery mnemonic backup secret")
 _r("secret.generic_token", "looks like a random access token or key",
    r"(?<![\w+/=.-])[A-Za-z0-9+/_-]{32,}={0,2}(?![\w+/=-])", check=random_token, digits=1)
 
@@ -374,10 +341,10 @@ _r("personal_data.government_id.br_cpf", "contains a Brazilian CPF number",
 _r("personal_data.government_id.in_pan", "contains an Indian PAN",
    r"[A-Z](?<!\w[A-Z])[A-Z]{2}[ABCFGHLJPT][A-Z][0-9]{4}[A-Z]\b", digits=4)
 _r("personal_data.government_id.labeled", "contains a passport, licence or national id number",
-   r"\b(?:passport|ssn|social security|itin|social insurance|sin|tin|national (?:id|identity|insurance)|nino|tax (?:id|file"
-   r"|identification)|driver'?s? licen[cs]e|licen[cs]e (?:number|no)|id card|identity card|aadhaa?r|pan card"
-   r"|personalausweis|steuer-?id|bsn|nif|dni|cpf|curp|pesel|codice fiscale|medicare|nhs)\b(?:\s*(?:number"
-   r"|no\.?|num|#|id))?\s*(?:is|:|=|#|-)?\s*(?P<value>[a-z0-9][a-z0-9.-]{2,16}(?: \d[\d.-]{1,6}){0,4})\b", LOW, digits=2,
+   r"\b(?:passport|ssn|social security|itin|social insurance|sin|tin|national (?:id|identity|insurance)|nino|tax (?:id"
+   r"|file|identification)|driver'?s? licen[cs]e|licen[cs]e (?:number|no)|id card|identity card|aadhaa?r|pan card"
+   r"|personalausweis|steuer-?id|bsn|nif|dni|cpf|curp|pesel|codice fiscale|medicare|nhs)\b(?:\s*(?:number|no\.?|num|#"
+   r"|id))?\s*(?:is|:|=|#|-)?\s*(?P<value>[a-z0-9][a-z0-9.-]{2,16}(?: \d[\d.-]{1,6}){0,4})\b", LOW, digits=2,
    check=lambda v: v.upper() == v and len(_digits(v)) >= 2 and len(v) >= 6,
    words="passport ssn social itin sin tin national nino tax licence license id card identity aadhaar aadhar pan"
          " personalausweis steuer bsn nif dni cpf curp pesel codice medicare nhs")
@@ -386,15 +353,13 @@ _r("personal_data.phone.international", "contains a phone number",
    digits=8)
 _r("personal_data.phone.north_american", "contains a phone number",
    r"[(0-9](?<![\w+$.-][(0-9])(?:(?<=\()[0-9]{3}\)\s?|(?<=[0-9])[0-9]{2}[-. ])[0-9]{3}[-. ][0-9]{4}"
-   r"(?![\w-]|[.,]\d)", digits=10,
-   check=lambda v: len(d := _digits(v)) == 10 and d[0] > "1" and d[3] > "1")
+   r"(?![\w-]|[.,]\d)", digits=10, check=lambda v: len(d := _digits(v)) == 10 and d[0] > "1" and d[3] > "1")
 _r("personal_data.phone.national", "contains a phone number",
-   r"[(0](?<![\w+$.,/:-][(0])(?:(?<=\()0[0-9]{1,4}\)\s?|(?<=0)[0-9]{1,4}[ .-])[0-9]{2,8}(?:[ .-][0-9]{2,4})"
-   r"{0,3}(?![\w-]|[.,]\d)",
-   check=_phone(9, 11), digits=9)
+   r"[(0](?<![\w+$.,/:-][(0])(?:(?<=\()0[0-9]{1,4}\)\s?|(?<=0)[0-9]{1,4}[ .-])[0-9]{2,8}"
+   r"(?:[ .-][0-9]{2,4}){0,3}(?![\w-]|[.,]\d)", check=_phone(9, 11), digits=9)
 _r("personal_data.phone.labeled", "contains a phone number",
-   r"\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|landline|contact number|ph)"
-   r"\b\.?(?:\s*(?:number|no\.?|#))?\s*(?:is|at|on|:|=|-)?\s*(?P<value>\+?\(?\d[\d ().-]{5,18}\d)(?![\d.,])",
+   r"\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|landline|contact number"
+   r"|ph)\b\.?(?:\s*(?:number|no\.?|#))?\s*(?:is|at|on|:|=|-)?\s*(?P<value>\+?\(?\d[\d ().-]{5,18}\d)(?![\d.,])",
    LOW, check=_phone(7, 15), digits=7,
    words="phone tel telephone mobile cell cellphone call text sms whatsapp fax landline contact ph")
 
@@ -402,27 +367,30 @@ _r("personal_data.phone.labeled", "contains a phone number",
 _r("unstable.relative_day", "depends on the current date (today/tomorrow/yesterday); state it without it",
    r"\b(?:today|tonight|yesterday|tomorrow)(?:'s)?\b", LOW, words="today tonight yesterday tomorrow")
 _r("unstable.relative_time", "depends on the current time (now, this week, … ago); state it without it",
-   r"\b(?:right now|just now|as of (?:now|today)|at the moment|at present|this (?:morning|afternoon|evening"
-   rf"|week|weekend|month|quarter|year|sprint|season|{_DAYS})(?! (?:vs\.?|versus|with|to|and|against"
-   r"|compared)\b)|(?<!vs\. )(?<!vs )(?<!versus )(?<!with )(?<! to )(?<!and )(?<!against )(?:last|next)"
-   rf" (?:night|week|weekend|month|quarter|year|sprint|{_DAYS})|currently (?:at|sitting at|running at|stands?"
-   rf" at|down|up|offline|unavailable|broken|out of stock|trending|\$?\d)|{_N} (?:seconds?|minutes?|mins?"
-   rf"|hours?|hrs?|days?|weeks?|months?) ago|in {_N} (?:minutes?|hours?|days?|weeks?) from now|(?:starts?"
-   r"|begins?|is due|expires?|ends?|arrives?|ships?|lands?|launch(?:es)?|closes?|opens?|renews?|kicks? off"
-   rf"|is back) in {_N} (?:minutes?|hours?|days?|weeks?))\b", LOW,
-   needles=(" now", "moment", "present", "this ", "last ", "next ", "currently", " ago", "s in ", "e in ",
-            "d in ", "f in ", "k in "))
+   rf"\b(?:right now|just now|as of (?:now|today)|at the moment|at present|this (?:morning|afternoon|evening|week"
+   rf"|weekend|month|quarter|year|sprint|season|{_DAYS})(?! (?:vs\.?|versus|with|to|and|against|compared)\b)"
+   rf"|(?<!vs\. )(?<!vs )(?<!versus )(?<!with )(?<! to )(?<!and )(?<!against )(?:last|next) (?:night|week|weekend"
+   rf"|month|quarter|year|sprint|{_DAYS})|currently (?:at|sitting at|running at|stands? at|down|up|offline|unavailable"
+   rf"|broken|out of stock|trending|\$?\d)|{_N} (?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?) ago"
+   rf"|in {_N} (?:minutes?|hours?|days?|weeks?) from now|(?:starts?|begins?|is due|expires?|ends?|arrives?|ships?"
+   rf"|lands?|launch(?:es)?|closes?|opens?|renews?|kicks? off|is back) in {_N} (?:minutes?|hours?|days?"
+   rf"|weeks?))\b", LOW,
+   words="now moment present currently ago morning afternoon evening week weekend month quarter year sprint season"
+         " night monday tuesday wednesday thursday friday saturday sunday starts start begins begin due expires"
+         " expire ends end arrives arrive ships ship lands land launches launch closes close opens open renews renew"
+         " off back")
 _ONE_OFF = "contains a one-off identifier (UUID, request/order/session id); keep the reusable pattern"
 _r("unstable.one_off_id.uuid", _ONE_OFF, r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b(?<=\b[0-9a-f]{8}"
    r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", LOW, digits=3)
-_PREFIXES = ["req", "request", "sess", "session", "trace", "span", "ord", "order", "txn", "tx", "evt", "msg", "run", "job", "ticket", "tkt", "case", "inc", "cus", "cust", "sub", "inv", "pi", "ch", "po", "conv", "thread", "call", "chatcmpl", "resp", "batch", "ws", "user", "usr", "acct"]
+_PREFIXES = ("req request sess session trace span ord order txn tx evt msg run job ticket tkt case inc cus cust sub"
+             " inv pi ch po conv thread call chatcmpl resp batch ws user usr acct").split()
 _BEHIND = "|".join(rf"(?<=\b{p}[_-])" for p in _PREFIXES)  # separator first, then a look-behind per prefix
 _r("unstable.one_off_id.prefixed", _ONE_OFF, rf"[_-](?:{_BEHIND})(?P<value>\w{{6,}})\b", LOW,
    check=_min_digits(3), digits=3)
 _r("unstable.one_off_id.labeled", _ONE_OFF,
-   r"(?:order|ticket|case|incident|trace|request|session|transaction|invoice|confirmation|tracking|booking"
-   r"|reservation|conversation|shipment|refund|support)\s*(?:id|number|no\.?|num|#|ref(?:erence)?)\s*(?:is|was"
-   r"|:|=|#)?\s*#?(?P<ref>[a-z0-9][\w-]{3,})\b", LOW, check=_min_digits(3), digits=3,
+   r"(?:order|ticket|case|incident|trace|request|session|transaction|invoice|confirmation|tracking|booking|reservation"
+   r"|conversation|shipment|refund|support)\s*(?:id|number|no\.?|num|#|ref(?:erence)?)\s*(?:is|was|:|=|#)?\s*#?"
+   r"(?P<ref>[a-z0-9][\w-]{3,})\b", LOW, check=_min_digits(3), digits=3,
    words="order ticket case incident trace request session transaction invoice confirmation tracking booking"
          " reservation conversation shipment refund support")
 

@@ -116,9 +116,7 @@ class OpenAIEmbeddings:
         if self._dimension is None:
             self._dimension = int(vectors.shape[1])
         elif vectors.shape[1] != self._dimension:
-            raise self._endpoint.fail(
-                f"returned vectors of dimension {vectors.shape[1]}, expected {self._dimension}"
-            )
+            raise self._endpoint.fail(f"returned vectors of dimension {vectors.shape[1]}, expected {self._dimension}")
         return vectors
 
 
@@ -151,9 +149,7 @@ def from_spec(model: str, settings: Settings) -> Embedder:
     if "dimension" in options:
         value = options["dimension"][-1]
         if not value.isdigit() or int(value) <= 0:
-            raise ConfigurationError(
-                f"dimension must be a positive integer in 'openai:{model}', got {value!r}"
-            )
+            raise ConfigurationError(f"dimension must be a positive integer in 'openai:{model}', got {value!r}")
         dimension = int(value)
     base_url, api_key = connection_from(settings)
     return OpenAIEmbeddings(

@@ -35,5 +35,6 @@ def open_store(
         dimension=dimension,
         synchronous=settings.sqlite_synchronous,
         ann_threshold=settings.ann_threshold,
+        blas_threads=settings.blas_threads,
         clock=clock,
     )

@@ -8,6 +8,7 @@ full-text and vector index entries and its events commit together or not at all.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -160,6 +161,8 @@ class ListQuery:
 
 @dataclass(frozen=True)
 class SearchRequest:
+    """`terms` are the query's content words (see `learnloop.terms.query_terms`), unstemmed."""
+
     vector: Vector | None
     terms: Sequence[str]
     filters: Filters
@@ -169,7 +172,13 @@ class SearchRequest:
 
 @dataclass
 class Candidate:
-    learning: Learning
+    """A search hit with what ranking needs; the full `Learning` is loaded only for the final items."""
+
+    id: int
+    status: Status
+    hits: int
+    updated_at: float  # epoch seconds: ranking only needs ages, and this is the hot path
+    tags: list[str]
     vector_similarity: float | None = None
     vector_rank: int | None = None
     text_score: float | None = None
@@ -185,6 +194,16 @@ class Store(Protocol):
     async def aclose(self) -> None: ...
 
     async def apply(self, scope: Scope, operations: Sequence[Operation]) -> ApplyResult: ...
+
+    def submit(
+        self, scope: Scope, operations: Sequence[Operation], *, fallback: Sequence[Operation] | None = None
+    ) -> Future[ApplyResult]:
+        """Apply in the background without waiting; applied before any call this process makes later.
+
+        If `operations` conflict (`ConflictError`) and a `fallback` is given, the fallback is applied instead.
+        Used for bookkeeping the caller should not wait for, such as recording retrieval hits.
+        """
+        ...
 
     async def get(self, scope: Scope, learning_id: int) -> Learning | None: ...
 

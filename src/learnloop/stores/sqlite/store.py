@@ -13,14 +13,16 @@ import json
 import sqlite3
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from ...errors import StoreError
+from ...errors import ConflictError, StoreError
+from ...terms import index_terms, stem
 from ...models import Event, EventAction, Filters, Learning, Page, Scope, Status, Vocabulary, utcnow
 from ..base import (
     AppendEvent,
@@ -34,8 +36,9 @@ from ..base import (
 )
 from .connection import connect, read_transaction, write_transaction
 from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
-from .search import match_expression, partition_keys, text_search
-from .vectors import STATUS_CODES, Codebook, Partition, RowCodes
+from .search import match_expression, partition_keys
+from .keywords import TermCodebook
+from .partition import STATUS_CODES, Codebook, Partition, RowCodes
 from .writes import apply_operations, owner_clause, visible_clause
 
 __all__ = ["SQLiteStore"]
@@ -44,6 +47,7 @@ T = TypeVar("T")
 PartitionKey = tuple[str, str]
 
 _EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data"
+_PARTITION_COLUMNS = "id, status, category, namespace, type, simhash64, embedding, text, topic, tags"
 
 
 class SQLiteStore:
@@ -56,8 +60,9 @@ class SQLiteStore:
         embedding_model: str,
         dimension: int,
         synchronous: str = "NORMAL",
-        ann_threshold: int = 20_000,
+        ann_threshold: int = 8_192,
         max_cached_vectors: int = 2_000_000,
+        blas_threads: int | None = 1,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.path = str(path)
@@ -67,10 +72,12 @@ class SQLiteStore:
         self.ann_threshold = ann_threshold
         self.max_cached_vectors = max_cached_vectors
         self.clock = clock
+        self.blas_threads = blas_threads
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="learnloop-sqlite")
         self._conn: sqlite3.Connection | None = None
         self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
         self._codebook = Codebook()
+        self._terms = TermCodebook()
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
@@ -83,6 +90,8 @@ class SQLiteStore:
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         if self._conn is None:
+            if self.blas_threads is not None:
+                threadpool_limits(limits=self.blas_threads, user_api="blas")
             self._conn = connect(self.path, self.synchronous)
         try:
             return fn(self._conn, *args)
@@ -115,6 +124,27 @@ class SQLiteStore:
             learnings, events = apply_operations(conn, scope, operations, self.clock())
         return ApplyResult(learnings=learnings, events=events)
 
+    def submit(
+        self, scope: Scope, operations: Sequence[Operation], *, fallback: Sequence[Operation] | None = None
+    ) -> Future[ApplyResult]:
+        # One executor thread runs jobs in submission order, which is what makes "applied before any
+        # later call" hold without waiting here.
+        return self._executor.submit(self._call, self._apply_or_fallback, scope, list(operations), fallback)
+
+    def _apply_or_fallback(
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        operations: list[Operation],
+        fallback: Sequence[Operation] | None,
+    ) -> ApplyResult:
+        try:
+            return self._apply(conn, scope, operations)
+        except ConflictError:
+            if fallback is None:
+                raise
+            return self._apply(conn, scope, list(fallback))
+
     # -- simple reads --------------------------------------------------------------------------------
 
     async def get(self, scope: Scope, learning_id: int) -> Learning | None:
@@ -127,7 +157,7 @@ class SQLiteStore:
     def _get_many(self, conn: sqlite3.Connection, scope: Scope, ids: list[int]) -> list[Learning]:
         if not ids:
             return []
-        clause, params = visible_clause(scope)
+        clause, params = visible_clause(scope, by_id=True)
         marks = ", ".join("?" for _ in ids)
         rows = conn.execute(
             f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
@@ -141,7 +171,7 @@ class SQLiteStore:
     def _get_vectors(self, conn: sqlite3.Connection, scope: Scope, ids: list[int]) -> dict[int, Vector]:
         if not ids:
             return {}
-        clause, params = visible_clause(scope)
+        clause, params = visible_clause(scope, by_id=True)
         marks = ", ".join("?" for _ in ids)
         rows = conn.execute(
             f"SELECT id, embedding FROM learnings WHERE id IN ({marks}) AND {clause} "
@@ -202,36 +232,47 @@ class SQLiteStore:
 
     def _search(self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest) -> list[Candidate]:
         keys = partition_keys(scope, request.filters.include_global)
-        candidates: dict[int, Candidate] = {}
+        partitions = [self._partition(conn, key) for key in keys]
+        masks = [p.mask(request.filters, self._codebook) for p in partitions]
+        vector_hits: list[tuple[int, float]] = []
         if request.vector is not None and request.vector_k > 0:
             query = np.ascontiguousarray(request.vector, dtype=np.float32)
             if query.shape != (self.dimension,):
                 raise StoreError(f"query vector has shape {query.shape}, expected ({self.dimension},)")
-            found: list[tuple[int, float]] = []
-            for key in keys:
-                partition = self._partition(conn, key)
-                mask = partition.mask(request.filters, self._codebook)
-                found += partition.search(query, request.vector_k, mask)
-            found.sort(key=lambda pair: -pair[1])
-            for rank, (learning_id, similarity) in enumerate(found[: request.vector_k], start=1):
-                candidates[learning_id] = Candidate(
-                    learning=None,  # type: ignore[arg-type]  # filled below
-                    vector_similarity=similarity,
-                    vector_rank=rank,
-                )
-        if request.terms and request.text_k > 0:
-            for rank, (learning_id, score) in enumerate(
-                text_search(conn, scope, keys, request.terms, request.filters, request.text_k), start=1
-            ):
-                candidate = candidates.setdefault(learning_id, Candidate(learning=None))  # type: ignore[arg-type]
-                candidate.text_score = score
-                candidate.text_rank = rank
-        if not candidates:
+            for partition, mask in zip(partitions, masks, strict=True):
+                vector_hits += partition.search(query, request.vector_k, mask)
+            vector_hits = sorted(vector_hits, key=lambda pair: -pair[1])[: request.vector_k]
+        text_hits: list[tuple[int, float]] = []
+        terms = self._terms.known([stem(t) for t in request.terms])
+        if terms and request.text_k > 0:
+            for partition, mask in zip(partitions, masks, strict=True):
+                text_hits += partition.keyword_search(terms, request.text_k, mask)
+            text_hits = sorted(text_hits, key=lambda pair: -pair[1])[: request.text_k]
+        found: dict[int, dict[str, Any]] = {}
+        for rank, (learning_id, similarity) in enumerate(vector_hits, start=1):
+            found[learning_id] = {"vector_similarity": similarity, "vector_rank": rank}
+        for rank, (learning_id, score) in enumerate(text_hits, start=1):
+            found.setdefault(learning_id, {}).update(text_score=score, text_rank=rank)
+        if not found:
             return []
-        learnings = self._get_many(conn, scope, list(candidates))
-        for learning in learnings:
-            candidates[learning.id].learning = learning
-        return [c for c in candidates.values() if c.learning is not None]
+        clause, params = visible_clause(scope, by_id=True)
+        ids = list(found)
+        marks = ", ".join("?" for _ in ids)
+        rows = conn.execute(
+            f"SELECT id, status, hits, updated_at, tags FROM learnings WHERE id IN ({marks}) AND {clause}",
+            [*ids, *params],
+        ).fetchall()
+        return [
+            Candidate(
+                id=row[0],
+                status=Status(row[1]),
+                hits=row[2],
+                updated_at=row[3],
+                tags=[] if row[4] == "[]" else json.loads(row[4]),
+                **found[row[0]],
+            )
+            for row in rows
+        ]
 
     async def near_duplicates(
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None
@@ -282,20 +323,25 @@ class SQLiteStore:
         digest = hashlib.blake2b(f"{key[0]}\x00{key[1]}\x00{self.embedding_model}".encode(), digest_size=12)
         return Path(self.path + ".ann") / f"{digest.hexdigest()}.hnsw"
 
-    def _row_codes(self, status: str, category: str | None, namespace: str, type_: str, sim: str) -> RowCodes:
+    def _row_codes(self, row: Sequence[Any]) -> RowCodes:
+        """Codes of a row selected with `_PARTITION_COLUMNS`."""
+        _, status, category, namespace, type_, sim, _, text, topic, tags = row[:10]
+        terms, counts = self._terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(json.loads(tags))}"))
         return RowCodes(
             status=STATUS_CODES[Status(status)],
             category=self._codebook.code(category),
             namespace=self._codebook.code(namespace),
             type=self._codebook.code(type_),
             simhash=int(sim, 16),
+            terms=terms,
+            term_counts=counts,
         )
 
     def _load_partition(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
         with read_transaction(conn):
             watermark = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_changes").fetchone()[0]
             rows = conn.execute(
-                "SELECT id, status, category, namespace, type, simhash64, embedding FROM learnings "
+                f"SELECT {_PARTITION_COLUMNS} FROM learnings "
                 "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?",
                 (key[0], key[1], self.embedding_model),
             ).fetchall()
@@ -309,8 +355,9 @@ class SQLiteStore:
         if rows:
             blob = b"".join(row[6] for row in rows)
             vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dimension)
-            codes = [self._row_codes(r[1], r[2], r[3], r[4], r[5]) for r in rows]
+            codes = [self._row_codes(r) for r in rows]
             partition.bulk_load([r[0] for r in rows], vectors, codes)
+            partition.keywords.freeze()
         return partition
 
     def _changes_since(self, conn: sqlite3.Connection, key: PartitionKey, seq: int) -> list[int] | None:
@@ -330,26 +377,20 @@ class SQLiteStore:
         ids = sorted({learning_id for _, learning_id in changes})
         marks = ", ".join("?" for _ in ids)
         rows = conn.execute(
-            f"SELECT id, status, category, namespace, type, simhash64, embedding, tenant, user_id, embedding_model "
-            f"FROM learnings WHERE id IN ({marks})",
+            f"SELECT {_PARTITION_COLUMNS}, tenant, user_id, embedding_model FROM learnings WHERE id IN ({marks})",
             ids,
         ).fetchall()
         current = {row[0]: row for row in rows}
         for learning_id in ids:
             row = current.get(learning_id)
-            live = (
+            if (
                 row is not None
                 and row[1] != "deprecated"
-                and (row[7], row[8]) == key
-                and row[9] == self.embedding_model
+                and (row[10], row[11]) == key
+                and row[12] == self.embedding_model
                 and row[6] is not None
-            )
-            if live and row is not None:
-                partition.upsert(
-                    learning_id,
-                    vector_from_blob(row[6]),
-                    self._row_codes(row[1], row[2], row[3], row[4], row[5]),
-                )
+            ):
+                partition.upsert(learning_id, vector_from_blob(row[6]), self._row_codes(row))
             else:
                 partition.remove(learning_id)
         partition.watermark = changes[-1][0]

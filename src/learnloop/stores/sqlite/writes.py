@@ -30,19 +30,24 @@ __all__ = ["apply_operations", "owner_clause", "visible_clause"]
 _INDEXED_FIELDS = {"status", "category", "namespace", "type", "simhash64", "user"}
 
 
-def visible_clause(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
-    """Rows the scope may read: its own and, for a user, the tenant's global ones."""
-    prefix = f"{alias}." if alias else ""
+def visible_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
+    """Rows the scope may read: its own and, for a user, the tenant's global ones.
+
+    With `by_id` the clause only checks rows found by primary key: the unary `+` keeps SQLite from
+    choosing the (tenant, user) index and scanning every row of the user instead.
+    """
+    p = "+" if by_id else ""
     if scope.user is None:
-        return f"{prefix}tenant = ?", [scope.tenant]
-    return f"{prefix}tenant = ? AND {prefix}user_id IN (?, '')", [scope.tenant, scope.user]
+        return f"{p}tenant = ?", [scope.tenant]
+    return f"{p}tenant = ? AND {p}user_id IN (?, '')", [scope.tenant, scope.user]
 
 
-def owner_clause(scope: Scope) -> tuple[str, list[Any]]:
+def owner_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
     """Rows the scope may change."""
+    p = "+" if by_id else ""
     if scope.user is None:
-        return "tenant = ?", [scope.tenant]
-    return "tenant = ? AND user_id = ?", [scope.tenant, scope.user]
+        return f"{p}tenant = ?", [scope.tenant]
+    return f"{p}tenant = ? AND {p}user_id = ?", [scope.tenant, scope.user]
 
 
 def _fetch(conn: sqlite3.Connection, where: str, params: list[Any]) -> Learning | None:
@@ -51,7 +56,7 @@ def _fetch(conn: sqlite3.Connection, where: str, params: list[Any]) -> Learning 
 
 
 def _fetch_owned(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> Learning:
-    clause, params = owner_clause(scope)
+    clause, params = owner_clause(scope, by_id=True)
     found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
     if found is None:
         raise NotFound(f"learning {learning_id} not found", id=learning_id)
@@ -178,7 +183,7 @@ def _delete(conn: sqlite3.Connection, scope: Scope, op: Delete, now: datetime) -
 def _touch(conn: sqlite3.Connection, scope: Scope, op: Touch) -> None:
     if not op.ids:
         return
-    clause, params = visible_clause(scope)
+    clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in op.ids)
     conn.execute(
         f"UPDATE learnings SET hits = hits + 1, streak = streak + 1, last_retrieved_at = ? "
@@ -222,7 +227,7 @@ def apply_operations(
 
 
 def _fetch_owned_or_visible(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> Learning:
-    clause, params = visible_clause(scope)
+    clause, params = visible_clause(scope, by_id=True)
     found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
     if found is None:
         raise NotFound(f"learning {learning_id} not found", id=learning_id)

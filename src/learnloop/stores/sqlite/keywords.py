@@ -1,0 +1,149 @@
+"""BM25 over one partition, in memory: a compressed inverted index plus a small delta of recent documents.
+
+FTS5 ranks by computing bm25() for every matching row, which grows with the partition (about 4 ms at 20k
+rows and 20 ms at 100k on the 2-core machine); scoring posting lists with numpy stays well under a
+millisecond. Documents live in slots; a removed slot is only marked dead, and the owner compacts slots
+now and then, rebuilding the index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["KeywordIndex", "TermCodebook"]
+
+_K1 = 1.2
+_B = 0.75
+_DELTA_REBUILD = 2_000
+
+IntArray = npt.NDArray[np.int32]
+
+
+class TermCodebook:
+    """Stemmed term → integer id, shared by every partition of a store."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+
+    def encode(self, terms: Counter[str]) -> tuple[IntArray, IntArray]:
+        ids = np.fromiter((self._ids.setdefault(t, len(self._ids)) for t in terms), dtype=np.int32, count=len(terms))
+        return ids, np.fromiter(terms.values(), dtype=np.int32, count=len(terms))
+
+    def known(self, terms: Sequence[str]) -> list[int]:
+        return [i for t in terms if (i := self._ids.get(t)) is not None]
+
+
+class KeywordIndex:
+    def __init__(self) -> None:
+        self.doc_terms: list[IntArray] = []  # per slot: term ids
+        self.doc_tf: list[IntArray] = []  # per slot: term frequencies
+        self.doc_len = np.zeros(0, dtype=np.float32)
+        self.alive = np.zeros(0, dtype=bool)
+        self.df: dict[int, int] = {}
+        self.live_docs = 0
+        self.total_len = 0
+        # Frozen part: CSR over slots [0, frozen) sorted by term.
+        self.frozen = 0
+        self.term_index: dict[int, tuple[int, int]] = {}
+        self.post_slots = np.zeros(0, dtype=np.int32)
+        self.post_tf = np.zeros(0, dtype=np.float32)
+        # Delta part: slots >= frozen.
+        self.delta: dict[int, tuple[list[int], list[int]]] = {}
+
+    @property
+    def slots(self) -> int:
+        return len(self.doc_terms)
+
+    def add(self, terms: IntArray, tf: IntArray) -> int:
+        slot = len(self.doc_terms)
+        self.doc_terms.append(terms)
+        self.doc_tf.append(tf)
+        length = int(tf.sum())
+        if slot >= len(self.doc_len):
+            size = max(64, 2 * len(self.doc_len), slot + 1)
+            self.doc_len = np.resize(self.doc_len, size)
+            self.alive = np.resize(self.alive, size)
+        self.doc_len[slot] = length
+        self.alive[slot] = True
+        self.live_docs += 1
+        self.total_len += length
+        for term, count in zip(terms.tolist(), tf.tolist(), strict=True):
+            self.df[term] = self.df.get(term, 0) + 1
+            slots, tfs = self.delta.setdefault(term, ([], []))
+            slots.append(slot)
+            tfs.append(count)
+        if slot + 1 - self.frozen > max(_DELTA_REBUILD, self.frozen // 10):
+            self.freeze()
+        return slot
+
+    def kill(self, slot: int) -> None:
+        if not self.alive[slot]:
+            return
+        self.alive[slot] = False
+        self.live_docs -= 1
+        self.total_len -= int(self.doc_len[slot])
+        for term in self.doc_terms[slot].tolist():
+            self.df[term] -= 1
+
+    def freeze(self) -> None:
+        """Fold every slot into the compressed index (dead slots stay, masked, until compaction)."""
+        count = len(self.doc_terms)
+        if count == 0:
+            return
+        lengths = np.fromiter((len(t) for t in self.doc_terms), dtype=np.int64, count=count)
+        terms = np.concatenate(self.doc_terms) if count else np.zeros(0, dtype=np.int32)
+        tfs = np.concatenate(self.doc_tf).astype(np.float32)
+        slots = np.repeat(np.arange(count, dtype=np.int32), lengths)
+        order = np.argsort(terms, kind="stable")
+        terms, self.post_slots, self.post_tf = terms[order], slots[order], tfs[order]
+        boundaries = np.flatnonzero(np.diff(terms)) + 1
+        starts = np.concatenate(([0], boundaries)).tolist()
+        ends = np.concatenate((boundaries, [len(terms)])).tolist()
+        self.term_index = {int(terms[s]): (s, e) for s, e in zip(starts, ends, strict=True)} if len(terms) else {}
+        self.frozen = count
+        self.delta = {}
+
+    def compact(self, keep: IntArray) -> None:
+        """Keep only the slots in `keep` (in that order): they become slots 0..len(keep)-1."""
+        kept = keep.tolist()
+        self.doc_terms = [self.doc_terms[s] for s in kept]
+        self.doc_tf = [self.doc_tf[s] for s in kept]
+        self.doc_len = self.doc_len[keep].copy()
+        self.alive = np.ones(len(kept), dtype=bool)
+        self.freeze()
+
+    def postings(self, term: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
+        span = self.term_index.get(term)
+        frozen_slots = self.post_slots[span[0] : span[1]] if span else self.post_slots[:0]
+        frozen_tf = self.post_tf[span[0] : span[1]] if span else self.post_tf[:0]
+        recent = self.delta.get(term)
+        if recent is None:
+            return frozen_slots, frozen_tf
+        return (
+            np.concatenate((frozen_slots, np.asarray(recent[0], dtype=np.int32))),
+            np.concatenate((frozen_tf, np.asarray(recent[1], dtype=np.float32))),
+        )
+
+    def scores(self, query_terms: Sequence[int]) -> npt.NDArray[np.float32] | None:
+        """BM25 of every slot for the query (zero where no term matches), or None when nothing matches."""
+        if self.live_docs == 0:
+            return None
+        scores: npt.NDArray[np.float32] | None = None
+        average = self.total_len / self.live_docs
+        for term in set(query_terms):
+            df = self.df.get(term, 0)
+            if df <= 0:
+                continue
+            idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
+            slots, tf = self.postings(term)
+            norm = tf + _K1 * (1 - _B + _B * self.doc_len[slots] / average)
+            if scores is None:
+                scores = np.zeros(self.slots, dtype=np.float32)
+            # A term's postings name each slot once, so plain fancy-index addition is exact.
+            scores[slots] += (idf * tf * (_K1 + 1) / norm).astype(np.float32)
+        return scores

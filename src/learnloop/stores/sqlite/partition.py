@@ -1,0 +1,352 @@
+"""In-memory search partitions over the SQLite file: vectors (exact numpy or HNSW) and BM25 keywords.
+
+SQLite holds every embedding and text; a partition is one (tenant, user) slice of the live (not
+deprecated) learnings, loaded on first use and kept in step with the `vector_changes` log, so writes made
+by other processes are seen too. Rows live in slots: a changed row takes a new slot and its old one is
+marked dead; compaction drops dead slots once they are a quarter of the total. Filters are evaluated on
+per-slot codes before top-k selection, so filtered-out rows never take a slot in the results.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...models import Filters, Status
+from .keywords import IntArray, KeywordIndex
+
+__all__ = ["STATUS_CODES", "Codebook", "Partition", "RowCodes"]
+
+log = logging.getLogger("learnloop.vectors")
+
+STATUS_CODES = {Status.CANDIDATE: 1, Status.VERIFIED: 2}
+_HNSW_M = 16
+_HNSW_EF_CONSTRUCTION = 128
+_HNSW_EF_SEARCH = 96
+_MIN_DEAD_FOR_COMPACTION = 256
+
+Mask = npt.NDArray[np.bool_]
+Vectors = npt.NDArray[np.float32]
+
+
+class Codebook:
+    """Interns strings (categories, namespaces, types) to small integers for vectorised filtering."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+
+    def code(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        return self._codes.setdefault(value, len(self._codes))
+
+    def known(self, value: str) -> int | None:
+        return self._codes.get(value)
+
+
+@dataclass(frozen=True)
+class RowCodes:
+    status: int
+    category: int
+    namespace: int
+    type: int
+    simhash: int
+    terms: IntArray
+    term_counts: IntArray
+
+
+class _Ann:
+    """An hnswlib index keyed by learning id, inner-product space (vectors are unit length)."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+        self.index.set_ef(_HNSW_EF_SEARCH)
+        self.deleted: set[int] = set()
+
+    @classmethod
+    def build(cls, dim: int, ids: npt.NDArray[np.int64], vectors: Vectors) -> _Ann:
+        import hnswlib
+
+        index = hnswlib.Index(space="ip", dim=dim)
+        index.init_index(max_elements=max(2 * len(ids), 1024), ef_construction=_HNSW_EF_CONSTRUCTION, M=_HNSW_M)
+        ann = cls(index)
+        ann.upsert(ids, vectors)
+        return ann
+
+    @classmethod
+    def load(cls, path: Path, dim: int, capacity: int, deleted: Iterable[int]) -> _Ann:
+        import hnswlib
+
+        index = hnswlib.Index(space="ip", dim=dim)
+        index.load_index(str(path), max_elements=capacity)
+        ann = cls(index)
+        ann.deleted = set(deleted)
+        return ann
+
+    @property
+    def live(self) -> int:
+        return int(self.index.get_current_count()) - len(self.deleted)
+
+    def upsert(self, ids: npt.NDArray[np.int64], vectors: Vectors) -> None:
+        needed = self.index.get_current_count() + len(ids)
+        if needed > self.index.get_max_elements():
+            self.index.resize_index(max(needed, self.index.get_max_elements() * 2))
+        for learning_id in ids.tolist():
+            if learning_id in self.deleted:
+                self.index.unmark_deleted(learning_id)
+                self.deleted.discard(learning_id)
+        self.index.add_items(vectors, ids, num_threads=1)
+
+    def remove(self, learning_id: int) -> None:
+        if learning_id in self.deleted:
+            return
+        try:
+            self.index.mark_deleted(learning_id)
+        except RuntimeError:
+            return  # never added: nothing to hide
+        self.deleted.add(learning_id)
+
+    def query(self, vector: Vectors, k: int) -> list[tuple[int, float]]:
+        k = min(k, self.live)
+        while k > 0:
+            try:
+                labels, distances = self.index.knn_query(vector, k=k, num_threads=1)
+            except RuntimeError:
+                k //= 2  # fewer reachable elements than asked for
+                continue
+            return list(zip(labels[0].tolist(), (1.0 - distances[0]).tolist(), strict=True))
+        return []
+
+
+class Partition:
+    """The live rows of one (tenant, user) slice: vectors, keyword index, filter codes, SimHashes."""
+
+    def __init__(
+        self,
+        dim: int,
+        watermark: int,
+        ann_threshold: int,
+        ann_path: Path | None,
+        changes_since: Callable[[int], list[int] | None],
+    ) -> None:
+        self.dim = dim
+        self.watermark = watermark
+        self.ann_threshold = ann_threshold
+        self.ann_path = ann_path
+        self.changes_since = changes_since
+        self.size = 0  # slots in use, dead ones included
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.vectors = np.zeros((0, dim), dtype=np.float32)
+        self.alive = np.zeros(0, dtype=bool)
+        self.status = np.zeros(0, dtype=np.int8)
+        self.category = np.zeros(0, dtype=np.int32)
+        self.namespace = np.zeros(0, dtype=np.int32)
+        self.type = np.zeros(0, dtype=np.int32)
+        self.simhash = np.zeros(0, dtype=np.uint64)
+        self.slot_of: dict[int, int] = {}
+        self.keywords = KeywordIndex()
+        self.ann: _Ann | None = None
+        self.ann_dirty = False
+
+    @property
+    def n(self) -> int:
+        """Live rows."""
+        return len(self.slot_of)
+
+    # -- mutation ------------------------------------------------------------------------------------
+
+    def _reserve(self, extra: int) -> None:
+        need = self.size + extra
+        if need <= len(self.ids):
+            return
+        capacity = max(need, 2 * len(self.ids), 64)
+        for name in ("ids", "vectors", "alive", "status", "category", "namespace", "type", "simhash"):
+            array = getattr(self, name)
+            grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            grown[: self.size] = array[: self.size]
+            setattr(self, name, grown)
+
+    def bulk_load(self, ids: Sequence[int], vectors: Vectors, codes: Sequence[RowCodes]) -> None:
+        self._reserve(len(ids))
+        start, end = self.size, self.size + len(ids)
+        self.ids[start:end] = ids
+        self.vectors[start:end] = vectors
+        self.alive[start:end] = True
+        self.status[start:end] = [c.status for c in codes]
+        self.category[start:end] = [c.category for c in codes]
+        self.namespace[start:end] = [c.namespace for c in codes]
+        self.type[start:end] = [c.type for c in codes]
+        self.simhash[start:end] = np.array([c.simhash for c in codes], dtype=np.uint64)
+        for offset, (learning_id, code) in enumerate(zip(ids, codes, strict=True)):
+            self.slot_of[learning_id] = start + offset
+            self.keywords.add(code.terms, code.term_counts)
+        self.size = end
+
+    def upsert(self, learning_id: int, vector: Vectors, codes: RowCodes) -> None:
+        self._kill(learning_id)
+        self.bulk_load([learning_id], vector.reshape(1, -1), [codes])
+        if self.ann is not None:
+            self.ann.upsert(np.array([learning_id], dtype=np.int64), vector.reshape(1, -1))
+            self.ann_dirty = True
+        self._maybe_compact()
+
+    def remove(self, learning_id: int) -> None:
+        if self._kill(learning_id) and self.ann is not None:
+            self.ann.remove(learning_id)
+            self.ann_dirty = True
+        self._maybe_compact()
+
+    def _kill(self, learning_id: int) -> bool:
+        slot = self.slot_of.pop(learning_id, None)
+        if slot is None:
+            return False
+        self.alive[slot] = False
+        self.keywords.kill(slot)
+        return True
+
+    def _maybe_compact(self) -> None:
+        dead = self.size - self.n
+        if dead < max(_MIN_DEAD_FOR_COMPACTION, self.size // 4):
+            return
+        keep = np.flatnonzero(self.alive[: self.size]).astype(np.int32)
+        for name in ("ids", "vectors", "alive", "status", "category", "namespace", "type", "simhash"):
+            setattr(self, name, getattr(self, name)[keep].copy())
+        self.size = len(keep)
+        self.slot_of = {int(i): s for s, i in enumerate(self.ids[: self.size].tolist())}
+        self.keywords.compact(keep)
+
+    # -- approximate index ---------------------------------------------------------------------------
+
+    def ensure_ann(self) -> None:
+        """Build (or load) the HNSW index once the partition is large enough to need one."""
+        if self.ann is not None or self.n < self.ann_threshold:
+            return
+        try:
+            import hnswlib  # noqa: F401
+        except ImportError:
+            log.warning("partition has %d vectors; install learnloop[ann] for an HNSW index", self.n)
+            self.ann_threshold = 1 << 62
+            return
+        if self.ann_path is not None and self._load_ann():
+            return
+        live = np.flatnonzero(self.alive[: self.size])
+        self.ann = _Ann.build(self.dim, self.ids[live], self.vectors[live])
+        self.ann_dirty = True
+        self.save_ann()
+
+    def _load_ann(self) -> bool:
+        assert self.ann_path is not None
+        meta_path = self.ann_path.with_suffix(".json")
+        if not (self.ann_path.exists() and meta_path.exists()):
+            return False
+        try:
+            meta = json.loads(meta_path.read_text())
+            saved_at = int(meta["watermark"])
+            changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
+            if changed is None:
+                return False  # saved by a newer writer, or the change log no longer covers the gap
+            ann = _Ann.load(self.ann_path, self.dim, 2 * self.n + 1024, meta.get("deleted", []))
+        except (OSError, ValueError, KeyError, RuntimeError):
+            return False
+        for learning_id in set(changed):  # replay what happened since the file was written
+            slot = self.slot_of.get(learning_id)
+            if slot is None:
+                ann.remove(learning_id)
+            else:
+                ann.upsert(np.array([learning_id], dtype=np.int64), self.vectors[slot : slot + 1])
+        if ann.live != self.n:
+            return False
+        self.ann = ann
+        self.ann_dirty = bool(changed)
+        return True
+
+    def save_ann(self) -> None:
+        if self.ann is None or self.ann_path is None or not self.ann_dirty:
+            return
+        self.ann_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.ann_path.with_suffix(".tmp")
+        self.ann.index.save_index(str(tmp))
+        os.replace(tmp, self.ann_path)
+        meta = {"watermark": self.watermark, "count": self.n, "deleted": sorted(self.ann.deleted)}
+        self.ann_path.with_suffix(".json").write_text(json.dumps(meta))
+        self.ann_dirty = False
+
+    def drop_ann_files(self) -> None:
+        if self.ann_path is not None:
+            for path in (self.ann_path, self.ann_path.with_suffix(".json")):
+                path.unlink(missing_ok=True)
+
+    # -- queries -------------------------------------------------------------------------------------
+
+    def mask(self, filters: Filters, codebook: Codebook) -> Mask:
+        """Slots that are alive and pass the filters."""
+        size = self.size
+        mask = self.alive[:size].copy()
+
+        def restrict(column: npt.NDArray[Any], allowed: Iterable[int]) -> None:
+            nonlocal mask
+            mask &= np.isin(column[:size], np.fromiter(allowed, dtype=column.dtype))
+
+        statuses = {STATUS_CODES[s] for s in filters.statuses if s in STATUS_CODES}
+        if statuses != set(STATUS_CODES.values()):
+            restrict(self.status, statuses)
+        if filters.namespace is not None:
+            restrict(self.namespace, _codes(codebook, [filters.namespace]))
+        if filters.categories is not None:
+            restrict(self.category, _codes(codebook, filters.categories))
+        if filters.types is not None:
+            restrict(self.type, _codes(codebook, [t.value for t in filters.types]))
+        return mask
+
+    def search(self, vector: Vectors, k: int, mask: Mask) -> list[tuple[int, float]]:
+        """(learning id, cosine similarity) of the nearest live rows passing `mask`, best first."""
+        if self.n == 0 or k <= 0:
+            return []
+        self.ensure_ann()
+        if self.ann is not None and float(mask.mean()) > 0.25:
+            found = self.ann.query(vector, k * 2)
+            kept = [(i, s) for i, s in found if (slot := self.slot_of.get(i)) is not None and mask[slot]]
+            if len(kept) >= min(k, int(mask.sum())):
+                return kept[:k]
+        return self._top(self.vectors[: self.size] @ vector, k, mask, positive_only=False)
+
+    def keyword_search(self, terms: Sequence[int], k: int, mask: Mask) -> list[tuple[int, float]]:
+        """(learning id, BM25 score) of the best keyword matches passing `mask`, best first."""
+        scores = self.keywords.scores(terms)
+        if scores is None:
+            return []
+        return self._top(scores[: self.size], k, mask, positive_only=True)
+
+    def _top(
+        self, scores: npt.NDArray[np.float32], k: int, mask: Mask, *, positive_only: bool
+    ) -> list[tuple[int, float]]:
+        keep = mask & (scores > 0) if positive_only else mask
+        slots = np.flatnonzero(keep)
+        if slots.size == 0:
+            return []
+        values = scores[slots]
+        if slots.size > k:
+            best = np.argpartition(-values, k - 1)[:k]
+            slots, values = slots[best], values[best]
+        order = np.argsort(-values, kind="stable")
+        return list(zip(self.ids[slots[order]].tolist(), values[order].tolist(), strict=True))
+
+    def near_simhash(self, simhash: int, max_distance: int, mask: Mask) -> list[tuple[int, int]]:
+        if self.n == 0:
+            return []
+        distances = np.bitwise_count(self.simhash[: self.size] ^ np.uint64(simhash))
+        slots = np.flatnonzero((distances <= max_distance) & mask)
+        order = slots[np.argsort(distances[slots], kind="stable")]
+        return list(zip(self.ids[order].tolist(), distances[order].astype(int).tolist(), strict=True))
+
+
+def _codes(codebook: Codebook, values: Iterable[str]) -> list[int]:
+    return [code for value in values if (code := codebook.known(value)) is not None]
