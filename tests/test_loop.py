@@ -187,17 +187,17 @@ async def test_purge_deprecated_older_than(loop: Loop) -> None:
     assert await loop.purge_deprecated(timedelta(seconds=-1)) == [saved.learning.id]
 
 
+KETTLES = ["Grainfather G30", "Anvil Foundry", "Brewzilla 35L", "Robobrew", "Spike kettle", "Mash & Boil",
+           "BIAB kettle", "club kettle", "Ss Brewtech kettle", "Klarstein kettle"]
+
+
 async def test_limits_and_token_budget(loop: Loop) -> None:
-    for i in range(10):
-        await loop.save(
-            f"Boil-off observation {i}: the kettle lost {3 + i / 10:.1f} L per hour of boiling",
-            user="alice",
-            category="equipment",
-        )
+    for i, kettle in enumerate(KETTLES):
+        await loop.save(f"The {kettle} boils off about {3 + i / 10:.1f} L per hour", user="alice", category="equipment")
     default = await loop.retrieve_context("alice", QUESTION)
     assert len(default.items) == 6 and len(default.block) <= 1500
-    tight = await loop.retrieve_context("alice", QUESTION, limits=Limits(max_tokens=60))
-    assert 1 <= len(tight.items) < 6 and tight.tokens <= 60
+    tight = await loop.retrieve_context("alice", QUESTION, limits=Limits(max_tokens=40))
+    assert 1 <= len(tight.items) < 6 and tight.tokens <= 40
 
 
 async def test_query_vector_skips_embedding_and_record_false_counts_nothing(loop: Loop) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -13,11 +14,16 @@ from datetime import datetime
 
 import numpy as np
 
+from .capture.dedupe import DedupePolicy
+from .capture.extractor import LLMExtractor
+from .capture.feedback import FeedbackAnalyzer
+from .capture.gate import WriteGate
+from .capture.observer import RuleObserver
 from .embedders.base import Embedder, Purpose
 from .events import EventBus
 from .lifecycle import LifecyclePolicy
 from .llms.base import ChatModel
-from .models import DEFAULT_VOCABULARY, Scope, Vocabulary, utcnow
+from .models import DEFAULT_VOCABULARY, Scope, Status, Vocabulary, utcnow
 from .retrieval import RetrievalConfig
 from .stores.base import ApplyResult, Operation, Store, Vector
 
@@ -38,9 +44,24 @@ class Engine:
     default_vocabulary: Vocabulary = field(default_factory=lambda: DEFAULT_VOCABULARY)
     clock: Callable[[], datetime] = utcnow
     bus: EventBus = field(default_factory=EventBus)
+    gate: WriteGate = field(default_factory=WriteGate)
+    dedupe: DedupePolicy = field(default_factory=DedupePolicy)
+    tool_status: Status = Status.VERIFIED
+    observer: RuleObserver = field(default_factory=RuleObserver)
+    feedback: FeedbackAnalyzer = field(default_factory=FeedbackAnalyzer)
+    _extractor: LLMExtractor | None = None
+    # Outcomes of writes by kind ("save.created", "save.refused.<rule>"): refusals leave no other trace.
+    counters: Counter[str] = field(default_factory=Counter)
     _vocabularies: dict[tuple[str, str], tuple[float, Vocabulary]] = field(default_factory=dict)
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def extractor(self) -> LLMExtractor | None:
+        """The LLM extraction path of the observer, present when a chat model is configured."""
+        if self.llm is not None and self._extractor is None:
+            self._extractor = LLMExtractor(self.llm)
+        return self._extractor
 
     async def ensure_started(self) -> None:
         if self._started:

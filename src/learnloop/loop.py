@@ -8,12 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import AsyncIterator, Iterable, Sequence
+import functools
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 from . import governance
+from .capture.tool import (
+    DEFAULT_TOOL_NAME,
+    ToolCallResult,
+    ToolFormat,
+    handle_tool_call,
+    proactive_learning_section,
+    tool_schema,
+)
+from .capture.observe import ObserveResult, observe
 from .capture.write import SaveRequest, SaveResult, save
 from .engine import Engine
 from .errors import ValidationError
@@ -37,6 +47,7 @@ from .portability import ImportReport, export_lines, import_lines
 from .recall import retrieve
 from .stores.base import EventDraft, ListQuery, Vector
 from .sync import SyncProxy
+from .tools import ToolIntelligence
 
 __all__ = ["Loop"]
 
@@ -63,6 +74,14 @@ class Loop:
     def sync(self) -> Any:
         """The same loop with blocking methods: `loop.sync.retrieve_context("alice", "...")`."""
         return SyncProxy(self)
+
+    # -- tool intelligence (learnloop.tools) --------------------------------------------------------
+
+    @functools.cached_property
+    def tools(self) -> ToolIntelligence:
+        """Tool catalog, routing, usage signals, templates and recovery for this tenant:
+        `await loop.tools.route("will it rain?", k=5)`. One per loop, so session windows carry over."""
+        return ToolIntelligence(self._engine, self.tenant)
 
     def for_tenant(self, tenant: str) -> Loop:
         return Loop(self._engine, tenant)
@@ -153,6 +172,73 @@ class Loop:
             actor=actor or _actor_for(origin),
         )
         return await save(self._engine, self.scope(user), request)
+
+    async def observe(
+        self,
+        user_message: str,
+        assistant_message: str = "",
+        *,
+        user: str | None,
+        session: str = "default",
+        retrieved: RetrievalResult | Sequence[str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        at: datetime | None = None,
+    ) -> ObserveResult:
+        """After a turn: judge the previous answer from this message, and keep what this turn taught.
+
+        Pass `retrieved` (the `retrieve_context` result used for this turn) so that feedback reaches the
+        learnings that were used and recalled text is never learned again.
+        """
+        return await observe(
+            self._engine,
+            self.scope(user),
+            user_message,
+            assistant_message,
+            session=session,
+            retrieved=retrieved,
+            meta=meta,
+            namespace=namespace,
+            at=at,
+        )
+
+    # -- the save_learning tool ----------------------------------------------------------------------
+
+    async def tool_schema(
+        self, format: ToolFormat = "openai", *, namespace: str = DEFAULT_NAMESPACE, name: str = DEFAULT_TOOL_NAME
+    ) -> dict[str, Any]:
+        """The `save_learning` tool definition for OpenAI, Anthropic or MCP, from the namespace's vocabulary."""
+        return tool_schema(await self.vocabulary(namespace), format, name)
+
+    async def proactive_learning_prompt(
+        self, *, namespace: str = DEFAULT_NAMESPACE, tool: str = DEFAULT_TOOL_NAME
+    ) -> str:
+        """The "Proactive Learning" system-prompt section telling the model when and how to save."""
+        return proactive_learning_section(await self.vocabulary(namespace), tool)
+
+    async def handle_tool_call(
+        self,
+        arguments: Mapping[str, Any] | str,
+        *,
+        user: str | None,
+        session: str | None = None,
+        message: str | None = None,
+        interaction: str | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        errors: Literal["return", "raise"] = "return",
+    ) -> ToolCallResult:
+        """Route the model's `save_learning` call; `.content` is what to send back as the tool result."""
+        return await handle_tool_call(
+            self._engine,
+            self.scope(user),
+            arguments,
+            user=user,
+            session=session,
+            message=message,
+            interaction=interaction,
+            namespace=namespace,
+            errors=errors,
+        )
 
     # -- admin ---------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from .models import EventAction, Filters, Limits, RetrievalResult, RetrievedItem
 from .retrieval import rank_candidates, render_memories
 from .stores.base import AppendEvent, EventDraft, Operation, SearchRequest, Touch, Vector
 from .terms import query_terms
+from .tools.context import render_with_tool_sections, retrieval_sections
 
 __all__ = ["retrieve"]
 
@@ -59,7 +60,11 @@ async def retrieve(
         learning.id: learning for learning in await engine.store.get_many(scope, [r.candidate.id for r in ranked])
     }
     items = [r.item(learnings[r.candidate.id]) for r in ranked if r.candidate.id in learnings]
-    block, included = render_memories(items, limits)
+    tool_knowledge = await retrieval_sections(engine, scope, query, query_vector)
+    if tool_knowledge:
+        block, included = render_with_tool_sections(items, limits, tool_knowledge)
+    else:
+        block, included = render_memories(items, limits)
     if record:
         _record(engine, scope, included, actor)
     return RetrievalResult(

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel
 
 from ..engine import Engine
-from ..errors import ValidationError
-from ..lifecycle import actor_kind
+from ..errors import ConflictError, ValidationError
+from ..lifecycle import actor_kind, check_transition
 from ..models import EventAction, Learning, LearningType, Origin, Scope, Source, Status
 from ..simhash import simhash64_hex
-from ..stores.base import EventDraft, Insert, NewLearning
+from ..stores.base import EventDraft, Insert, NewLearning, Operation, Update, Vector
+from .dedupe import DedupeAction, DedupeDecision, better_text, check_simhash, decide
 
 __all__ = ["SaveAction", "SaveRequest", "SaveResult", "save"]
 
@@ -103,16 +105,98 @@ async def validated(engine: Engine, scope: Scope, request: SaveRequest) -> SaveR
     )
 
 
+def _gate_text(request: SaveRequest) -> str:
+    """Everything of the request that would be stored as text goes through the gate."""
+    parts = [request.text, request.topic, " ".join(request.tags), request.source.context or ""]
+    return "\n".join(p for p in parts if p)
+
+
 async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult:
+    """validate → gate → dedupe (SimHash, vector, conflict) → one transaction."""
     request = await validated(engine, scope, request)
+    verdict = engine.gate.check(_gate_text(request))
+    if not verdict.allowed:
+        engine.counters[f"save.refused.{verdict.rule}"] += 1
+        return SaveResult(action=SaveAction.REFUSED, reason=verdict.reason or "refused", rule=verdict.rule)
+    for _ in range(3):
+        try:
+            result = await _decide_and_write(engine, scope, request)
+        except ConflictError:
+            continue  # the neighbour changed while we decided; decide again on fresh data
+        engine.counters[f"save.{result.action.value}"] += 1
+        return result
+    result = await _decide_and_write(engine, scope, request)
+    engine.counters[f"save.{result.action.value}"] += 1
+    return result
+
+
+async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult:
+    await engine.ensure_started()
+    owner = Scope(tenant=scope.tenant, user=request.user)
+    simhash = simhash64_hex(request.text)
+    near = await engine.store.near_duplicates(
+        owner, simhash, engine.dedupe.simhash_bits, request.namespace, include_global=False
+    )
+    if near:
+        known = {learning.id: learning for learning in await engine.store.get_many(owner, [i for i, _ in near])}
+        pairs = [(known[i], distance) for i, distance in near if i in known]
+        decision = check_simhash(request.text, simhash, pairs, engine.dedupe)
+        if decision is not None:
+            return _skipped(decision)
     vector = await engine.embed_one(request.text)
-    record = NewLearning(
+    neighbours = await engine.store.similar(owner, vector, request.namespace, engine.dedupe.neighbours)
+    decision = decide(request.text, neighbours, engine.dedupe)
+    if decision.action is DedupeAction.SKIP:
+        return _skipped(decision)
+    if decision.action is DedupeAction.MERGE:
+        assert decision.target is not None
+        return await _merge(engine, scope, request, vector, decision)
+    record = _record(engine, scope, request, vector, simhash)
+    ops: list[Operation] = []
+    related = None
+    if decision.action is DedupeAction.NEW_VERSION:
+        old = decision.target
+        assert old is not None
+        related = old.id
+        record = replace(record, supersedes=old.id, version=old.version + 1)
+        ops.append(Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED, reason=decision.reason)))
+        check_transition(old.status, Status.DEPRECATED, request.actor)
+        ops.append(
+            Update(
+                id=old.id,
+                changes={"status": Status.DEPRECATED},
+                event=EventDraft(actor=request.actor, action=EventAction.SUPERSEDED, reason=decision.reason),
+                expect_revision=old.revision,
+            )
+        )
+    else:
+        ops.append(Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED)))
+    result = await engine.apply(scope, ops)
+    learning = result.learnings[0]
+    assert learning is not None
+    action = SaveAction.NEW_VERSION if related is not None else SaveAction.CREATED
+    reason = f"saved as #{learning.id}" + (f"; {decision.reason}" if related is not None else "")
+    return SaveResult(action=action, learning=learning, related_id=related, reason=reason)
+
+
+def _skipped(decision: DedupeDecision) -> SaveResult:
+    target = decision.target
+    return SaveResult(
+        action=SaveAction.SKIPPED,
+        learning=target,
+        related_id=None if target is None else target.id,
+        reason=decision.reason,
+    )
+
+
+def _record(engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, simhash: str) -> NewLearning:
+    return NewLearning(
         tenant=scope.tenant,
         user=request.user,
         text=request.text,
         vector=vector,
         embedding_model=engine.embedder.model_id,
-        simhash64=simhash64_hex(request.text),
+        simhash64=simhash,
         namespace=request.namespace,
         category=request.category,
         type=request.type,
@@ -123,9 +207,40 @@ async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult
         origin=request.origin,
         source=request.source,
     )
-    result = await engine.apply(
-        scope, [Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED))]
+
+
+async def _merge(
+    engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, decision: DedupeDecision
+) -> SaveResult:
+    """hits + 1, version + 1, updated now; the better of the two texts is kept; a user's confirmation
+    (a verified save) promotes a candidate."""
+    target = decision.target
+    assert target is not None
+    changes: dict[str, Any] = {"hits": target.hits + 1, "version": target.version + 1}
+    adopt = better_text(request.text, target.text) == request.text and request.text != target.text
+    if adopt:
+        changes |= {"text": request.text, "simhash64": simhash64_hex(request.text)}
+    if request.status is Status.VERIFIED and target.status is Status.CANDIDATE:
+        check_transition(target.status, Status.VERIFIED, request.actor)
+        changes |= {"status": Status.VERIFIED, "confidence": max(target.confidence, request.confidence)}
+    if request.tags:
+        changes["tags"] = list(dict.fromkeys([*target.tags, *request.tags]))
+    op = Update(
+        id=target.id,
+        changes=changes,
+        event=EventDraft(
+            actor=request.actor, action=EventAction.MERGED, reason=decision.reason, data={"incoming": request.text}
+        ),
+        vector=vector if adopt else None,
+        embedding_model=engine.embedder.model_id if adopt else None,
+        expect_revision=target.revision,
     )
+    result = await engine.apply(scope, [op])
     learning = result.learnings[0]
     assert learning is not None
-    return SaveResult(action=SaveAction.CREATED, learning=learning, reason=f"saved as #{learning.id}")
+    return SaveResult(
+        action=SaveAction.MERGED,
+        learning=learning,
+        related_id=target.id,
+        reason=f"merged into #{target.id}: {decision.reason}",
+    )

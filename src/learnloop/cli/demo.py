@@ -9,7 +9,7 @@ import sys
 import click
 
 from ..loop import Loop
-from ..models import Origin, Source, Status, Vocabulary
+from ..models import Vocabulary
 from .context import CliContext, pass_context, run
 
 BREWING_VOCABULARY = Vocabulary.from_mapping(
@@ -60,17 +60,10 @@ def _session_one(ctx: CliContext) -> None:
 
     async def work(loop: Loop) -> str:
         await loop.set_vocabulary(BREWING_VOCABULARY)
-        result = await loop.save(
-            LEARNING,
-            user=USER,
-            category="equipment",
-            status=Status.VERIFIED,
-            origin=Origin.TOOL,
-            source=Source(session="demo-session-1", context="Pale Ale brew day"),
-        )
-        return result.reason
+        result = await loop.handle_tool_call(arguments, user=USER, session="demo-session-1")
+        return result.content
 
-    click.echo(f"learnloop → {run(ctx, work)}")
+    click.echo(f"tool result → {run(ctx, work)}")
     click.echo("assistant: Noted — I've saved that your Grainfather boil-off is ~3.5 L/hr.")
 
 

@@ -10,8 +10,10 @@ import click
 from ..config import Settings
 from ..loop import Loop
 from .context import CliContext, echo_json, pass_context, run
+from .capture import gate, observe
 from .demo import demo
 from .learnings import learnings
+from .proxy import proxy
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,7 +28,10 @@ def cli(ctx: click.Context, db: str | None, tenant: str | None, as_json: bool) -
 
 
 cli.add_command(demo)
+cli.add_command(gate)
+cli.add_command(observe)
 cli.add_command(learnings)
+cli.add_command(proxy)
 
 
 @cli.command()

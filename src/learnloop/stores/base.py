@@ -44,6 +44,7 @@ __all__ = [
     "SearchRequest",
     "Store",
     "Touch",
+    "TurnRecord",
     "Update",
 ]
 
@@ -185,6 +186,21 @@ class Candidate:
     text_rank: int | None = None
 
 
+@dataclass(frozen=True)
+class TurnRecord:
+    """What the observer remembers of one turn of a session (no message text, only its hash and terms)."""
+
+    session: str
+    turn: int
+    message_hash: str
+    topic_terms: tuple[str, ...]
+    retrieved_ids: tuple[int, ...]
+    saved_ids: tuple[int, ...]
+    at: datetime
+    feedback_type: str | None = None
+    feedback_score: float | None = None
+
+
 @runtime_checkable
 class Store(Protocol):
     """A place learnings live. All methods are scoped; ids outside the scope behave as missing."""
@@ -216,13 +232,26 @@ class Store(Protocol):
     async def search(self, scope: Scope, request: SearchRequest) -> list[Candidate]: ...
 
     async def near_duplicates(
-        self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None
+        self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
     ) -> list[tuple[int, int]]:
         """Live learnings whose SimHash is within `max_distance` bits: (id, distance), closest first."""
         ...
 
+    async def similar(
+        self, owner: Scope, vector: Vector, namespace: str | None, k: int
+    ) -> list[tuple[Learning, float]]:
+        """The owner's own live learnings (exactly that user, or the global ones for user None) nearest to
+        `vector`, with cosine similarity, closest first. Used to deduplicate writes."""
+        ...
+
     async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:
         """Which of `texts` the owner (exactly that user, or global for user None) already has."""
+        ...
+
+    async def last_turn(self, owner: Scope, session: str) -> TurnRecord | None: ...
+
+    async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
+        """Insert or replace the record of (owner, session, turn)."""
         ...
 
     async def history(self, scope: Scope, learning_id: int) -> list[Event]: ...

@@ -14,7 +14,7 @@ import sqlite3
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,6 +32,7 @@ from ..base import (
     ListQuery,
     Operation,
     SearchRequest,
+    TurnRecord,
     Vector,
 )
 from .connection import connect, read_transaction, write_transaction
@@ -39,6 +40,7 @@ from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_fr
 from .search import match_expression, partition_keys
 from .keywords import TermCodebook
 from .partition import STATUS_CODES, Codebook, Partition, RowCodes
+from .tools import TOOL_USER_TABLES, SQLiteToolStore
 from .writes import apply_operations, owner_clause, visible_clause
 
 __all__ = ["SQLiteStore"]
@@ -81,6 +83,11 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
+
+    @functools.cached_property
+    def tools(self) -> SQLiteToolStore:
+        """Tool intelligence on this file, connection and executor thread (jobs go through `_run`)."""
+        return SQLiteToolStore(self)
 
     # -- plumbing ------------------------------------------------------------------------------------
 
@@ -275,19 +282,41 @@ class SQLiteStore:
         ]
 
     async def near_duplicates(
-        self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None
+        self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
     ) -> list[tuple[int, int]]:
-        return await self._run(self._near_duplicates, scope, int(simhash64, 16), max_distance, namespace)
+        return await self._run(
+            self._near_duplicates, scope, int(simhash64, 16), max_distance, namespace, include_global
+        )
 
     def _near_duplicates(
-        self, conn: sqlite3.Connection, scope: Scope, simhash: int, max_distance: int, namespace: str | None
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        simhash: int,
+        max_distance: int,
+        namespace: str | None,
+        include_global: bool,
     ) -> list[tuple[int, int]]:
         filters = Filters(namespace=namespace)
         found: list[tuple[int, int]] = []
-        for key in partition_keys(scope, include_global=True):
+        for key in partition_keys(scope, include_global):
             partition = self._partition(conn, key)
             found += partition.near_simhash(simhash, max_distance, partition.mask(filters, self._codebook))
         return sorted(found, key=lambda pair: pair[1])
+
+    async def similar(
+        self, owner: Scope, vector: Vector, namespace: str | None, k: int
+    ) -> list[tuple[Learning, float]]:
+        return await self._run(self._similar, owner, vector, namespace, k)
+
+    def _similar(
+        self, conn: sqlite3.Connection, owner: Scope, vector: Vector, namespace: str | None, k: int
+    ) -> list[tuple[Learning, float]]:
+        partition = self._partition(conn, (owner.tenant, owner.user or ""))
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        hits = partition.search(query, k, partition.mask(Filters(namespace=namespace), self._codebook))
+        learnings = {learning.id: learning for learning in self._get_many(conn, owner, [i for i, _ in hits])}
+        return [(learnings[i], similarity) for i, similarity in hits if i in learnings]
 
     async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:
         return await self._run(self._existing_texts, owner, namespace, list(texts))
@@ -303,6 +332,54 @@ class SQLiteStore:
             [owner.tenant, owner.user or "", namespace, *texts],
         )
         return {row[0] for row in rows}
+
+    # -- observer turns ------------------------------------------------------------------------------
+
+    async def last_turn(self, owner: Scope, session: str) -> TurnRecord | None:
+        return await self._run(self._last_turn, owner, session)
+
+    def _last_turn(self, conn: sqlite3.Connection, owner: Scope, session: str) -> TurnRecord | None:
+        row = conn.execute(
+            "SELECT session, turn, message_hash, topic_terms, retrieved_ids, saved_ids, at, feedback_type, "
+            "feedback_score FROM turns WHERE tenant = ? AND user_id = ? AND session = ? ORDER BY turn DESC LIMIT 1",
+            (owner.tenant, owner.user or "", session),
+        ).fetchone()
+        if row is None:
+            return None
+        return TurnRecord(
+            session=row[0],
+            turn=row[1],
+            message_hash=row[2],
+            topic_terms=tuple(json.loads(row[3])),
+            retrieved_ids=tuple(json.loads(row[4])),
+            saved_ids=tuple(json.loads(row[5])),
+            at=datetime.fromtimestamp(row[6], UTC),
+            feedback_type=row[7],
+            feedback_score=row[8],
+        )
+
+    async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
+        await self._run(self._put_turn, owner, turn)
+
+    def _put_turn(self, conn: sqlite3.Connection, owner: Scope, turn: TurnRecord) -> None:
+        with write_transaction(conn):
+            conn.execute(
+                "INSERT OR REPLACE INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
+                "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    owner.tenant,
+                    owner.user or "",
+                    turn.session,
+                    turn.turn,
+                    turn.message_hash,
+                    json.dumps(list(turn.topic_terms)),
+                    json.dumps(list(turn.retrieved_ids)),
+                    json.dumps(list(turn.saved_ids)),
+                    turn.feedback_type,
+                    turn.feedback_score,
+                    turn.at.timestamp(),
+                ),
+            )
 
     # -- vector partitions ---------------------------------------------------------------------------
 
@@ -526,7 +603,7 @@ class SQLiteStore:
         return removed
 
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
-    user_tables: tuple[str, ...] = ()
+    user_tables: tuple[str, ...] = ("turns", *TOOL_USER_TABLES)
 
     async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
         last_id = 0

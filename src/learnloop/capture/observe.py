@@ -1,0 +1,233 @@
+"""observe(): after each turn, read the user's reaction to the previous answer and keep what this turn taught.
+
+1. A repeat of the same message within 30 s (seed 001 §8.6) is not a new turn: nothing is learned.
+2. Feedback on the previous turn: positive feedback promotes the candidate it produced and raises the
+   streaks of what was retrieved for it; negative feedback demotes or deprecates what was retrieved.
+3. Artifacts from the rule observer (and from the LLM extractor when a model is configured) go through the
+   governed write as candidates. Texts learnloop itself put into the prompt are never extracted again.
+4. The turn is remembered (message hash, content words, retrieved and saved ids — no message text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..engine import Engine
+from ..errors import ConflictError, ValidationError
+from ..governance import report_failure, status_update
+from ..lifecycle import evidence_promotion
+from ..models import LearningType, Origin, RetrievalResult, Scope, Source, Status
+from ..simhash import hamming, simhash64
+from ..stores.base import Operation, TurnRecord, Update
+from ..terms import query_terms
+from .artifacts import Artifact, ObserveContext
+from .feedback import Feedback, PreviousTurn
+from .write import SaveAction, SaveRequest, SaveResult, save
+
+__all__ = ["FeedbackOutcome", "ObserveResult", "observe"]
+
+DUPLICATE_WINDOW_SECONDS = 30.0
+_STORED = (SaveAction.CREATED, SaveAction.NEW_VERSION, SaveAction.MERGED)
+
+
+class FeedbackOutcome(BaseModel):
+    type: str
+    score: float
+    signal: str = ""
+    promoted: list[int] = Field(default_factory=list)
+    demoted: list[int] = Field(default_factory=list)
+    deprecated: list[int] = Field(default_factory=list)
+    reinforced: list[int] = Field(default_factory=list)
+
+
+class ObserveResult(BaseModel):
+    session: str
+    turn: int
+    duplicate: bool = False
+    feedback: FeedbackOutcome | None = None
+    artifacts: int = 0
+    saved: list[SaveResult] = Field(default_factory=list)
+
+    @property
+    def stored(self) -> list[SaveResult]:
+        return [r for r in self.saved if r.stored]
+
+
+def _message_hash(text: str) -> str:
+    return hashlib.blake2b(" ".join(text.casefold().split()).encode(), digest_size=12).hexdigest()
+
+
+def _recalled(retrieved: RetrievalResult | Sequence[str] | None) -> tuple[list[str], list[int]]:
+    if retrieved is None:
+        return [], []
+    if isinstance(retrieved, RetrievalResult):
+        return [i.learning.text for i in retrieved.items], [i.learning.id for i in retrieved.items]
+    return [t for t in retrieved if isinstance(t, str)], []
+
+
+async def observe(
+    engine: Engine,
+    scope: Scope,
+    user_message: str,
+    assistant_message: str = "",
+    *,
+    session: str = "default",
+    retrieved: RetrievalResult | Sequence[str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+    namespace: str = "learning",
+    at: datetime | None = None,
+) -> ObserveResult:
+    if not isinstance(user_message, str) or not isinstance(assistant_message, str):
+        raise ValidationError("user_message and assistant_message must be strings", field="user_message")
+    meta = dict(meta or {})
+    now = at or engine.clock()
+    await engine.ensure_started()
+    previous = await engine.store.last_turn(scope, session)
+    digest = _message_hash(user_message)
+    gap = None if previous is None else (now - previous.at).total_seconds()
+    turn_number = 1 if previous is None else previous.turn + 1
+    if previous is not None and previous.message_hash == digest and gap is not None and gap <= DUPLICATE_WINDOW_SECONDS:
+        return ObserveResult(session=session, turn=previous.turn, duplicate=True)
+
+    outcome = None
+    if previous is not None:
+        feedback = engine.feedback.analyze(
+            PreviousTurn(terms=previous.topic_terms, at=previous.at), user_message, gap_seconds=gap, meta=meta
+        )
+        outcome = await _apply_feedback(engine, scope, previous, feedback)
+
+    recalled_texts, recalled_ids = _recalled(retrieved)
+    vocabulary = await engine.vocabulary(scope.tenant, namespace)
+    context = ObserveContext(
+        recalled=recalled_texts,
+        vocabulary_categories=vocabulary.names,
+        category_descriptions={c.name: c.description for c in vocabulary.categories},
+        meta=meta,
+    )
+    artifacts = engine.observer.extract(user_message, assistant_message, context=context)
+    extractor = engine.extractor
+    if extractor is not None:
+        artifacts = _distinct([*artifacts, *await extractor.extract(user_message, assistant_message, context=context)])
+    results = [await _save_artifact(engine, scope, artifact, session, meta, namespace) for artifact in artifacts]
+    saved_ids = tuple(r.learning.id for r in results if r.action in _STORED and r.learning is not None)
+    await engine.store.put_turn(
+        scope,
+        TurnRecord(
+            session=session,
+            turn=turn_number,
+            message_hash=digest,
+            topic_terms=tuple(query_terms(user_message)),
+            retrieved_ids=tuple(recalled_ids),
+            saved_ids=saved_ids,
+            at=now,
+        ),
+    )
+    return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=len(artifacts), saved=results)
+
+
+def _distinct(artifacts: list[Artifact]) -> list[Artifact]:
+    """The rules and the LLM often find the same thing; keep the first of near-identical texts."""
+    kept: list[Artifact] = []
+    hashes: list[int] = []
+    for artifact in artifacts:
+        digest = simhash64(artifact.text)
+        if all(hamming(digest, other) > 6 for other in hashes):
+            kept.append(artifact)
+            hashes.append(digest)
+    return kept
+
+
+async def _save_artifact(
+    engine: Engine, scope: Scope, artifact: Artifact, session: str, meta: Mapping[str, Any], namespace: str
+) -> SaveResult:
+    message_id = meta.get("message_id")
+    interaction_id = meta.get("interaction_id")
+    return await save(
+        engine,
+        scope,
+        SaveRequest(
+            text=artifact.text,
+            user=scope.user,
+            namespace=namespace,
+            category=artifact.category,
+            type=LearningType(artifact.type),
+            topic=artifact.topic,
+            tags=artifact.tags,
+            status=Status.CANDIDATE,
+            confidence=min(artifact.confidence, engine.policy.observer_confidence),
+            origin=Origin.OBSERVER,
+            source=Source(
+                session=session,
+                message=None if message_id is None else str(message_id),
+                interaction=None if interaction_id is None else str(interaction_id),
+                context=f"observed by rule {artifact.rule}",
+            ),
+            actor=f"observer:{artifact.rule}" if artifact.rule else "observer",
+        ),
+    )
+
+
+async def _apply_feedback(engine: Engine, scope: Scope, previous: TurnRecord, feedback: Feedback) -> FeedbackOutcome:
+    """Act on the verdict about the previous turn and remember it on that turn's record."""
+    outcome = FeedbackOutcome(type=feedback.type.value, score=feedback.score, signal=feedback.signal_text)
+    if feedback.score < 0 and previous.retrieved_ids:
+        changed = await report_failure(
+            engine, scope, previous.retrieved_ids, "feedback", f"{feedback.type.value}: {feedback.signal_text}"
+        )
+        outcome.demoted = [learning.id for learning in changed if learning.status is Status.CANDIDATE]
+        outcome.deprecated = [learning.id for learning in changed if learning.status is Status.DEPRECATED]
+    elif feedback.score >= 0.5:
+        learnings = await engine.store.get_many(scope, [*previous.saved_ids, *previous.retrieved_ids])
+        ops: list[Operation] = []
+        for learning in learnings:
+            if not scope.owns(scope.tenant, learning.user) or learning.status is Status.DEPRECATED:
+                continue
+            if learning.id in previous.saved_ids and learning.status is Status.CANDIDATE:
+                confidence = max(learning.confidence, engine.policy.confirmation_confidence)
+                ops.append(
+                    status_update(learning, Status.VERIFIED, "feedback", feedback.type.value, confidence=confidence)
+                )
+                outcome.promoted.append(learning.id)
+            elif learning.id in previous.retrieved_ids:
+                raised = learning.model_copy(update={"streak": learning.streak + 1})
+                promotion = evidence_promotion(raised, engine.policy)
+                if promotion is not None:
+                    ops.append(
+                        status_update(
+                            learning,
+                            Status.VERIFIED,
+                            "feedback",
+                            promotion.reason,
+                            confidence=promotion.confidence,
+                            extra={"streak": raised.streak},
+                        )
+                    )
+                    outcome.promoted.append(learning.id)
+                else:
+                    ops.append(Update(learning.id, {"streak": raised.streak}, None, expect_revision=learning.revision))
+                outcome.reinforced.append(learning.id)
+        if ops:
+            try:
+                await engine.apply(scope, ops)
+            except ConflictError:
+                outcome.promoted, outcome.reinforced = [], []  # changed meanwhile; the next signal will count
+    await engine.store.put_turn(
+        scope,
+        TurnRecord(
+            session=previous.session,
+            turn=previous.turn,
+            message_hash=previous.message_hash,
+            topic_terms=previous.topic_terms,
+            retrieved_ids=previous.retrieved_ids,
+            saved_ids=previous.saved_ids,
+            at=previous.at,
+            feedback_type=feedback.type.value,
+            feedback_score=feedback.score,
+        ),
+    )
+    return outcome

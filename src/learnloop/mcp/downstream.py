@@ -1,0 +1,169 @@
+"""The MCP servers behind the proxy: their configuration, connections and tools.
+
+`servers.json` uses the format MCP clients use for their own servers, so an existing client configuration
+can be moved behind the proxy as it is:
+
+    {
+      "mcpServers": {
+        "weather": {"command": "python", "args": ["weather_server.py"], "env": {"API_KEY": "..."}},
+        "shop":    {"url": "http://127.0.0.1:9000/mcp", "headers": {"Authorization": "Bearer ..."}}
+      },
+      "learnloop": {"k": 8, "user": "alice"}
+    }
+
+A tool keeps its name unless two servers offer the same one; then both are exposed as `server__name`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+
+from ..errors import ConfigurationError
+
+__all__ = ["DownstreamSpec", "Downstreams", "ExposedTool", "ProxyConfig", "load_config"]
+
+log = logging.getLogger("learnloop.mcp.proxy")
+
+_PAGE_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class DownstreamSpec:
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    servers: tuple[DownstreamSpec, ...]
+    k: int | None = None
+    user: str | None = None
+    search_limit: int | None = None
+
+
+def _spec(name: str, raw: Any) -> DownstreamSpec:
+    if not isinstance(raw, Mapping):
+        raise ConfigurationError(f"server {name!r} must be an object with 'command' or 'url'")
+    command, url = raw.get("command"), raw.get("url")
+    if bool(command) == bool(url):
+        raise ConfigurationError(f"server {name!r} needs exactly one of 'command' (stdio) or 'url' (HTTP)")
+    args = raw.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigurationError(f"server {name!r}: 'args' must be a list of strings")
+    return DownstreamSpec(
+        name=name,
+        command=command,
+        args=tuple(args),
+        env={str(k): str(v) for k, v in (raw.get("env") or {}).items()},
+        cwd=raw.get("cwd"),
+        url=url,
+        headers={str(k): str(v) for k, v in (raw.get("headers") or {}).items()},
+    )
+
+
+def load_config(path: str | Path) -> ProxyConfig:
+    try:
+        document = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read proxy configuration {str(path)!r}: {exc}") from exc
+    servers = document.get("mcpServers", document.get("servers")) if isinstance(document, Mapping) else None
+    if not isinstance(servers, Mapping) or not servers:
+        raise ConfigurationError(f"{path}: expected an object with 'mcpServers' naming at least one server")
+    options = document.get("learnloop") or {}
+    return ProxyConfig(
+        servers=tuple(_spec(str(name), raw) for name, raw in servers.items()),
+        k=options.get("k"),
+        user=options.get("user"),
+        search_limit=options.get("search_limit"),
+    )
+
+
+@dataclass(frozen=True)
+class ExposedTool:
+    server: str
+    original: str
+    tool: types.Tool  # as the downstream listed it, under the exposed name
+
+
+class Downstreams:
+    """Connected downstream servers. Use as `async with Downstreams(specs) as downstreams: ...`."""
+
+    def __init__(self, specs: tuple[DownstreamSpec, ...]) -> None:
+        self.specs = specs
+        self.clients: dict[str, Client] = {}
+        self.tools: dict[str, ExposedTool] = {}
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> Downstreams:
+        try:
+            for spec in self.specs:
+                self.clients[spec.name] = await self._stack.enter_async_context(self._client(spec))
+            await self.refresh()
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.aclose()
+
+    def _client(self, spec: DownstreamSpec) -> Client:
+        if spec.command is not None:
+            params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd)
+            return Client(params)
+        assert spec.url is not None
+        if not spec.headers:
+            return Client(spec.url)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(headers=dict(spec.headers))
+        self._stack.push_async_callback(http.aclose)
+        return Client(streamable_http_client(spec.url, http_client=http))
+
+    async def _list(self, client: Client) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(_PAGE_LIMIT):
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
+    async def refresh(self) -> dict[str, list[ExposedTool]]:
+        """List every server's tools again; returns the exposed tools by server."""
+        listed = {name: await self._list(client) for name, client in self.clients.items()}
+        counts: dict[str, int] = {}
+        for tools in listed.values():
+            for tool in tools:
+                counts[tool.name] = counts.get(tool.name, 0) + 1
+        exposed: dict[str, ExposedTool] = {}
+        by_server: dict[str, list[ExposedTool]] = {name: [] for name in listed}
+        for server, tools in listed.items():
+            for tool in tools:
+                name = tool.name if counts[tool.name] == 1 else f"{server}__{tool.name}"
+                entry = ExposedTool(server, tool.name, tool.model_copy(update={"name": name}))
+                exposed[name] = entry
+                by_server[server].append(entry)
+        self.tools = exposed
+        return by_server
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        entry = self.tools[name]
+        return await self.clients[entry.server].call_tool(entry.original, arguments)

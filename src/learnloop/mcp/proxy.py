@@ -1,0 +1,305 @@
+"""`learnloop proxy`: an MCP server in front of other MCP servers that learns which tools to show.
+
+The client sees, for its current context, the top-k tools the router picks, plus two tools of the proxy:
+
+- `set_context(query, intent?)` — what the user is asking now. Starts a new correlation window (seed 002):
+  the list is routed again for the query and, if it changed, `notifications/tools/list_changed` is sent.
+- `search_available_tools(query, limit?)` — the escape valve when no listed tool fits: searches every
+  downstream tool; the tools found join the list for the rest of the window (and the list is announced
+  as changed).
+
+`tools/call` is forwarded to the server that owns the tool and its result returned unchanged. Every
+tools/list, search and call is recorded as a signal (durable before the answer goes back), and calls teach
+the router: a listed tool that gets used is a strong signal, one found by search a discovery.
+
+Sessions: each stdio connection is one session; over streamable HTTP the `Mcp-Session-Id` header
+separates clients (the stateless 2026 protocol has no session: its clients share one window).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.caching import CacheHint
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..config import Settings
+from ..errors import LearnloopError
+from ..factory import build_loop
+from ..loop import Loop
+from ..tools import ToolDef
+from .downstream import Downstreams, ProxyConfig
+
+__all__ = ["SEARCH_TOOL", "SET_CONTEXT_TOOL", "LearningProxy", "serve"]
+
+SET_CONTEXT_TOOL = "set_context"
+SEARCH_TOOL = "search_available_tools"
+
+_INSTRUCTIONS = (
+    "This server shows the tools that fit the current request. Call set_context with the user's request "
+    "whenever the topic changes; the tool list is then updated. If no listed tool fits, call "
+    "search_available_tools to find one among all available tools."
+)
+
+_OWN_TOOLS = [
+    types.Tool(
+        name=SET_CONTEXT_TOOL,
+        description=(
+            "Tell the tool router what the user is asking for now. The list of available tools is updated "
+            "to fit it. Call it at the start of every new request or topic."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "The user's request, in their words."},
+                "intent": {"type": "string", "description": "Optional short label of the kind of request."},
+            },
+            "required": ["query"],
+        },
+    ),
+    types.Tool(
+        name=SEARCH_TOOL,
+        description=(
+            "Search all available tools, including those not listed right now, by what you need to do. "
+            "Tools found become callable and are added to the list."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What the tool should do."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+            },
+            "required": ["query"],
+        },
+    ),
+]
+
+
+@dataclass
+class _Session:
+    id: str
+    listed: list[str] | None = None  # exposed names shown for the current window
+    context: str | None = None
+    extra: list[str] = field(default_factory=list)  # found by search in this window
+
+
+class _ProxyServer(Server[Any]):
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        # The list changes with the context, on every transport: always advertise tools.listChanged.
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
+def _text(value: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
+
+
+def _error_text(result: types.CallToolResult) -> str:
+    parts = [c.text for c in result.content if isinstance(c, types.TextContent)]
+    return " ".join(parts)[:500] or "tool reported an error"
+
+
+class LearningProxy:
+    """The proxy's MCP server over a loop and connected downstream servers."""
+
+    def __init__(
+        self,
+        loop: Loop,
+        downstreams: Downstreams,
+        *,
+        k: int | None = None,
+        user: str | None = None,
+        search_limit: int | None = None,
+        name: str = "learnloop-proxy",
+    ) -> None:
+        self.loop = loop
+        self.downstreams = downstreams
+        self.user = user
+        self.tools = loop.tools
+        changes: dict[str, Any] = {}
+        if k is not None:
+            changes["k"] = k
+        if search_limit is not None:
+            changes["search_limit"] = search_limit
+        if changes:
+            self.tools.configure(**changes)
+        self._sessions: dict[str, _Session] = {}
+        self._bus = InMemorySubscriptionBus()
+        self.server = _ProxyServer(
+            name,
+            instructions=_INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+            get_tool_input_schema=self._input_schema,
+            cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+        )
+
+    async def register(self) -> None:
+        """Put every downstream tool in the catalog (only changed descriptions are embedded)."""
+        by_server = await self.downstreams.refresh()
+        for server, exposed in by_server.items():
+            definitions = [
+                ToolDef(
+                    name=e.tool.name,
+                    description=e.tool.description or e.tool.title or "",
+                    input_schema=dict(e.tool.input_schema or {}),
+                    server=server,
+                )
+                for e in exposed
+            ]
+            await self.tools.register(definitions, server=server, replace=True)
+
+    # -- sessions ----------------------------------------------------------------------------------------
+
+    def _session(self, ctx: ServerRequestContext[Any, Any]) -> _Session:
+        headers = getattr(ctx.request, "headers", None)
+        key = (headers.get("mcp-session-id") if headers is not None else None) or "default"
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = _Session(id=f"proxy-{uuid.uuid4().hex[:12]}")
+        return session
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        # Argument headers are checked against the whole catalog: searched tools are callable too.
+        found = self.downstreams.tools.get(name)
+        return None if found is None else dict(found.tool.input_schema or {})
+
+    async def _announce(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await self._bus.publish(ToolsListChanged())
+        else:
+            await ctx.session.send_tool_list_changed()
+
+    def _served(self, names: list[str]) -> list[str]:
+        return [n for n in names if n in self.downstreams.tools]
+
+    # -- tools/list ----------------------------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        session = self._session(ctx)
+        if session.listed is None:
+            routed = await self.tools.route(None, user=self.user)  # no context yet: the most used tools
+            session.listed = self._served([r.name for r in routed])
+        names = list(dict.fromkeys([*session.listed, *session.extra]))
+        await self.tools.record_list(session.id, names, user=self.user)
+        listed = [self.downstreams.tools[n].tool for n in names if n in self.downstreams.tools]
+        return types.ListToolsResult(tools=[*listed, *_OWN_TOOLS])
+
+    # -- tools/call ----------------------------------------------------------------------------------------
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        if params.name == SET_CONTEXT_TOOL:
+            return await self._set_context(ctx, arguments)
+        if params.name == SEARCH_TOOL:
+            return await self._search(ctx, arguments)
+        if params.name not in self.downstreams.tools:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        session = self._session(ctx)
+        started = time.perf_counter()
+        try:
+            result = await self.downstreams.call(params.name, arguments)
+        except MCPError as exc:
+            await self._record(session, params.name, arguments, False, exc.message, started)
+            raise
+        except Exception as exc:  # the downstream went away: the client gets an MCP error, the loop a signal
+            await self._record(session, params.name, arguments, False, str(exc) or type(exc).__name__, started)
+            raise MCPError(types.INTERNAL_ERROR, f"{params.name} failed: {exc}") from exc
+        error = _error_text(result) if result.is_error else None
+        await self._record(session, params.name, arguments, not result.is_error, error, started)
+        return result
+
+    async def _record(
+        self, session: _Session, tool: str, arguments: dict[str, Any], ok: bool, error: str | None, started: float
+    ) -> None:
+        latency = (time.perf_counter() - started) * 1000
+        await self.tools.record_call(
+            session.id, tool, arguments, ok=ok, error=error, latency_ms=round(latency, 3), user=self.user
+        )
+
+    async def _set_context(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise MCPError(types.INVALID_PARAMS, "set_context needs a non-empty 'query'")
+        intent = arguments.get("intent")
+        session = self._session(ctx)
+        try:
+            routed = await self.tools.set_context(
+                session.id, query, user=self.user, intent=intent if isinstance(intent, str) else None
+            )
+        except LearnloopError as exc:
+            raise MCPError(types.INVALID_PARAMS, exc.message) from exc
+        before = None if session.listed is None else [*session.listed, *session.extra]
+        session.context, session.extra = query, []
+        session.listed = self._served([r.name for r in routed])
+        if before != session.listed:
+            await self._announce(ctx)
+        names = ", ".join(session.listed) or "none"
+        return _text(f"Context set. Tools for this request: {names}. If none fits, call {SEARCH_TOOL}.")
+
+    async def _search(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise MCPError(types.INVALID_PARAMS, f"{SEARCH_TOOL} needs a non-empty 'query'")
+        limit = arguments.get("limit")
+        limit = max(1, min(50, limit)) if isinstance(limit, int) else None
+        session = self._session(ctx)
+        found = await self.tools.search(query, limit=limit, user=self.user, session=session.id)
+        served = [r for r in found if r.name in self.downstreams.tools]
+        shown = set(session.listed or []) | set(session.extra)
+        added = [r.name for r in served if r.name not in shown]
+        if added:
+            session.extra.extend(added)
+            await self._announce(ctx)
+        payload = [{"name": r.name, "description": r.description, "server": r.server} for r in served]
+        return _text(json.dumps(payload, ensure_ascii=False))
+
+
+async def serve(
+    settings: Settings,
+    config: ProxyConfig,
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    path: str = "/mcp",
+) -> None:
+    """Connect the downstream servers, register their tools, then serve until the client goes away."""
+    loop = build_loop(settings)
+    try:
+        async with Downstreams(config.servers) as downstreams:
+            proxy = LearningProxy(
+                loop, downstreams, k=config.k, user=config.user, search_limit=config.search_limit
+            )
+            await proxy.register()
+            if transport == "stdio":
+                async with stdio_server() as (read, write):
+                    await proxy.server.run(read, write, proxy.server.create_initialization_options())
+                return
+            import uvicorn
+
+            app = proxy.server.streamable_http_app(streamable_http_path=path, host=host)
+            await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
+    finally:
+        await loop.tools.drain()
+        await loop.aclose()

@@ -1,0 +1,336 @@
+"""`ToolStore` on the learnings' SQLite file: same connection, same executor thread, same transactions.
+
+`SQLiteStore.tools` hands out the one instance bound to a store. Every method runs as a job on the store's
+single executor thread (`SQLiteStore._run`), which owns the connection and, here, one in-memory routing
+index per tenant, so a signal is written, made durable and indexed in one job, with no second writer
+connection and no locks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ...models import Scope
+from ...stores.base import Vector
+from ...tools.base import (
+    CallRecord,
+    CatalogEntry,
+    EvidenceRequest,
+    InsightDraft,
+    InsightInputs,
+    LearningPolicy,
+    ObservationRecord,
+    ToolEvidence,
+    ToolKnowledge,
+)
+from ...tools.models import (
+    Insight,
+    LearnedPair,
+    PrivacyMode,
+    QueryTemplate,
+    RecoveryPattern,
+    SeedTemplate,
+    SignalKind,
+    SignalReceipt,
+    ToolInfo,
+    ToolSignal,
+    ToolStat,
+)
+from . import tools_admin
+from .connection import write_transaction
+from .tools_index import ToolIndex
+from .tools_reads import (
+    insight_inputs,
+    read_insights,
+    read_recent_failures,
+    read_recoveries,
+    read_stats,
+    read_templates,
+)
+from .tools_rows import PAIR_COLUMNS, SIGNAL_COLUMNS, pair_from_row, signal_from_row
+from .tools_sync import IndexKeeper
+from .tools_writes import flush_weak, write_call, write_observation
+
+if TYPE_CHECKING:
+    from .store import SQLiteStore
+
+__all__ = ["TOOL_USER_TABLES", "SQLiteToolStore"]
+
+T = TypeVar("T")
+
+# Tables holding a user's rows; `SQLiteStore.forget_user` deletes them.
+TOOL_USER_TABLES = (
+    "tool_signals",
+    "tool_pairs",
+    "tool_stats",
+    "tool_templates",
+    "tool_template_examples",
+    "tool_recoveries",
+    "tool_privacy",
+)
+
+
+def _evidence(
+    index: ToolIndex, position: int, description: float, keyword: float, learned: float, uses: int
+) -> ToolEvidence:
+    row = index.rows[position]
+    return ToolEvidence(
+        name=row.name,
+        server=row.server,
+        description=row.description,
+        input_schema=row.input_schema,
+        description_similarity=description,
+        keyword=keyword,
+        learned=learned,
+        learned_uses=uses,
+    )
+
+
+class SQLiteToolStore:
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        self._keeper = IndexKeeper(store.dimension, store.embedding_model)
+
+    def __repr__(self) -> str:
+        return f"SQLiteToolStore({self._store.path!r})"
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self._store._run(fn, *args)
+
+    @property
+    def embedding_model(self) -> str:
+        return self._store.embedding_model
+
+    # -- catalog -----------------------------------------------------------------------------------------
+
+    async def put_tools(self, tenant: str, entries: Sequence[CatalogEntry], now: datetime) -> None:
+        await self._run(tools_admin.put_tools, self._keeper, tenant, list(entries), now.timestamp())
+
+    async def remove_tools(self, tenant: str, names: Sequence[str]) -> int:
+        return await self._run(self._remove_tools, tenant, list(names))
+
+    def _remove_tools(self, conn: sqlite3.Connection, tenant: str, names: list[str]) -> int:
+        if not names:
+            return 0
+        marks = ", ".join("?" for _ in names)
+
+        def work(index: ToolIndex) -> int:
+            removed = conn.execute(f"DELETE FROM tool_catalog WHERE tenant = ? AND name IN ({marks})", [tenant, *names])
+            self._keeper.refresh_catalog(conn, tenant, index)
+            return removed.rowcount
+
+        return self._keeper.write(conn, tenant, work)
+
+    async def list_tools(
+        self, tenant: str, *, server: str | None = None, embedding_model: str | None = None
+    ) -> list[ToolInfo]:
+        return await self._run(tools_admin.list_tools, tenant, server, embedding_model)
+
+    # -- signals -----------------------------------------------------------------------------------------
+
+    async def record_call(
+        self, scope: Scope, record: CallRecord, policy: LearningPolicy, now: datetime
+    ) -> SignalReceipt:
+        return await self._run(self._record_call, scope, record, policy, now.timestamp())
+
+    def _record_call(
+        self, conn: sqlite3.Connection, scope: Scope, record: CallRecord, policy: LearningPolicy, now: float
+    ) -> SignalReceipt:
+        model = self.embedding_model
+        return self._keeper.write(
+            conn, scope.tenant, lambda index: write_call(conn, index, scope, record, policy, model, now)
+        )
+
+    async def record_observation(self, scope: Scope, record: ObservationRecord, now: datetime) -> int:
+        return await self._run(self._record_observation, scope, record, now.timestamp())
+
+    def _record_observation(self, conn: sqlite3.Connection, scope: Scope, record: ObservationRecord, now: float) -> int:
+        with write_transaction(conn):
+            return write_observation(conn, scope, record, now)
+
+    async def flush_weak(self, tenant: str, policy: LearningPolicy, now: datetime, limit: int = 500) -> int:
+        return await self._run(self._flush_weak, tenant, policy, now.timestamp(), limit)
+
+    def _flush_weak(self, conn: sqlite3.Connection, tenant: str, policy: LearningPolicy, now: float, limit: int) -> int:
+        model = self.embedding_model
+        return self._keeper.write(
+            conn, tenant, lambda index: flush_weak(conn, index, tenant, policy, model, now, limit)
+        )
+
+    async def pending_weak(self, tenant: str) -> int:
+        sql = "SELECT COUNT(*) FROM tool_signals WHERE tenant = ? AND applied = 0"
+        return int(await self._run(lambda conn: conn.execute(sql, (tenant,)).fetchone()[0]))
+
+    async def signals(
+        self,
+        scope: Scope,
+        *,
+        session: str | None = None,
+        kind: SignalKind | None = None,
+        after: int = 0,
+        limit: int = 100,
+    ) -> list[ToolSignal]:
+        where, params = ["tenant = ?", "id > ?"], [scope.tenant, after]
+        for column, value in (("user_id", scope.user), ("session", session), ("kind", kind)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(str(value))
+        sql = f"SELECT {SIGNAL_COLUMNS} FROM tool_signals WHERE {' AND '.join(where)} ORDER BY id LIMIT ?"
+        rows = await self._run(lambda conn: conn.execute(sql, [*params, limit]).fetchall())
+        return [signal_from_row(r) for r in rows]
+
+    # -- routing -----------------------------------------------------------------------------------------
+
+    async def evidence(self, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
+        return await self._run(self._evidence, scope, request)
+
+    def _evidence(self, conn: sqlite3.Connection, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
+        index = self._keeper.index(conn, scope.tenant)
+        owners = None if request.share or scope.user is None else ["", scope.user]
+        hits = index.hits(
+            request.vector,
+            request.terms,
+            owners=owners,
+            now=request.now.timestamp(),
+            floor=request.learned_floor,
+            pool=request.pool,
+            use_learned=request.use_learned,
+            support=request.learned_support,
+        )
+        return [
+            _evidence(index, h.position, h.description_similarity, h.keyword, h.learned, h.learned_uses) for h in hits
+        ]
+
+    async def popular_tools(self, scope: Scope, limit: int) -> list[ToolEvidence]:
+        return await self._run(self._popular, scope, limit)
+
+    def _popular(self, conn: sqlite3.Connection, scope: Scope, limit: int) -> list[ToolEvidence]:
+        index = self._keeper.index(conn, scope.tenant)
+        uses: dict[str, int] = dict(
+            conn.execute(
+                "SELECT tool, SUM(successes) FROM tool_stats WHERE tenant = ? GROUP BY tool", (scope.tenant,)
+            ).fetchall()
+        )
+        order = sorted(range(len(index.rows)), key=lambda i: (-uses.get(index.rows[i].name, 0), i))[:limit]
+        return [_evidence(index, i, 0.0, 0.0, 0.0, int(uses.get(index.rows[i].name, 0))) for i in order]
+
+    async def learned_pairs(
+        self, scope: Scope, now: datetime, *, tool: str | None = None, limit: int = 100
+    ) -> list[LearnedPair]:
+        where, params = ["tenant = ?"], [scope.tenant]
+        for column, value in (("user_id", scope.user), ("tool", tool)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = (
+            f"SELECT {PAIR_COLUMNS} FROM tool_pairs WHERE {' AND '.join(where)} "
+            "ORDER BY confidence DESC, last_used_at DESC LIMIT ?"
+        )
+        rows = await self._run(lambda conn: conn.execute(sql, [*params, limit]).fetchall())
+        return [pair_from_row(r, now) for r in rows]
+
+    # -- templates, recovery, statistics -------------------------------------------------------------------
+
+    async def templates(
+        self,
+        scope: Scope,
+        now: datetime,
+        *,
+        intent: str | None = None,
+        tool: str | None = None,
+        vector: Vector | None = None,
+        include_archived: bool = False,
+    ) -> list[QueryTemplate]:
+        model = self.embedding_model
+        return await self._run(
+            lambda conn: read_templates(
+                conn,
+                scope,
+                now,
+                intent=intent,
+                tool=tool,
+                vector=vector,
+                embedding_model=model,
+                include_archived=include_archived,
+            )
+        )
+
+    async def seed_templates(self, tenant: str, seeds: Sequence[tuple[SeedTemplate, str]], now: datetime) -> int:
+        return await self._run(tools_admin.seed_templates, tenant, list(seeds), now.timestamp())
+
+    async def template_feedback(
+        self, scope: Scope, template_ids: Sequence[int], score: float, now: datetime
+    ) -> list[QueryTemplate]:
+        return await self._run(tools_admin.template_feedback, scope, list(template_ids), score, now)
+
+    async def recovery_patterns(
+        self,
+        scope: Scope,
+        now: datetime,
+        *,
+        fingerprint: str | None = None,
+        error_type: str | None = None,
+        tool: str | None = None,
+        include_archived: bool = False,
+    ) -> list[RecoveryPattern]:
+        return await self._run(
+            lambda conn: read_recoveries(
+                conn,
+                scope,
+                now,
+                fingerprint=fingerprint,
+                error_type=error_type,
+                tool=tool,
+                include_archived=include_archived,
+            )
+        )
+
+    async def tool_stats(self, scope: Scope, *, intent: str | None = None) -> list[ToolStat]:
+        return await self._run(read_stats, scope, intent)
+
+    async def knowledge(
+        self, scope: Scope, vector: Vector | None, now: datetime, *, failures_since: datetime
+    ) -> ToolKnowledge:
+        return await self._run(self._knowledge, scope, vector, now, failures_since)
+
+    def _knowledge(
+        self, conn: sqlite3.Connection, scope: Scope, vector: Vector | None, now: datetime, since: datetime
+    ) -> ToolKnowledge:
+        model = self.embedding_model
+        return ToolKnowledge(
+            templates=read_templates(conn, scope, now, vector=vector, embedding_model=model, limit=300),
+            recoveries=read_recoveries(conn, scope, now, limit=100),
+            failures=read_recent_failures(conn, scope, since) if scope.user is not None else [],
+            insights=read_insights(conn, scope.tenant, now, None, limit=50),
+        )
+
+    # -- insights and maintenance --------------------------------------------------------------------------
+
+    async def insight_inputs(self, tenant: str, since: datetime, now: datetime) -> InsightInputs:
+        return await self._run(insight_inputs, tenant, since, now)
+
+    async def put_insights(
+        self, tenant: str, insights: Sequence[InsightDraft], now: datetime, *, stale_before: datetime
+    ) -> tuple[int, int]:
+        return await self._run(
+            tools_admin.put_insights, tenant, list(insights), now.timestamp(), stale_before.timestamp()
+        )
+
+    async def insights(self, tenant: str, now: datetime, *, type: str | None = None) -> list[Insight]:
+        return await self._run(read_insights, tenant, now, type)
+
+    async def maintain(self, tenant: str, now: datetime) -> tuple[int, int, int]:
+        return await self._run(tools_admin.maintain, self._keeper, tenant, now)
+
+    # -- privacy -----------------------------------------------------------------------------------------
+
+    async def privacy(self, tenant: str, user: str) -> PrivacyMode | None:
+        sql = "SELECT mode FROM tool_privacy WHERE tenant = ? AND user_id = ?"
+        row = await self._run(lambda conn: conn.execute(sql, (tenant, user)).fetchone())
+        return None if row is None else PrivacyMode(row[0])
+
+    async def set_privacy(self, tenant: str, user: str, mode: PrivacyMode, now: datetime) -> None:
+        await self._run(tools_admin.set_privacy, tenant, user, mode, now.timestamp())

@@ -1,0 +1,292 @@
+"""One tenant's routing data in memory: catalog vectors and keywords, learned query→tool pair vectors.
+
+SQLite holds every row; this index is loaded on first use and kept in step with the `tool_changes` log
+(written by triggers), so writes of other processes, and deletions made by forgetting a user, are seen on
+the next call. It lives on the store's executor thread, like the learnings partitions, so it needs no lock.
+Ranking a query is two matrix-vector products (catalog, learned pairs) and one BM25 pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...terms import index_terms, stem
+from ...tools.catalog import keyword_document
+from ...tools.decay import HALF_LIFE_DAYS, Knowledge
+from .keywords import KeywordIndex, TermCodebook
+
+__all__ = ["CatalogRow", "Hit", "PairRow", "ToolIndex"]
+
+Vectors = npt.NDArray[np.float32]
+_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class CatalogRow:
+    name: str
+    server: str
+    description: str
+    input_schema: dict[str, Any]
+    vector: Vectors | None
+
+
+@dataclass(frozen=True)
+class PairRow:
+    id: int
+    owner: str
+    tool: str
+    query_hash: str
+    vector: Vectors
+    confidence: float
+    uses: int
+    last_used_at: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    position: int
+    description_similarity: float
+    keyword: float
+    learned: float
+    learned_uses: int
+
+
+class ToolIndex:
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.watermark = 0
+        self.terms = TermCodebook()
+        # catalog, by position
+        self.names: list[str] = []
+        self.rows: list[CatalogRow] = []
+        self.position: dict[str, int] = {}
+        self.vectors = np.zeros((0, dimension), dtype=np.float32)
+        self.keywords = KeywordIndex()
+        # learned pairs, by row (rows are swapped on removal, so the arrays stay dense)
+        self.pair_count = 0
+        self.pair_ids = np.zeros(0, dtype=np.int64)
+        self.pair_vectors = np.zeros((0, dimension), dtype=np.float32)
+        self.pair_tool = np.zeros(0, dtype=np.int32)
+        self.pair_owner = np.zeros(0, dtype=np.int32)
+        self.pair_confidence = np.zeros(0, dtype=np.float32)
+        self.pair_uses = np.zeros(0, dtype=np.int32)
+        self.pair_last = np.zeros(0, dtype=np.float64)
+        self.pair_row: dict[int, int] = {}
+        self.pair_hash: dict[int, str] = {}
+        self.pair_by_key: dict[tuple[int, int, str], int] = {}  # (owner, tool, query hash) -> pair id
+        self.tool_codes: dict[str, int] = {}
+        self.owner_codes: dict[str, int] = {}
+        self.code_position = np.zeros(0, dtype=np.int32)  # tool code -> catalog position, -1 if absent
+
+    # -- catalog -------------------------------------------------------------------------------------------
+
+    def load_catalog(self, rows: Sequence[CatalogRow]) -> None:
+        self.rows = list(rows)
+        self.names = [r.name for r in rows]
+        self.position = {name: i for i, name in enumerate(self.names)}
+        self.vectors = np.zeros((len(rows), self.dimension), dtype=np.float32)
+        for i, row in enumerate(rows):
+            if row.vector is not None:
+                self.vectors[i] = row.vector
+        self.keywords = KeywordIndex()
+        for row in rows:
+            ids, counts = self.terms.encode(index_terms(keyword_document(row.name, row.description)))
+            self.keywords.add(ids, counts)
+        self.keywords.freeze()
+        self._map_codes()
+
+    def _tool_code(self, tool: str) -> int:
+        code = self.tool_codes.get(tool)
+        if code is None:
+            code = self.tool_codes[tool] = len(self.tool_codes)
+            self._map_codes()
+        return code
+
+    def owner_code(self, owner: str) -> int:
+        return self.owner_codes.setdefault(owner, len(self.owner_codes))
+
+    def _map_codes(self) -> None:
+        self.code_position = np.full(len(self.tool_codes), -1, dtype=np.int32)
+        for tool, code in self.tool_codes.items():
+            self.code_position[code] = self.position.get(tool, -1)
+
+    # -- learned pairs -------------------------------------------------------------------------------------
+
+    def _reserve(self, extra: int) -> None:
+        need = self.pair_count + extra
+        if need <= len(self.pair_ids):
+            return
+        capacity = max(need, 2 * len(self.pair_ids), 256)
+        for name in (
+            "pair_ids",
+            "pair_vectors",
+            "pair_tool",
+            "pair_owner",
+            "pair_confidence",
+            "pair_uses",
+            "pair_last",
+        ):
+            array = getattr(self, name)
+            grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            grown[: self.pair_count] = array[: self.pair_count]
+            setattr(self, name, grown)
+
+    def upsert_pair(self, pair: PairRow) -> None:
+        row = self.pair_row.get(pair.id)
+        if row is None:
+            self._reserve(1)
+            row = self.pair_count
+            self.pair_count += 1
+            self.pair_row[pair.id] = row
+        else:
+            old = (int(self.pair_owner[row]), int(self.pair_tool[row]), self.pair_hash[pair.id])
+            self.pair_by_key.pop(old, None)
+        owner, tool = self.owner_code(pair.owner), self._tool_code(pair.tool)
+        self.pair_ids[row] = pair.id
+        self.pair_vectors[row] = pair.vector
+        self.pair_tool[row] = tool
+        self.pair_owner[row] = owner
+        self.pair_confidence[row] = pair.confidence
+        self.pair_uses[row] = pair.uses
+        self.pair_last[row] = pair.last_used_at
+        self.pair_hash[pair.id] = pair.query_hash
+        self.pair_by_key[(owner, tool, pair.query_hash)] = pair.id
+
+    def remove_pair(self, pair_id: int) -> None:
+        row = self.pair_row.pop(pair_id, None)
+        if row is None:
+            return
+        key = (int(self.pair_owner[row]), int(self.pair_tool[row]), self.pair_hash.pop(pair_id))
+        self.pair_by_key.pop(key, None)
+        last = self.pair_count - 1
+        if row != last:
+            for name in (
+                "pair_ids",
+                "pair_vectors",
+                "pair_tool",
+                "pair_owner",
+                "pair_confidence",
+                "pair_uses",
+                "pair_last",
+            ):
+                array = getattr(self, name)
+                array[row] = array[last]
+            self.pair_row[int(self.pair_ids[row])] = row
+        self.pair_count = last
+
+    def pair_for(self, owner: str, tool: str, query_hash: str) -> int | None:
+        owner_code, tool_code = self.owner_codes.get(owner), self.tool_codes.get(tool)
+        if owner_code is None or tool_code is None:
+            return None
+        return self.pair_by_key.get((owner_code, tool_code, query_hash))
+
+    def _rows_of(self, owner: str, tool: str) -> npt.NDArray[np.intp]:
+        owner_code, tool_code = self.owner_codes.get(owner), self.tool_codes.get(tool)
+        if owner_code is None or tool_code is None or self.pair_count == 0:
+            return np.zeros(0, dtype=np.intp)
+        n = self.pair_count
+        return np.flatnonzero((self.pair_owner[:n] == owner_code) & (self.pair_tool[:n] == tool_code))
+
+    def nearest_pair(self, owner: str, tool: str, vector: Vectors) -> tuple[int, float] | None:
+        """The most similar stored pair of this user and tool: (pair id, cosine similarity)."""
+        rows = self._rows_of(owner, tool)
+        if rows.size == 0:
+            return None
+        sims = self.pair_vectors[rows] @ vector
+        best = int(np.argmax(sims))
+        return int(self.pair_ids[rows[best]]), float(sims[best])
+
+    def weakest_pairs(self, owner: str, tool: str, keep: int, now: float) -> list[int]:
+        """Ids of the pairs beyond the `keep` strongest (decayed confidence) of this user and tool."""
+        rows = self._rows_of(owner, tool)
+        if rows.size <= keep:
+            return []
+        weights = self._weights(rows, now)
+        order = np.argsort(weights, kind="stable")
+        return [int(self.pair_ids[rows[i]]) for i in order[: rows.size - keep]]
+
+    def _weights(self, rows: npt.NDArray[np.intp], now: float) -> npt.NDArray[np.float64]:
+        age_days = np.maximum(0.0, (now - self.pair_last[rows]) / _DAY)
+        half_life = HALF_LIFE_DAYS[Knowledge.USER_PATTERN]
+        return self.pair_confidence[rows].astype(np.float64) * np.power(0.5, age_days / half_life)
+
+    # -- ranking -------------------------------------------------------------------------------------------
+
+    def query_term_ids(self, terms: Sequence[str]) -> list[int]:
+        return self.terms.known([stem(t) for t in terms])
+
+    def hits(
+        self,
+        vector: Vectors | None,
+        terms: Sequence[str],
+        *,
+        owners: Sequence[str] | None,
+        now: float,
+        floor: float,
+        pool: int,
+        use_learned: bool,
+        support: int = 3,
+    ) -> list[Hit]:
+        """Candidates: the `pool` best by description, the `pool` best by keywords, every tool with learned
+        evidence. `owners` limits learned pairs to those users (None: every user of the tenant)."""
+        n = len(self.names)
+        if n == 0:
+            return []
+        description = np.zeros(n, dtype=np.float32) if vector is None else self.vectors @ vector
+        keyword = np.zeros(n, dtype=np.float32)
+        term_ids = self.query_term_ids(terms)
+        if term_ids:
+            scores = self.keywords.scores(term_ids)
+            if scores is not None:
+                top = float(scores[:n].max())
+                if top > 0:
+                    keyword = (scores[:n] / top).astype(np.float32)
+        learned = np.zeros(n, dtype=np.float64)
+        uses = np.zeros(n, dtype=np.int64)
+        if use_learned and vector is not None and self.pair_count:
+            m = self.pair_count
+            sims = self.pair_vectors[:m] @ vector
+            positions = self.code_position[self.pair_tool[:m]]
+            mask = (sims >= floor) & (positions >= 0)
+            if owners is not None:
+                codes = [self.owner_codes[o] for o in owners if o in self.owner_codes]
+                mask &= np.isin(self.pair_owner[:m], np.asarray(codes, dtype=np.int32))
+            rows = np.flatnonzero(mask)
+            if rows.size:
+                scaled = (sims[rows] - floor) / max(1e-6, 1.0 - floor)
+                values = self._weights(rows, now) * scaled
+                learned = _support_mean(positions[rows], values, n, support)
+                np.add.at(uses, positions[rows], self.pair_uses[rows])
+        chosen: set[int] = set()
+        k = min(pool, n)
+        for scores_ in (description, keyword):
+            if k < n:
+                top_k = np.argpartition(-scores_, k - 1)[:k]
+            else:
+                top_k = np.arange(n)
+            chosen.update(int(i) for i in top_k if scores_ is description or scores_[i] > 0)
+        chosen.update(int(i) for i in np.flatnonzero(learned > 0))
+        return [
+            Hit(i, float(description[i]), float(keyword[i]), float(learned[i]), int(uses[i])) for i in sorted(chosen)
+        ]
+
+
+def _support_mean(
+    positions: npt.NDArray[np.int32], values: npt.NDArray[np.float64], n: int, support: int
+) -> npt.NDArray[np.float64]:
+    """Per tool, the mean of its `support` best values (missing ones count as 0): one similar past query
+    gives a tool a third of the evidence three consistent ones give."""
+    order = np.lexsort((-values, positions))
+    grouped, ranked = positions[order], values[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    sizes = np.diff(np.r_[starts, grouped.size])
+    rank_in_group = np.arange(grouped.size) - np.repeat(starts, sizes)
+    keep = rank_in_group < support
+    learned = np.zeros(n, dtype=np.float64)
+    np.add.at(learned, grouped[keep], ranked[keep] / support)
+    return learned

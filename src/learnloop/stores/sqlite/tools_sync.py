@@ -1,0 +1,115 @@
+"""Keeping each tenant's in-memory `ToolIndex` in step with the SQLite file.
+
+Triggers append every catalog and learned-pair change to `tool_changes`; before each use an index replays
+the entries past its watermark, so writes of other processes and deletions made by `forget_user` reach it.
+Writes made here run in one transaction that first replays pending changes under the write lock, so the
+index never misses a row written between its last replay and the write.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .connection import read_transaction, write_transaction
+from .rows import vector_from_blob
+from .tools_index import CatalogRow, PairRow, ToolIndex
+
+__all__ = ["IndexKeeper"]
+
+T = TypeVar("T")
+
+_PAIR_SELECT = (
+    "SELECT id, user_id, tool, query_hash, embedding, confidence, uses, last_used_at, embedding_model FROM tool_pairs"
+)
+
+
+class IndexKeeper:
+    """The routing indexes of one store, by tenant. Only ever used on the store's executor thread."""
+
+    def __init__(self, dimension: int, embedding_model: str) -> None:
+        self.dimension = dimension
+        self.embedding_model = embedding_model
+        self._indexes: dict[str, ToolIndex] = {}
+
+    def index(self, conn: sqlite3.Connection, tenant: str) -> ToolIndex:
+        index = self._indexes.get(tenant)
+        if index is None:
+            return self._load(conn, tenant)
+        return self._catch_up(conn, tenant, index)
+
+    def write(self, conn: sqlite3.Connection, tenant: str, work: Callable[[ToolIndex], T]) -> T:
+        """Run `work` in one write transaction with an index that has seen every committed change."""
+        index = self._indexes.get(tenant) or self._load(conn, tenant)
+        try:
+            with write_transaction(conn):
+                index = self._catch_up(conn, tenant, index)
+                result = work(index)
+                last = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tool_changes").fetchone()[0]
+        except BaseException:
+            self._indexes.pop(tenant, None)  # it may hold rows that were rolled back
+            raise
+        index.watermark = max(index.watermark, last)
+        return result
+
+    def refresh_catalog(self, conn: sqlite3.Connection, tenant: str, index: ToolIndex) -> None:
+        """After a catalog write in this transaction: the index reflects it before the watermark passes it."""
+        index.load_catalog(self._catalog_rows(conn, tenant))
+
+    def _pair(self, row: tuple[Any, ...]) -> PairRow:
+        return PairRow(row[0], row[1], row[2], row[3], vector_from_blob(row[4]), row[5], row[6], row[7])
+
+    def _load(self, conn: sqlite3.Connection, tenant: str) -> ToolIndex:
+        index = ToolIndex(self.dimension)
+        with read_transaction(conn):
+            index.watermark = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tool_changes").fetchone()[0]
+            index.load_catalog(self._catalog_rows(conn, tenant))
+            for row in conn.execute(
+                f"{_PAIR_SELECT} WHERE tenant = ? AND embedding_model = ?", (tenant, self.embedding_model)
+            ):
+                index.upsert_pair(self._pair(row))
+        self._indexes[tenant] = index
+        return index
+
+    def _catalog_rows(self, conn: sqlite3.Connection, tenant: str) -> list[CatalogRow]:
+        return [
+            CatalogRow(
+                name,
+                server,
+                description,
+                json.loads(schema),
+                vector_from_blob(blob) if blob is not None and model == self.embedding_model else None,
+            )
+            for name, server, description, schema, blob, model in conn.execute(
+                "SELECT name, server, description, input_schema, embedding, embedding_model FROM tool_catalog "
+                "WHERE tenant = ? ORDER BY created_at, name",
+                (tenant,),
+            )
+        ]
+
+    def _catch_up(self, conn: sqlite3.Connection, tenant: str, index: ToolIndex) -> ToolIndex:
+        oldest = conn.execute("SELECT MIN(seq) FROM tool_changes").fetchone()[0]
+        if oldest is not None and index.watermark and oldest > index.watermark + 1:
+            return self._load(conn, tenant)  # the changes it missed were pruned from the log
+        changes = conn.execute(
+            "SELECT seq, kind, ref FROM tool_changes WHERE tenant = ? AND seq > ? ORDER BY seq",
+            (tenant, index.watermark),
+        ).fetchall()
+        if not changes:
+            return index
+        if any(kind == "catalog" for _, kind, _ in changes):
+            index.load_catalog(self._catalog_rows(conn, tenant))
+        pair_ids = sorted({ref for _, kind, ref in changes if kind == "pair"})
+        if pair_ids:
+            marks = ", ".join("?" for _ in pair_ids)
+            found = {row[0]: row for row in conn.execute(f"{_PAIR_SELECT} WHERE id IN ({marks})", pair_ids)}
+            for pair_id in pair_ids:
+                row = found.get(pair_id)
+                if row is None or row[8] != self.embedding_model:
+                    index.remove_pair(pair_id)
+                else:
+                    index.upsert_pair(self._pair(row))
+        index.watermark = changes[-1][0]
+        return index

@@ -1,0 +1,286 @@
+"""The storage contract of the tool layer, and the records its writes take.
+
+Like the learnings `Store`, every read and write is bound to a `Scope` (tenant, user): per-user rows
+(signals, learned pairs, statistics, template examples, privacy choices) carry the user; shared knowledge
+(templates and recovery patterns learned from everyone, with no user on them) is owned by the tenant;
+global insights are anonymised aggregates. A backend applies one `record_call` in one transaction —
+signal row, learned pair, statistics, template, recovery pattern — and returns only once it is durable.
+Decisions (signal class, learning weight, privacy, fingerprints) are made before the call, in
+`learnloop.tools`; the backend stores, indexes and looks up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from ..models import Scope
+from ..stores.base import Vector
+from .models import (
+    Insight,
+    LearnedPair,
+    PrivacyMode,
+    QueryTemplate,
+    RecoveryPattern,
+    SeedTemplate,
+    SignalKind,
+    SignalReceipt,
+    Strength,
+    ToolInfo,
+    ToolSignal,
+    ToolStat,
+)
+
+__all__ = [
+    "CallRecord",
+    "CatalogEntry",
+    "EvidenceRequest",
+    "InsightDraft",
+    "InsightInputs",
+    "LearningPolicy",
+    "ObservationRecord",
+    "ToolEvidence",
+    "ToolKnowledge",
+    "ToolStore",
+]
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    name: str
+    server: str
+    description: str
+    input_schema: dict[str, Any]
+    digest: str
+    vector: Vector | None
+    embedding_model: str | None
+    keep_vector: bool = False  # the description did not change: keep the stored vector
+
+
+@dataclass(frozen=True)
+class LearningPolicy:
+    """How a backend folds a signal into the learned query→tool pairs."""
+
+    merge_similarity: float = 0.95  # a query this close to a stored one of the same tool reinforces it
+    max_pairs_per_tool: int = 64  # per user and tool; the weakest pair goes first
+    recovery_window_s: float = 600.0  # a success this long after a failure is no longer its recovery
+    max_examples: int = 5
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A tools/call, enriched with its session context and already classified."""
+
+    session: str
+    tool: str
+    arguments: dict[str, Any]
+    ok: bool
+    signature: str
+    intent: str = ""
+    error: str | None = None
+    error_type: str | None = None
+    fingerprint: str | None = None
+    latency_ms: float | None = None
+    strength: Strength | None = None
+    weight: float = 0.0  # confidence the pair query→tool gets from this signal; 0 learns nothing
+    apply_now: bool = True  # False for weak signals: stored durably now, folded into pairs by `flush_weak`
+    query_hash: str | None = None
+    query_text: str | None = None  # only under PrivacyMode.FULL
+    vector: Vector | None = None  # the context's query vector, computed when the tools were routed
+    embedding_model: str | None = None
+    shared: bool = True  # templates and recoveries learned from this call belong to the tenant, not the user
+    example: str | None = None  # query text kept as a template example (PrivacyMode.FULL only)
+
+
+@dataclass(frozen=True)
+class ObservationRecord:
+    """A tools/list with context, or a search_available_tools with its results."""
+
+    session: str
+    kind: SignalKind
+    tools: tuple[str, ...]
+    intent: str = ""
+    query_hash: str | None = None
+    query_text: str | None = None
+
+
+@dataclass(frozen=True)
+class EvidenceRequest:
+    vector: Vector | None
+    terms: Sequence[str]  # stemmed query terms for keyword match
+    now: datetime
+    pool: int = 50
+    share: bool = True  # learned pairs of every user of the tenant, not only the caller's
+    learned_floor: float = 0.55  # learned queries less similar than this say nothing about the tool
+    learned_support: int = 3  # a tool's learned evidence is the mean of its best this-many pairs
+    use_learned: bool = True
+
+
+@dataclass
+class ToolEvidence:
+    """What a backend knows about one tool for one query; `learnloop.tools.router` fuses it."""
+
+    name: str
+    server: str
+    description: str
+    input_schema: dict[str, Any]
+    description_similarity: float
+    keyword: float  # BM25 over name and description, scaled by the best score of the query (0..1)
+    learned: float  # mean of the tool's best pairs' decayed confidence × scaled similarity (0..1)
+    learned_uses: int
+
+
+@dataclass
+class ToolKnowledge:
+    """Everything the context sections draw from, read in one go."""
+
+    templates: list[QueryTemplate] = field(default_factory=list)
+    recoveries: list[RecoveryPattern] = field(default_factory=list)
+    failures: list[ToolSignal] = field(default_factory=list)
+    insights: list[Insight] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.templates or self.recoveries or self.failures or self.insights)
+
+
+@dataclass
+class InsightInputs:
+    """Aggregates across every user of a tenant, with no user identity left in them."""
+
+    stats: list[ToolStat]
+    users_per_intent: dict[str, int]
+    failure_groups: list[tuple[str, str, int]]  # (error_type, tool, count)
+    failed_arguments: list[tuple[str, dict[str, Any]]]  # (tool, arguments) of recent failed calls
+    templates: list[QueryTemplate]
+    recoveries: list[RecoveryPattern]
+
+
+@dataclass(frozen=True)
+class InsightDraft:
+    type: str
+    key: str
+    value: dict[str, Any]
+    sample_size: int
+    confidence: float
+
+
+@runtime_checkable
+class ToolStore(Protocol):
+    """Where tool knowledge lives. Methods taking a `Scope` never read or change another tenant's rows,
+    and a user scope never another user's (except learned pairs read for routing when `share` is set)."""
+
+    # -- catalog ---------------------------------------------------------------------------------------
+
+    async def put_tools(self, tenant: str, entries: Sequence[CatalogEntry], now: datetime) -> None: ...
+
+    async def remove_tools(self, tenant: str, names: Sequence[str]) -> int: ...
+
+    async def list_tools(
+        self, tenant: str, *, server: str | None = None, embedding_model: str | None = None
+    ) -> list[ToolInfo]:
+        """The catalog; `embedded` tells whether a tool has a description vector (of `embedding_model`)."""
+        ...
+
+    # -- signals ---------------------------------------------------------------------------------------
+
+    async def record_call(
+        self, scope: Scope, record: CallRecord, policy: LearningPolicy, now: datetime
+    ) -> SignalReceipt:
+        """Store the signal and everything learned from it at once, in one transaction."""
+        ...
+
+    async def record_observation(self, scope: Scope, record: ObservationRecord, now: datetime) -> int: ...
+
+    async def flush_weak(self, tenant: str, policy: LearningPolicy, now: datetime, limit: int = 500) -> int:
+        """Fold queued weak signals into the learned pairs; returns how many were applied."""
+        ...
+
+    async def pending_weak(self, tenant: str) -> int: ...
+
+    async def signals(
+        self,
+        scope: Scope,
+        *,
+        session: str | None = None,
+        kind: SignalKind | None = None,
+        after: int = 0,
+        limit: int = 100,
+    ) -> list[ToolSignal]: ...
+
+    # -- routing ---------------------------------------------------------------------------------------
+
+    async def evidence(self, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
+        """Candidate tools for a query: the best by description, by keywords and every tool with learned
+        evidence above the floor (at most `pool` of each)."""
+        ...
+
+    async def popular_tools(self, scope: Scope, limit: int) -> list[ToolEvidence]:
+        """Tools by successful uses (then catalog order), for a session with no context yet."""
+        ...
+
+    async def learned_pairs(
+        self, scope: Scope, now: datetime, *, tool: str | None = None, limit: int = 100
+    ) -> list[LearnedPair]: ...
+
+    # -- templates, recovery, statistics -----------------------------------------------------------------
+
+    async def templates(
+        self,
+        scope: Scope,
+        now: datetime,
+        *,
+        intent: str | None = None,
+        tool: str | None = None,
+        vector: Vector | None = None,
+        include_archived: bool = False,
+    ) -> list[QueryTemplate]: ...
+
+    async def seed_templates(self, tenant: str, seeds: Sequence[tuple[SeedTemplate, str]], now: datetime) -> int:
+        """Add (seed, signature) templates that do not exist yet; returns how many were added."""
+        ...
+
+    async def template_feedback(
+        self, scope: Scope, template_ids: Sequence[int], score: float, now: datetime
+    ) -> list[QueryTemplate]: ...
+
+    async def recovery_patterns(
+        self,
+        scope: Scope,
+        now: datetime,
+        *,
+        fingerprint: str | None = None,
+        error_type: str | None = None,
+        tool: str | None = None,
+        include_archived: bool = False,
+    ) -> list[RecoveryPattern]: ...
+
+    async def tool_stats(self, scope: Scope, *, intent: str | None = None) -> list[ToolStat]: ...
+
+    async def knowledge(
+        self, scope: Scope, vector: Vector | None, now: datetime, *, failures_since: datetime
+    ) -> ToolKnowledge: ...
+
+    # -- insights and maintenance ----------------------------------------------------------------------
+
+    async def insight_inputs(self, tenant: str, since: datetime, now: datetime) -> InsightInputs: ...
+
+    async def put_insights(
+        self, tenant: str, insights: Sequence[InsightDraft], now: datetime, *, stale_before: datetime
+    ) -> tuple[int, int]:
+        """Upsert insights and delete those not refreshed since `stale_before`: (written, pruned)."""
+        ...
+
+    async def insights(self, tenant: str, now: datetime, *, type: str | None = None) -> list[Insight]: ...
+
+    async def maintain(self, tenant: str, now: datetime) -> tuple[int, int, int]:
+        """Archive templates and recovery patterns, prune learned pairs, whose decayed confidence fell
+        below `decay.ARCHIVE_BELOW`: (templates, recoveries, pairs)."""
+        ...
+
+    # -- privacy -----------------------------------------------------------------------------------------
+
+    async def privacy(self, tenant: str, user: str) -> PrivacyMode | None: ...
+
+    async def set_privacy(self, tenant: str, user: str, mode: PrivacyMode, now: datetime) -> None: ...

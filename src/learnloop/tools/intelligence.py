@@ -1,0 +1,496 @@
+"""`loop.tools`: tool intelligence for one tenant — catalog, routing, usage signals, templates, recovery
+patterns, statistics, insights.
+
+    tools = loop.tools
+    await tools.register([{"name": "get_forecast", "description": "Weather forecast for a city"}])
+    shown = await tools.set_context("s1", "will it rain in Paris tomorrow?", user="alice")
+    receipt = await tools.record_call("s1", "get_forecast", {"city": "Paris"}, ok=True, latency_ms=120)
+
+`set_context` opens a correlation window and computes the query vector once; everything recorded in the
+session until the next `set_context` is attributed to that query and reuses the vector, so recording never
+calls the embedder. A recorded signal is durable when `record_call` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..engine import Engine
+from ..errors import NotConfigured, ValidationError
+from ..models import Scope
+from ..prompting import Section
+from ..stores.base import Vector
+from . import catalog, insights
+from .base import CallRecord, ObservationRecord, ToolStore
+from .config import ToolConfig, remember_config
+from .context import tool_sections
+from .models import (
+    AggregationReport,
+    Insight,
+    LearnedPair,
+    PrivacyMode,
+    QueryTemplate,
+    RecoveryPattern,
+    RecoverySuggestion,
+    RegisterReport,
+    RoutedTool,
+    SeedTemplate,
+    SignalKind,
+    SignalReceipt,
+    Strength,
+    ToolInfo,
+    ToolSignal,
+    ToolStat,
+)
+from .recovery import classify_error, error_fingerprint, suggest
+from .router import route
+from .signals import SessionWindow, SessionWindows, query_hash
+from .templates import call_signature, rank_templates
+
+__all__ = ["ToolIntelligence", "tool_store_of"]
+
+log = logging.getLogger("learnloop.tools")
+
+_PRIVACY_TTL = 5.0
+MAX_QUERY_CHARS = 4000
+
+
+def tool_store_of(engine: Engine) -> ToolStore | None:
+    """The engine's tool store, if its backend has one."""
+    return getattr(engine.store, "tools", None)
+
+
+class ToolIntelligence:
+    """Tool intelligence for one tenant. Async methods; `loop.sync.tools` for blocking callers."""
+
+    __learnloop_async__ = True
+
+    def __init__(self, engine: Engine, tenant: str, config: ToolConfig | None = None) -> None:
+        self._engine = engine
+        self.tenant = Scope(tenant=tenant).tenant
+        self._windows = SessionWindows((config or ToolConfig()).max_sessions)
+        self._privacy: dict[str, tuple[float, PrivacyMode]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._pending_weak = 0
+        self._last_flush = time.monotonic()
+        self._calls = 0
+        self.config = config or ToolConfig()
+
+    def __repr__(self) -> str:
+        return f"ToolIntelligence(tenant={self.tenant!r})"
+
+    @property
+    def config(self) -> ToolConfig:
+        return self._config
+
+    @config.setter
+    def config(self, value: ToolConfig) -> None:
+        self._config = value
+        store = tool_store_of(self._engine)
+        if store is not None:
+            remember_config(store, self.tenant, value)
+
+    def configure(self, **changes: Any) -> ToolConfig:
+        """Change settings: `loop.tools.configure(k=5, privacy="full", key_params={"analytics": ["sort_key"]})`."""
+        if "privacy" in changes:
+            changes["privacy"] = PrivacyMode(changes["privacy"])
+        self.config = dataclasses.replace(self.config, **changes)
+        return self.config
+
+    @property
+    def store(self) -> ToolStore:
+        store = tool_store_of(self._engine)
+        if store is None:
+            raise NotConfigured(f"the store {self._engine.store!r} has no tool intelligence")
+        return store
+
+    def _scope(self, user: str | None) -> Scope:
+        return Scope(tenant=self.tenant, user=user)
+
+    async def _ready(self) -> ToolStore:
+        await self._engine.ensure_started()
+        return self.store
+
+    async def _vector(self, query: str, given: Vector | None) -> Vector:
+        if given is None:
+            return await self._engine.embed_one(query, purpose="query")
+        if given.shape != (self._engine.embedder.dimension,):
+            raise ValidationError(f"query_vector must have shape ({self._engine.embedder.dimension},)")
+        return given
+
+    # -- catalog -----------------------------------------------------------------------------------------
+
+    async def register(
+        self, tools: Iterable[catalog.ToolLike | Any], *, server: str = "", replace: bool = False
+    ) -> RegisterReport:
+        """Add or update tools (`ToolDef`s, mappings or `mcp.types.Tool`s); only changed descriptions are
+        embedded. With `replace`, the server's tools that are not listed are removed."""
+        store = await self._ready()
+        now = self._engine.clock()
+        return await catalog.register(
+            store, self._engine.embedder, self.tenant, tools, now, server=server, replace=replace
+        )
+
+    async def unregister(self, names: Sequence[str]) -> int:
+        return await (await self._ready()).remove_tools(self.tenant, list(names))
+
+    async def catalog(self, *, server: str | None = None) -> list[ToolInfo]:
+        store = await self._ready()
+        return await store.list_tools(self.tenant, server=server, embedding_model=self._engine.embedder.model_id)
+
+    # -- context and routing -------------------------------------------------------------------------------
+
+    async def route(
+        self,
+        context: str | None,
+        k: int | None = None,
+        *,
+        user: str | None = None,
+        query_vector: Vector | None = None,
+        learned: bool = True,
+    ) -> list[RoutedTool]:
+        """The `k` tools to show for `context` (no context: the most used tools). `learned=False` ranks by
+        descriptions and keywords only, as before any learning."""
+        store = await self._ready()
+        k = k or self.config.k
+        if not context or not context.strip():
+            popular = await store.popular_tools(self._scope(user), k)
+            return [_routed(e) for e in popular]
+        context = context.strip()[:MAX_QUERY_CHARS]
+        vector = await self._vector(context, query_vector)
+        weights = self.config.weights
+        now = self._engine.clock()
+        share = self.config.share_learning
+        return await route(store, self._scope(user), context, vector, k, weights, now, share=share, use_learned=learned)
+
+    async def set_context(
+        self,
+        session: str,
+        query: str,
+        *,
+        user: str | None = None,
+        intent: str | None = None,
+        k: int | None = None,
+        query_vector: Vector | None = None,
+    ) -> list[RoutedTool]:
+        """Start a new correlation window in `session` (seed 002) and return the routed tools for `query`,
+        recorded as a tools/list with context."""
+        if not query or not query.strip():
+            raise ValidationError("query is empty", field="query")
+        query = query.strip()[:MAX_QUERY_CHARS]
+        vector = await self._vector(query, query_vector)
+        routed = await self.route(query, k, user=user, query_vector=vector)
+        if intent is None and self.config.intent_classifier is not None:
+            intent = self.config.intent_classifier(query)
+        window = SessionWindow(
+            session=session, user=user, query=query, query_hash=query_hash(self.tenant, query), vector=vector
+        )
+        window.intent = intent or ""
+        window.show(r.name for r in routed)
+        self._windows.open(window)
+        await self._observe(window, SignalKind.LIST, [r.name for r in routed])
+        return routed
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        user: str | None = None,
+        session: str | None = None,
+        query_vector: Vector | None = None,
+    ) -> list[RoutedTool]:
+        """`search_available_tools`: the whole catalog ranked for `query`; recorded in `session` if given."""
+        found = await self.route(query, limit or self.config.search_limit, user=user, query_vector=query_vector)
+        if session is not None:
+            await self.record_search(session, query, [r.name for r in found], user=user)
+        return found
+
+    # -- signals -----------------------------------------------------------------------------------------
+
+    async def _privacy_of(self, user: str | None) -> PrivacyMode:
+        if user is None:
+            return self.config.privacy
+        cached = self._privacy.get(user)
+        if cached is not None and time.monotonic() - cached[0] < _PRIVACY_TTL:
+            return cached[1]
+        mode = await (await self._ready()).privacy(self.tenant, user) or self.config.privacy
+        self._privacy[user] = (time.monotonic(), mode)
+        return mode
+
+    async def _observe(
+        self, window: SessionWindow, kind: SignalKind, names: Sequence[str], query: str | None = None
+    ) -> int:
+        mode = await self._privacy_of(window.user)
+        text = query if query is not None else window.query
+        record = ObservationRecord(
+            session=window.session,
+            kind=kind,
+            tools=tuple(names),
+            intent=window.intent,
+            query_hash=None if mode is PrivacyMode.OPT_OUT or not text else query_hash(self.tenant, text),
+            query_text=text if mode is PrivacyMode.FULL else None,
+        )
+        return await self.store.record_observation(self._scope(window.user), record, self._engine.clock())
+
+    async def record_list(self, session: str, tools: Sequence[str], *, user: str | None = None) -> int:
+        """A tools/list the agent saw in `session`: those tools count as retrieved for the window."""
+        await self._ready()
+        window = self._windows.get_or_open(session, user)
+        window.show(tools)
+        return await self._observe(window, SignalKind.LIST, list(tools))
+
+    async def record_search(self, session: str, query: str, results: Sequence[str], *, user: str | None = None) -> int:
+        """A search_available_tools and its results: those tools count as searched for the window."""
+        await self._ready()
+        window = self._windows.get_or_open(session, user)
+        window.found(results)
+        return await self._observe(window, SignalKind.SEARCH, list(results), query=query)
+
+    async def record_call(
+        self,
+        session: str,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ok: bool = True,
+        error: str | None = None,
+        error_type: str | None = None,
+        latency_ms: float | None = None,
+        user: str | None = None,
+        intent: str | None = None,
+    ) -> SignalReceipt:
+        """A tools/call and its outcome. Durable when this returns; strong, very strong and discovery
+        signals are learned from at once, weak ones in the next batch."""
+        store = await self._ready()
+        window = self._windows.get(session)
+        if window is not None and user is not None and window.user != user:
+            window = None
+        user = user if user is not None else (window.user if window else None)
+        mode = await self._privacy_of(user)
+        args = dict(arguments or {})
+        keys = self.config.key_params
+        strength = window.strength_of(tool) if window is not None else Strength.WEAK
+        learnable = window is not None and window.vector is not None and mode is not PrivacyMode.OPT_OUT
+        if not ok:
+            error_type = error_type or classify_error(error)
+        record = CallRecord(
+            session=session,
+            tool=tool,
+            arguments=args,
+            ok=ok,
+            signature=call_signature(tool, args, keys),
+            intent=intent if intent is not None else (window.intent if window else ""),
+            error=error,
+            error_type=None if ok else error_type,
+            fingerprint=None if ok or error_type is None else error_fingerprint(error_type, tool, args, keys),
+            latency_ms=latency_ms,
+            strength=strength,
+            # A failed call still says which tool the query needed, less surely than a successful one.
+            weight=self.config.strength_weights[strength] * (1.0 if ok else 0.5) if learnable else 0.0,
+            apply_now=strength is not Strength.WEAK,
+            query_hash=window.query_hash if learnable and window else None,
+            query_text=window.query if window and mode is PrivacyMode.FULL else None,
+            vector=window.vector if learnable and window else None,
+            embedding_model=self._engine.embedder.model_id,
+            shared=self.config.share_learning,
+            example=window.query if ok and window and mode is PrivacyMode.FULL else None,
+        )
+        receipt = await store.record_call(self._scope(user), record, self.config.learning, self._engine.clock())
+        if ok and window is not None and receipt.template_id is not None:
+            window.template_ids.append(receipt.template_id)
+        self._after_call(receipt)
+        return receipt
+
+    def _after_call(self, receipt: SignalReceipt) -> None:
+        self._calls += 1
+        if not receipt.applied:
+            self._pending_weak += 1
+        overdue = time.monotonic() - self._last_flush >= self.config.weak_batch_seconds
+        if self._pending_weak >= self.config.weak_batch_size or (self._pending_weak and overdue):
+            self._pending_weak = 0
+            self._last_flush = time.monotonic()
+            self._spawn(self.flush())
+        if self.config.insight_every and self._calls % self.config.insight_every == 0:
+            self._spawn(self.aggregate_insights())
+
+    def _spawn(self, work: Any) -> None:
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception:  # a background pass must never take the caller down
+                log.exception("background tool-knowledge pass failed")
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def drain(self) -> None:
+        """Wait for background passes (weak-signal batches, insight aggregation) started so far."""
+        while self._background:
+            await asyncio.gather(*list(self._background))
+
+    async def flush(self) -> int:
+        """Fold queued weak signals into the learned pairs now."""
+        store = await self._ready()
+        flushed = 0
+        while batch := await store.flush_weak(self.tenant, self.config.learning, self._engine.clock()):
+            flushed += batch
+        return flushed
+
+    async def feedback(self, session: str, score: float, *, user: str | None = None) -> list[QueryTemplate]:
+        """Response-quality feedback (seed 001 §4.4, −1..1) on the templates used in the session's window."""
+        store = await self._ready()
+        window = self._windows.get(session)
+        if window is None or not window.template_ids:
+            return []
+        scope = self._scope(user if user is not None else window.user)
+        return await store.template_feedback(scope, sorted(set(window.template_ids)), score, self._engine.clock())
+
+    # -- knowledge ---------------------------------------------------------------------------------------
+
+    async def templates(
+        self,
+        *,
+        user: str | None = None,
+        intent: str | None = None,
+        tool: str | None = None,
+        include_archived: bool = False,
+    ) -> list[QueryTemplate]:
+        store = await self._ready()
+        now = self._engine.clock()
+        found = await store.templates(
+            self._scope(user), now, intent=intent, tool=tool, include_archived=include_archived
+        )
+        return sorted(
+            found,
+            key=lambda t: (
+                t.status != "active",
+                -t.effective_confidence,
+                -t.last_used_at.timestamp(),
+                t.avg_latency_ms,
+            ),
+        )
+
+    async def best_template(
+        self,
+        *,
+        intent: str | None = None,
+        query: str | None = None,
+        query_vector: Vector | None = None,
+        tool: str | None = None,
+        user: str | None = None,
+        min_confidence: float = 0.5,
+    ) -> QueryTemplate | None:
+        """The template to use for an intent or a query, settled by confidence, recency, speed (§8.3)."""
+        store = await self._ready()
+        vector = None if query is None and query_vector is None else await self._vector(query or "", query_vector)
+        found = await store.templates(self._scope(user), self._engine.clock(), intent=intent, tool=tool, vector=vector)
+        if intent is None:
+            floor = self.config.sections.template_similarity
+            found = [t for t in found if t.similarity is not None and t.similarity >= floor]
+        ranked = rank_templates(found, min_effective=min_confidence)
+        return ranked[0] if ranked else None
+
+    async def seed_templates(self, seeds: Iterable[SeedTemplate | Mapping[str, Any]]) -> int:
+        """Cold-start templates (seed 001 §8.2), shared by the tenant, starting at confidence 0.5."""
+        store = await self._ready()
+        parsed = [s if isinstance(s, SeedTemplate) else SeedTemplate.model_validate(s) for s in seeds]
+        keys = self.config.key_params
+        pairs = [(s, call_signature(s.tool, s.params, keys)) for s in parsed]
+        return await store.seed_templates(self.tenant, pairs, self._engine.clock())
+
+    async def recovery_patterns(
+        self, *, user: str | None = None, tool: str | None = None, include_archived: bool = False
+    ) -> list[RecoveryPattern]:
+        store = await self._ready()
+        now = self._engine.clock()
+        return await store.recovery_patterns(self._scope(user), now, tool=tool, include_archived=include_archived)
+
+    async def suggest_recovery(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | None,
+        error: str | None,
+        *,
+        error_type: str | None = None,
+        user: str | None = None,
+    ) -> RecoverySuggestion | None:
+        """What worked before when this call failed like this (exact fingerprint, else same error and tool)."""
+        store = await self._ready()
+        error_type = error_type or classify_error(error)
+        fingerprint = error_fingerprint(error_type, tool, dict(arguments or {}), self.config.key_params)
+        scope, now = self._scope(user), self._engine.clock()
+        patterns = await store.recovery_patterns(scope, now, fingerprint=fingerprint)
+        patterns += await store.recovery_patterns(scope, now, error_type=error_type, tool=tool)
+        return suggest(patterns, fingerprint, error_type, tool)
+
+    async def stats(self, *, user: str | None = None, intent: str | None = None) -> list[ToolStat]:
+        return await (await self._ready()).tool_stats(self._scope(user), intent=intent)
+
+    async def learned_pairs(
+        self, *, user: str | None = None, tool: str | None = None, limit: int = 100
+    ) -> list[LearnedPair]:
+        store = await self._ready()
+        return await store.learned_pairs(self._scope(user), self._engine.clock(), tool=tool, limit=limit)
+
+    async def signals(
+        self,
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        kind: SignalKind | str | None = None,
+        after: int = 0,
+        limit: int = 100,
+    ) -> list[ToolSignal]:
+        store = await self._ready()
+        kind = None if kind is None else SignalKind(kind)
+        return await store.signals(self._scope(user), session=session, kind=kind, after=after, limit=limit)
+
+    async def insights(self, *, type: str | None = None) -> list[Insight]:
+        return await (await self._ready()).insights(self.tenant, self._engine.clock(), type=type)
+
+    async def aggregate_insights(self) -> AggregationReport:
+        """Run the cross-user aggregator now (it also runs every `insight_every` recorded calls)."""
+        store = await self._ready()
+        return await insights.aggregate(store, self.tenant, self.config, self._engine.clock())
+
+    async def context_sections(
+        self, user: str | None, query: str, *, query_vector: Vector | None = None, intent: str | None = None
+    ) -> list[Section]:
+        """The tool-layer sections of the context block for this user and query (seed 001 §8.9)."""
+        store = await self._ready()
+        vector = await self._vector(query, query_vector)
+        now = self._engine.clock()
+        return await tool_sections(store, self._scope(user), query, vector, self.config, now, intent=intent)
+
+    # -- privacy -----------------------------------------------------------------------------------------
+
+    async def set_privacy(self, user: str, mode: PrivacyMode | str) -> None:
+        """What is kept of `user`'s queries: "full", "hashed" (hash + embedding) or "opt_out" (nothing)."""
+        mode = PrivacyMode(mode)
+        await (await self._ready()).set_privacy(self.tenant, user, mode, self._engine.clock())
+        self._privacy[user] = (time.monotonic(), mode)
+
+    async def privacy(self, user: str) -> PrivacyMode:
+        return await self._privacy_of(user)
+
+
+def _routed(evidence: Any) -> RoutedTool:
+    return RoutedTool(
+        name=evidence.name,
+        server=evidence.server,
+        description=evidence.description,
+        input_schema=evidence.input_schema,
+        score=0.0,
+        description_similarity=0.0,
+        keyword=0.0,
+        learned=0.0,
+        learned_uses=evidence.learned_uses,
+        why=f"no context yet; used {evidence.learned_uses}×",
+    )

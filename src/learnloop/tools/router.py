@@ -1,0 +1,92 @@
+"""The tool router: which tools to show for a context.
+
+Three kinds of evidence are fused into one score per tool:
+
+- **description similarity** — cosine between the query vector and the tool's name+description vector;
+  the only evidence a tool nobody has used yet has, so it is never scaled away;
+- **keyword match** — BM25 of the query's words over the tool's name and description, scaled by the best
+  tool for this query;
+- **learned evidence** — seed 002's learned query→tool pairs: for each tool, the mean over its three best
+  pairs of (decayed confidence) × (similarity to the current query above a floor, scaled to 0..1). A pair
+  only speaks for queries close to one that led to the tool being used, and it takes several consistent
+  uses to move a tool far, so tools never used keep their place for queries unlike anything learned.
+
+score = w_d · description + w_k · keyword + w_l · learned. Ties go to the name, so routing is
+deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from ..models import Scope
+from ..stores.base import Vector
+from ..terms import query_terms
+from .base import EvidenceRequest, ToolEvidence, ToolStore
+from .config import RouterWeights
+from .models import RoutedTool
+
+__all__ = ["fuse", "route"]
+
+
+def _why(evidence: ToolEvidence, learned: float) -> str:
+    parts = [f"description {evidence.description_similarity:.2f}"]
+    if evidence.keyword > 0:
+        parts.append(f"keywords {evidence.keyword:.2f}")
+    if learned > 0:
+        parts.append(
+            f"learned {learned:.2f} from {evidence.learned_uses} use{'s' if evidence.learned_uses != 1 else ''}"
+        )
+    return "; ".join(parts)
+
+
+def fuse(
+    evidence: Sequence[ToolEvidence], weights: RouterWeights, k: int, *, use_learned: bool = True
+) -> list[RoutedTool]:
+    routed = []
+    for e in evidence:
+        learned = e.learned if use_learned else 0.0
+        score = weights.description * e.description_similarity + weights.keyword * e.keyword
+        score += weights.learned * learned
+        routed.append(
+            RoutedTool(
+                name=e.name,
+                server=e.server,
+                description=e.description,
+                input_schema=e.input_schema,
+                score=round(score, 6),
+                description_similarity=round(e.description_similarity, 6),
+                keyword=round(e.keyword, 6),
+                learned=round(learned, 6),
+                learned_uses=e.learned_uses if learned > 0 else 0,
+                why=_why(e, learned),
+            )
+        )
+    routed.sort(key=lambda r: (-r.score, r.name))
+    return routed[:k]
+
+
+async def route(
+    store: ToolStore,
+    scope: Scope,
+    query: str,
+    vector: Vector | None,
+    k: int,
+    weights: RouterWeights,
+    now: datetime,
+    *,
+    share: bool = True,
+    use_learned: bool = True,
+) -> list[RoutedTool]:
+    request = EvidenceRequest(
+        vector=vector,
+        terms=query_terms(query),
+        now=now,
+        pool=max(50, 4 * k),
+        share=share,
+        learned_floor=weights.learned_floor,
+        learned_support=weights.learned_support,
+        use_learned=use_learned,
+    )
+    return fuse(await store.evidence(scope, request), weights, k, use_learned=use_learned)

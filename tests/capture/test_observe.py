@@ -1,0 +1,117 @@
+"""loop.observe(): feedback on the previous turn, rule and LLM extraction, duplicates, recalled context."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+
+import pytest
+
+from learnloop import Loop, Status
+from learnloop.llms.openai import OpenAIChat
+from learnloop.models import utcnow
+from tests.support.scripted_openai import Reply, ScriptedOpenAI
+
+CORRECTION = "No, it's 3.5 L/hr on my Grainfather Gen 1."
+PREDICTION = "With a typical boil-off rate of 4 L/hr you'll need 32 L pre-boil."
+
+
+async def test_a_correction_becomes_a_candidate_and_thanks_promote_it(loop: Loop) -> None:
+    start = utcnow()
+    first = await loop.observe(CORRECTION, PREDICTION, user="alice", session="s1", at=start)
+    [saved] = first.stored
+    assert saved.learning is not None
+    learning = saved.learning
+    assert learning.status is Status.CANDIDATE and learning.origin == "observer"
+    assert "3.5 L/hr" in learning.text and learning.source.session == "s1"
+    second = await loop.observe(
+        "Thanks, that worked perfectly!", "Glad it helped.", user="alice", session="s1", at=start + timedelta(seconds=40)
+    )
+    assert second.feedback is not None and second.feedback.type == "explicit_positive"
+    assert second.feedback.promoted == [learning.id]
+    assert (await loop.get(learning.id)).status is Status.VERIFIED
+
+
+async def test_negative_feedback_reaches_the_learnings_that_were_used(loop: Loop) -> None:
+    verified = await loop.save(
+        "Grainfather Gen 1 boil-off rate is ~3.5 L/hr", user="alice", category="equipment", status="verified"
+    )
+    candidate = await loop.save("Mash at 64 C for a dry finish", user="alice", category="technique")
+    assert verified.learning is not None and candidate.learning is not None
+    start = utcnow()
+    question = "How much water boils off and what mash temperature should I use?"
+    used = await loop.retrieve_context("alice", question)
+    assert {i.learning.id for i in used.items} == {verified.learning.id, candidate.learning.id}
+    await loop.observe(question, "About 3.5 L/hr; mash at 64 C.", user="alice", session="s2", retrieved=used, at=start)
+    reaction = await loop.observe(
+        "That's wrong, it doesn't work at all", "Sorry!", user="alice", session="s2", at=start + timedelta(minutes=1)
+    )
+    assert reaction.feedback is not None and reaction.feedback.score < 0
+    assert reaction.feedback.demoted == [verified.learning.id]
+    assert reaction.feedback.deprecated == [candidate.learning.id]
+    assert (await loop.get(verified.learning.id)).status is Status.CANDIDATE
+
+
+async def test_the_same_message_within_30_seconds_is_not_learned_twice(loop: Loop) -> None:
+    start = utcnow()
+    first = await loop.observe(CORRECTION, PREDICTION, user="alice", session="s3", at=start)
+    again = await loop.observe(CORRECTION, PREDICTION, user="alice", session="s3", at=start + timedelta(seconds=10))
+    assert first.stored and again.duplicate and again.saved == []
+    later = await loop.observe(CORRECTION, PREDICTION, user="alice", session="s3", at=start + timedelta(seconds=45))
+    assert not later.duplicate and [r.action for r in later.saved] == ["skipped"]
+
+
+async def test_recalled_context_is_never_extracted_again(loop: Loop) -> None:
+    await loop.save("User prefers mashing at 66 C", user="alice", category="technique", status="verified")
+    recalled = await loop.retrieve_context("alice", "what mash temperature do I like?")
+    assert recalled.items
+    echoed = f"{recalled.block}\nI prefer mashing at 66 C, as you know."
+    result = await loop.observe(echoed, "Right, 66 C it is.", user="alice", session="s4", retrieved=recalled)
+    assert result.stored == []
+    assert (await loop.list()).total == 1
+
+
+async def test_replaying_a_conversation_through_observe_stores_nothing_new(loop: Loop) -> None:
+    turns = [
+        (CORRECTION, PREDICTION),
+        ("The US-05 attenuated way more than 75%, I got 82%", "US-05 should reach about 75% attenuation."),
+        ("I prefer mashing at 66 C for pale ales", "Noted."),
+        ("What should I brew next?", "How about a saison?"),
+    ]
+    start = utcnow()
+    for n, (user, assistant) in enumerate(turns):
+        await loop.observe(user, assistant, user="alice", session="first", at=start + timedelta(minutes=n))
+    stored = (await loop.list()).total
+    assert stored >= 3
+    for n, (user, assistant) in enumerate(turns):
+        result = await loop.observe(user, assistant, user="alice", session="second", at=start + timedelta(hours=1, minutes=n))
+        assert all(r.action == "skipped" for r in result.saved)
+    assert (await loop.list()).total == stored
+
+
+@pytest.fixture
+async def llm_loop(open_loop: Callable[..., Loop], scripted_openai: ScriptedOpenAI) -> AsyncIterator[Loop]:
+    chat = OpenAIChat("gpt-test", base_url=scripted_openai.base_url, api_key="sk-test", max_attempts=1)
+    loop = open_loop("llm.db", llm=chat)
+    yield loop
+    await loop.aclose()
+
+
+async def test_the_llm_extractor_runs_once_per_turn(llm_loop: Loop, scripted_openai: ScriptedOpenAI) -> None:
+    scripted_openai.reply(
+        Reply.json(
+            {
+                "learnings": [
+                    {"text": "User's fermentation chamber holds 2 fermenters", "type": "fact", "category": "equipment"}
+                ]
+            }
+        )
+    )
+    result = await llm_loop.observe(
+        "My fermentation chamber only fits 2 fermenters.", "Good to know.", user="alice", session="s5"
+    )
+    assert len(scripted_openai.chat_requests) == 1
+    texts = [r.learning.text for r in result.stored if r.learning is not None]
+    assert "User's fermentation chamber holds 2 fermenters" in texts
+    stored = [r.learning for r in result.stored if r.learning is not None]
+    assert all(learning.status is Status.CANDIDATE and learning.origin == "observer" for learning in stored)
