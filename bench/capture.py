@@ -25,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, print_table, summary_ms
 from corpus import EQUIPMENT, INGREDIENTS, STYLES, learnings
-
 from learnloop.embedders.local import LocalMiniLM
 from learnloop.engine import Engine
 from learnloop.loop import Loop
@@ -62,7 +61,10 @@ def teaching_turns(count: int, seed: int) -> list[tuple[str, str]]:
             rng.choice(
                 [
                     (f"No, it's {rate} L/hr on my {kettle}.", "Assuming a boil-off rate of 4 L/hr, start with 30 L."),
-                    (f"The {yeast} attenuated way more than 75%, I got {measured}%", f"{yeast} should reach about 75%."),
+                    (
+                        f"The {yeast} attenuated way more than 75%, I got {measured}%",
+                        f"{yeast} should reach about 75%.",
+                    ),
                     (f"I prefer mashing at {rng.randint(62, 69)} C for a {style}", "Noted."),
                     (f"We use a {kettle} with {rate} L of dead space", "Thanks for the details."),
                 ]
@@ -129,7 +131,9 @@ def main() -> None:
         emit_json(result)
         return
     rows = [[name, f["p50"], f["p95"], f["n"]] for name, f in result["figures_ms"].items()]  # type: ignore[union-attr]
-    print_table(f"capture latency, ms (embedder threads {result['embedder_threads']})", ["path", "p50", "p95", "n"], rows)
+    print_table(
+        f"capture latency, ms (embedder threads {result['embedder_threads']})", ["path", "p50", "p95", "n"], rows
+    )
 
 
 if __name__ == "__main__":

@@ -32,19 +32,14 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return value, time.perf_counter() - start
 
 
-def print_table(
-    title: str, header: Sequence[str], rows: Sequence[Sequence[Any]], *, file: Any = None
-) -> None:
+def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[Any]], *, file: Any = None) -> None:
     out = file or sys.stdout
     cells = [[str(c) for c in header]] + [[_fmt(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     print(f"\n{title}", file=out)
     for n, row in enumerate(cells):
         print(
-            "  "
-            + "  ".join(
-                c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
-            ),
+            "  " + "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))),
             file=out,
         )
         if n == 0:

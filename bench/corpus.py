@@ -160,9 +160,7 @@ def learnings(count: int, seed: int) -> list[str]:
         text = _fill(TEMPLATES[rng.randrange(len(TEMPLATES))], rng)
         # A short id-free suffix now and then keeps near-identical fills distinct without junk tokens.
         if i % 3 == 0:
-            text += rng.choice(
-                ["", " (confirmed twice)", " according to the last brew log", " per the Q3 review"]
-            )
+            text += rng.choice(["", " (confirmed twice)", " according to the last brew log", " per the Q3 review"])
         out.append(text)
     return out
 

@@ -30,8 +30,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, print_table, progress, summary_ms
-from locomo_recall import default_data, turns_of
-
 from learnloop.capture.artifacts import is_recalled
 from learnloop.capture.dedupe import numbers
 from learnloop.embedders.local import LocalMiniLM
@@ -39,6 +37,7 @@ from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.simhash import hamming
 from learnloop.stores.sqlite import SQLiteStore
+from locomo_recall import default_data, turns_of
 
 TENANT = "junk"
 
@@ -101,7 +100,9 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                     break
     await loop.aclose()
     latency = summary_ms(timings)
-    refusals = {k.removeprefix("save.refused."): v for k, v in loop.engine.counters.items() if k.startswith("save.refused.")}
+    refusals = {
+        k.removeprefix("save.refused."): v for k, v in loop.engine.counters.items() if k.startswith("save.refused.")
+    }
     return {
         "turns": turns,
         "stored": len(stored),
@@ -134,8 +135,16 @@ def main() -> None:
     print_table(
         "observe() over LoCoMo turns (rules path, recall before every turn)",
         ["turns", "stored", "near-duplicate fraction", "re-extracted", "observe p50 ms", "observe p95 ms"],
-        [[figures["turns"], figures["stored"], figures["near_duplicate_fraction"], figures["reextracted"],
-          figures["observe_p50_ms"], figures["observe_p95_ms"]]],
+        [
+            [
+                figures["turns"],
+                figures["stored"],
+                figures["near_duplicate_fraction"],
+                figures["reextracted"],
+                figures["observe_p50_ms"],
+                figures["observe_p95_ms"],
+            ]
+        ],
     )
     print(f"\n  live at the end: {figures['live_at_end']}; write outcomes: {figures['actions']}")
     print(f"  refused by rule: {figures['refused_by_rule']}")

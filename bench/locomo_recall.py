@@ -26,16 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import emit_json, print_table, progress  # noqa: E402
-
-from learnloop.embedders.local import LocalMiniLM  # noqa: E402
-from learnloop.engine import Engine  # noqa: E402
-from learnloop.loop import Loop  # noqa: E402
-from learnloop.models import EventAction, Filters, Limits, Scope, Source  # noqa: E402
-from learnloop.simhash import simhash64_hex  # noqa: E402
-from learnloop.stores.base import EventDraft, Insert, NewLearning, SearchRequest  # noqa: E402
-from learnloop.stores.sqlite import SQLiteStore  # noqa: E402
-from learnloop.terms import query_terms  # noqa: E402
+from common import emit_json, print_table, progress
+from learnloop.embedders.local import LocalMiniLM
+from learnloop.engine import Engine
+from learnloop.loop import Loop
+from learnloop.models import EventAction, Filters, Limits, Scope, Source
+from learnloop.simhash import simhash64_hex
+from learnloop.stores.base import EventDraft, Insert, NewLearning, SearchRequest
+from learnloop.stores.sqlite import SQLiteStore
+from learnloop.terms import query_terms
 
 TENANT = "locomo"
 _EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
@@ -64,9 +63,7 @@ def normalise_evidence(raw: list[str]) -> tuple[list[str], int]:
 
 def turns_of(sample: dict) -> list[tuple[str, str]]:
     conversation = sample["conversation"]
-    sessions = sorted(
-        (int(k.split("_")[1]), v) for k, v in conversation.items() if re.fullmatch(r"session_\d+", k)
-    )
+    sessions = sorted((int(k.split("_")[1]), v) for k, v in conversation.items() if re.fullmatch(r"session_\d+", k))
     out = []
     for _, turns in sessions:
         for turn in turns:
@@ -99,8 +96,14 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         ops = [
             Insert(
                 NewLearning(
-                    tenant=TENANT, user=user, text=text, vector=vector, embedding_model=embedder.model_id,
-                    simhash64=simhash64_hex(text), namespace="learning", source=Source(message=dia_id),
+                    tenant=TENANT,
+                    user=user,
+                    text=text,
+                    vector=vector,
+                    embedding_model=embedder.model_id,
+                    simhash64=simhash64_hex(text),
+                    namespace="learning",
+                    source=Source(message=dia_id),
                 ),
                 EventDraft(actor="import", action=EventAction.IMPORTED),
             )
@@ -186,7 +189,9 @@ def main() -> None:
     )
     cat_rows = []
     for category, f in figures["by_category"].items():  # type: ignore[union-attr]
-        cat_rows.append([category, f["questions"], *(f[m][f"recall@{k}"] for m in ("hybrid", "vector", "bm25") for k in (5, 10))])
+        cat_rows.append(
+            [category, f["questions"], *(f[m][f"recall@{k}"] for m in ("hybrid", "vector", "bm25") for k in (5, 10))]
+        )
     print_table(
         "by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial)",
         ["category", "questions", "hybrid@5", "hybrid@10", "vector@5", "vector@10", "bm25@5", "bm25@10"],

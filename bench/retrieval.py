@@ -55,9 +55,7 @@ async def embed_cached(embedder: LocalMiniLM, texts: list[str], tag: str, quiet:
     return vectors
 
 
-async def bulk_insert(
-    store: SQLiteStore, user: str, texts: list[str], vectors: np.ndarray, model: str
-) -> None:
+async def bulk_insert(store: SQLiteStore, user: str, texts: list[str], vectors: np.ndarray, model: str) -> None:
     scope = Scope(tenant=TENANT, user=user)
     ops = [
         Insert(
@@ -96,9 +94,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         ann_threshold=args.ann_threshold,
     )
     loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
-    progress(
-        f"loading {len(other_texts)} learnings of {args.other_users} other users into {folder}", args.quiet
-    )
+    progress(f"loading {len(other_texts)} learnings of {args.other_users} other users into {folder}", args.quiet)
     for u in range(args.other_users):
         part = slice(u * args.per_other, (u + 1) * args.per_other)
         await bulk_insert(store, f"other{u}", other_texts[part], others[part], embedder.model_id)
@@ -198,12 +194,8 @@ async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--sizes", default="10000,100000", help="comma-separated learnings for the measured user"
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated learnings for the measured user")
     parser.add_argument("--other-users", type=int, default=1000)
     parser.add_argument("--per-other", type=int, default=10, help="learnings per other user")
     parser.add_argument("--queries", type=int, default=200)
@@ -252,9 +244,7 @@ def main() -> None:
         rows,
     )
     print("\n  e2e: embed the query + hybrid search + rank + render + record hits (one transaction)")
-    print(
-        "  vec: the same with the query vector given; numpy: exact top-6 scan of the user's vectors (baseline)"
-    )
+    print("  vec: the same with the query vector given; numpy: exact top-6 scan of the user's vectors (baseline)")
 
 
 if __name__ == "__main__":

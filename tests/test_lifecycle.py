@@ -19,9 +19,7 @@ from learnloop.lifecycle import (
 from learnloop.models import Learning, Status
 
 statuses = st.sampled_from(list(Status))
-actors = st.sampled_from([k.value for k in ActorKind]).flatmap(
-    lambda kind: st.sampled_from([kind, f"{kind}:someone"])
-)
+actors = st.sampled_from([k.value for k in ActorKind]).flatmap(lambda kind: st.sampled_from([kind, f"{kind}:someone"]))
 
 
 def learning(**fields: object) -> Learning:
@@ -82,9 +80,7 @@ def test_unknown_actor_kind_is_a_validation_error() -> None:
 @given(st.integers(0, 10), st.integers(0, 10), st.integers(0, 3), st.floats(0, 1))
 def test_evidence_promotion_rules(hits: int, streak: int, failures: int, confidence: float) -> None:
     policy = LifecyclePolicy()
-    promotion = evidence_promotion(
-        learning(hits=hits, streak=streak, failures=failures, confidence=confidence), policy
-    )
+    promotion = evidence_promotion(learning(hits=hits, streak=streak, failures=failures, confidence=confidence), policy)
     expected = failures == 0 and (streak >= 3 or hits >= 5)
     assert (promotion is not None) == expected
     if promotion is not None:

@@ -72,9 +72,7 @@ async def test_filters_apply_before_ranking(loop: Loop) -> None:
 
 
 async def test_verified_learnings_are_listed_before_candidates(loop: Loop) -> None:
-    await loop.save(
-        "Boil-off on this kettle is about 3.5 litres per hour", user="alice", category="equipment"
-    )
+    await loop.save("Boil-off on this kettle is about 3.5 litres per hour", user="alice", category="equipment")
     await loop.save(BOIL, user="alice", category="equipment", status="verified")
     result = await loop.retrieve_context("alice", QUESTION)
     assert [i.learning.status for i in result.items] == [Status.VERIFIED, Status.CANDIDATE]
@@ -187,8 +185,18 @@ async def test_purge_deprecated_older_than(loop: Loop) -> None:
     assert await loop.purge_deprecated(timedelta(seconds=-1)) == [saved.learning.id]
 
 
-KETTLES = ["Grainfather G30", "Anvil Foundry", "Brewzilla 35L", "Robobrew", "Spike kettle", "Mash & Boil",
-           "BIAB kettle", "club kettle", "Ss Brewtech kettle", "Klarstein kettle"]
+KETTLES = [
+    "Grainfather G30",
+    "Anvil Foundry",
+    "Brewzilla 35L",
+    "Robobrew",
+    "Spike kettle",
+    "Mash & Boil",
+    "BIAB kettle",
+    "club kettle",
+    "Ss Brewtech kettle",
+    "Klarstein kettle",
+]
 
 
 async def test_limits_and_token_budget(loop: Loop) -> None:
@@ -258,7 +266,7 @@ async def test_export_then_import_into_a_fresh_file(open_loop: Callable[..., Loo
     await source.deprecate(a.learning.id, "old kettle")
     count = await source.export_to(tmp_path / "dump.jsonl")
     await source.aclose()
-    assert count == 2
+    assert count == 2  # no vocabulary stored in this tenant: learnings only
 
     target = open_loop("target.db")
     try:
@@ -268,9 +276,9 @@ async def test_export_then_import_into_a_fresh_file(open_loop: Callable[..., Loo
         assert texts == {("alice", BOIL, Status.DEPRECATED), ("bob", "Mash at 66 C", Status.CANDIDATE)}
         again = await target.import_jsonl(tmp_path / "dump.jsonl")
         assert (again.imported, again.skipped_existing) == (0, 2)
-        assert [
-            i.learning.text for i in (await target.retrieve_context("bob", "mash temperature")).items
-        ] == ["Mash at 66 C"]
+        assert [i.learning.text for i in (await target.retrieve_context("bob", "mash temperature")).items] == [
+            "Mash at 66 C"
+        ]
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"text": "fine", "user": "carol"}\n{"user": "carol"}\n')
         with pytest.raises(learnloop.ValidationError, match="line 2"):
@@ -290,9 +298,7 @@ def test_sync_wrapper(open_loop: Callable[..., Loop]) -> None:
 
 
 async def test_vocabulary_is_stored_per_tenant(loop: Loop) -> None:
-    await loop.set_vocabulary(
-        {"sort_keys": "Which sort key an API wants", "errors": "Errors and their fixes"}
-    )
+    await loop.set_vocabulary({"sort_keys": "Which sort key an API wants", "errors": "Errors and their fixes"})
     assert (await loop.vocabulary()).names == ["sort_keys", "errors"]
     other = loop.for_tenant("acme")
     assert (await other.vocabulary()).names[0] == "equipment"

@@ -52,6 +52,8 @@ class Engine:
     _extractor: LLMExtractor | None = None
     # Outcomes of writes by kind ("save.created", "save.refused.<rule>"): refusals leave no other trace.
     counters: Counter[str] = field(default_factory=Counter)
+    # Called as sink(tenant, key) after each count; the service persists counts (never text) through one.
+    count_sinks: list[Callable[[str, str], None]] = field(default_factory=list)
     _vocabularies: dict[tuple[str, str], tuple[float, Vocabulary]] = field(default_factory=dict)
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -106,6 +108,15 @@ class Engine:
         vocabulary = stored or self.default_vocabulary.model_copy(update={"namespace": namespace})
         self._vocabularies[key] = (now, vocabulary)
         return vocabulary
+
+    def count(self, tenant: str, key: str) -> None:
+        """Count a write outcome ("save.created", "save.refused.<rule>") in `counters` and in every sink."""
+        self.counters[key] += 1
+        for sink in self.count_sinks:
+            try:
+                sink(tenant, key)
+            except Exception:  # bookkeeping must never fail a write that already happened
+                log.exception("counter sink failed")
 
     def forget_vocabulary(self, tenant: str, namespace: str) -> None:
         self._vocabularies.pop((tenant, namespace), None)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import governance
+from .capture.observe import ObserveResult, observe
 from .capture.tool import (
     DEFAULT_TOOL_NAME,
     ToolCallResult,
@@ -23,7 +24,6 @@ from .capture.tool import (
     proactive_learning_section,
     tool_schema,
 )
-from .capture.observe import ObserveResult, observe
 from .capture.write import SaveRequest, SaveResult, save
 from .engine import Engine
 from .errors import ValidationError
@@ -403,10 +403,11 @@ class Loop:
             yield line
 
     async def export_to(self, path: str | Path, *, user: str | None = None) -> int:
+        """Write `export_jsonl` to a file; returns the number of learnings written."""
         lines = [line async for line in self.export_jsonl(user=user)]
         text = "".join(line + "\n" for line in lines)
         await asyncio.to_thread(Path(path).write_text, text, encoding="utf-8")
-        return len(lines)
+        return sum(not line.startswith('{"vocabulary"') for line in lines)
 
     async def import_jsonl(
         self, lines: Iterable[str] | str | Path, *, user: str | None = None, actor: str = "import"

@@ -19,7 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from .capture.write import normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ValidationError
-from .models import EventAction, Learning, LearningType, Origin, Scope, Source, Status
+from .models import EventAction, Learning, LearningType, Origin, Scope, Source, Status, Vocabulary
 from .simhash import simhash64_hex
 from .stores.base import EventDraft, Insert, NewLearning, Vector
 
@@ -69,23 +69,35 @@ def to_line(learning: Learning, vector: Vector | None) -> str:
 
 
 async def export_lines(engine: Engine, scope: Scope) -> AsyncIterator[str]:
+    """The tenant's stored vocabularies first (so categories resolve on import), then one line per learning."""
     await engine.ensure_started()
+    for vocabulary in await engine.store.list_vocabularies(scope.tenant):
+        yield json.dumps({"vocabulary": vocabulary.model_dump(mode="json")}, ensure_ascii=False)
     async for learning, vector in engine.store.export(scope):
         yield to_line(learning, vector)
 
 
-def _parse(lines: Iterable[str], scope: Scope) -> list[tuple[int, ExportedLearning]]:
+def _parse(lines: Iterable[str], scope: Scope) -> tuple[list[Vocabulary], list[tuple[int, ExportedLearning]]]:
     parsed: list[tuple[int, ExportedLearning]] = []
+    vocabularies: list[Vocabulary] = []
     problems: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
+            if line.lstrip().startswith('{"vocabulary"'):
+                vocabularies.append(Vocabulary.model_validate(json.loads(line)["vocabulary"]))
+                continue
             record = ExportedLearning.model_validate_json(line)
             record.text = normalise_text(record.text)
             record.tags = list(normalise_tags(record.tags))
-        except (PydanticValidationError, ValidationError) as exc:
-            first = exc.errors()[0]["msg"] if isinstance(exc, PydanticValidationError) else exc.message
+        except (PydanticValidationError, ValidationError, ValueError, KeyError) as exc:
+            if isinstance(exc, PydanticValidationError):
+                first = exc.errors()[0]["msg"]
+            elif isinstance(exc, ValidationError):
+                first = exc.message
+            else:
+                first = f"not a learning or vocabulary line ({exc})"
             problems.append(f"line {number}: {first}")
             continue
         if scope.user is not None:
@@ -94,7 +106,7 @@ def _parse(lines: Iterable[str], scope: Scope) -> list[tuple[int, ExportedLearni
     if problems:
         shown = "; ".join(problems[:10]) + (f"; … {len(problems) - 10} more" if len(problems) > 10 else "")
         raise ValidationError(f"import rejected, nothing written: {shown}", problems=problems[:100])
-    return parsed
+    return vocabularies, parsed
 
 
 def _stored_vector(record: ExportedLearning, model_id: str, dimension: int) -> Vector | None:
@@ -104,17 +116,28 @@ def _stored_vector(record: ExportedLearning, model_id: str, dimension: int) -> V
     return vector if vector.shape == (dimension,) else None
 
 
-async def import_lines(
-    engine: Engine, scope: Scope, lines: Iterable[str], actor: str = "import"
-) -> ImportReport:
-    records = _parse(lines, scope)
+async def import_lines(engine: Engine, scope: Scope, lines: Iterable[str], actor: str = "import") -> ImportReport:
+    vocabularies, records = _parse(lines, scope)
+    await engine.ensure_started()
+    adopted: dict[str, Vocabulary] = {}
+    for vocabulary in vocabularies:
+        # A namespace the tenant has not configured takes the exported vocabulary; a configured one wins.
+        if await engine.store.get_vocabulary(scope.tenant, vocabulary.namespace) is None:
+            adopted[vocabulary.namespace] = vocabulary
     for number, record in records:
-        vocabulary = await engine.vocabulary(scope.tenant, record.namespace)
+        vocabulary = adopted.get(record.namespace) or await engine.vocabulary(scope.tenant, record.namespace)
         try:
             vocabulary.check(record.category)
         except ValidationError as exc:
             raise ValidationError(f"import rejected, nothing written: line {number}: {exc.message}") from exc
-    await engine.ensure_started()
+    for vocabulary in adopted.values():
+        draft = EventDraft(
+            actor=actor,
+            action=EventAction.VOCABULARY_CHANGED,
+            data={"namespace": vocabulary.namespace, "categories": vocabulary.names},
+        )
+        engine.bus.publish([await engine.store.put_vocabulary(scope.tenant, vocabulary, draft)])
+        engine.forget_vocabulary(scope.tenant, vocabulary.namespace)
     report = ImportReport(read=len(records), imported=0, skipped_existing=0, reembedded=0)
     for start in range(0, len(records), _BATCH):
         batch = [record for _, record in records[start : start + _BATCH]]

@@ -40,9 +40,7 @@ async def retrieve(
     if query_vector is None:
         query_vector = await engine.embed_one(query, purpose="query")
     elif query_vector.shape != (engine.embedder.dimension,):
-        raise ValidationError(
-            f"query_vector must have shape ({engine.embedder.dimension},)", field="query_vector"
-        )
+        raise ValidationError(f"query_vector must have shape ({engine.embedder.dimension},)", field="query_vector")
     await engine.ensure_started()
     pool = max(engine.retrieval.candidate_pool, limits.top_k * 4)
     candidates = await engine.store.search(

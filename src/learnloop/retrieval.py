@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 from datetime import datetime
+from typing import Literal
 
 from .models import Filters, Learning, Limits, RetrievedItem, Status
 from .prompting import RenderedBlock, Section, render_block
@@ -144,9 +144,7 @@ def rank_candidates(
     return kept
 
 
-def render_memories(
-    items: Sequence[RetrievedItem], limits: Limits
-) -> tuple[RenderedBlock, list[RetrievedItem]]:
+def render_memories(items: Sequence[RetrievedItem], limits: Limits) -> tuple[RenderedBlock, list[RetrievedItem]]:
     """The seed 004 block for `items`, and the items that made it into the block."""
     lines = [f"[{i.learning.status.value}/{i.learning.label}] {i.learning.text}" for i in items]
     block = render_block(

@@ -25,7 +25,11 @@ async def test_a_correction_becomes_a_candidate_and_thanks_promote_it(loop: Loop
     assert learning.status is Status.CANDIDATE and learning.origin == "observer"
     assert "3.5 L/hr" in learning.text and learning.source.session == "s1"
     second = await loop.observe(
-        "Thanks, that worked perfectly!", "Glad it helped.", user="alice", session="s1", at=start + timedelta(seconds=40)
+        "Thanks, that worked perfectly!",
+        "Glad it helped.",
+        user="alice",
+        session="s1",
+        at=start + timedelta(seconds=40),
     )
     assert second.feedback is not None and second.feedback.type == "explicit_positive"
     assert second.feedback.promoted == [learning.id]
@@ -84,7 +88,9 @@ async def test_replaying_a_conversation_through_observe_stores_nothing_new(loop:
     stored = (await loop.list()).total
     assert stored >= 3
     for n, (user, assistant) in enumerate(turns):
-        result = await loop.observe(user, assistant, user="alice", session="second", at=start + timedelta(hours=1, minutes=n))
+        result = await loop.observe(
+            user, assistant, user="alice", session="second", at=start + timedelta(hours=1, minutes=n)
+        )
         assert all(r.action == "skipped" for r in result.saved)
     assert (await loop.list()).total == stored
 

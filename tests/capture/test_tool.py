@@ -50,13 +50,17 @@ def test_proactive_learning_section_follows_the_vocabulary() -> None:
         ]
     )
     custom = proactive_learning_section(analytics, tool="remember")
-    assert '`remember`' in custom and 'remember("Products API sorts by BEST_SELLING, not REVENUE", "sort_keys")' in custom
+    assert (
+        "`remember`" in custom and 'remember("Products API sorts by BEST_SELLING, not REVENUE", "sort_keys")' in custom
+    )
 
 
 async def test_handler_reports_each_outcome_for_the_model(loop: Loop) -> None:
     call = {"learning": "Grainfather Gen 1 boil-off rate is ~3.5 L/hr", "category": "equipment"}
     saved = await loop.handle_tool_call(call, user="alice", session="s1")
-    assert saved.ok and saved.action == "created" and saved.content == f"Saved learning #{saved.learning_id} (equipment)."
+    assert (
+        saved.ok and saved.action == "created" and saved.content == f"Saved learning #{saved.learning_id} (equipment)."
+    )
     learning = await loop.get(saved.learning_id or 0)
     assert learning.status == "verified" and learning.origin == "tool" and learning.source.session == "s1"
     again = await loop.handle_tool_call(json.dumps(call), user="alice")

@@ -15,7 +15,7 @@ def table_text(path: Path) -> str:
     conn = sqlite3.connect(path)
     text = []
     for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
-        for row in conn.execute(f"SELECT * FROM {table}"):  # noqa: S608
+        for row in conn.execute(f"SELECT * FROM {table}"):
             text.append(" ".join(str(v) for v in row if not isinstance(v, bytes)))
     conn.close()
     return "\n".join(text)

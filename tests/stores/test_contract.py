@@ -179,9 +179,7 @@ async def test_search_fuses_vector_and_text_and_filters_before_ranking(store: St
     assert [c.id for c in only_equipment] == [keyword]
 
 
-async def test_search_sees_status_changes_and_deletes_made_by_another_process(
-    backend: str, tmp_path: Path
-) -> None:
+async def test_search_sees_status_changes_and_deletes_made_by_another_process(backend: str, tmp_path: Path) -> None:
     first, second = make_store(backend, tmp_path), make_store(backend, tmp_path)
     try:
         learning_id = await insert(first, ALICE, "boil-off 3.5", seed=5)
@@ -275,9 +273,7 @@ async def test_purge_deprecated_respects_age_and_scope(store: Store) -> None:
         store, ALICE, "old and wrong", status=Status.DEPRECATED, updated_at=utcnow() - timedelta(days=40)
     )
     fresh = await insert(store, ALICE, "recently wrong", status=Status.DEPRECATED)
-    bobs = await insert(
-        store, BOB, "bob old", status=Status.DEPRECATED, updated_at=utcnow() - timedelta(days=40)
-    )
+    bobs = await insert(store, BOB, "bob old", status=Status.DEPRECATED, updated_at=utcnow() - timedelta(days=40))
     purged = await store.purge_deprecated(ALICE, utcnow() - timedelta(days=30), "person")
     assert purged == [old]
     assert await store.get(ALICE, fresh) is not None

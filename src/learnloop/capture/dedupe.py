@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..models import Learning
-from ..simhash import hamming
 from ..terms import index_terms
 
 __all__ = [

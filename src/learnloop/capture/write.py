@@ -116,17 +116,17 @@ async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult
     request = await validated(engine, scope, request)
     verdict = engine.gate.check(_gate_text(request))
     if not verdict.allowed:
-        engine.counters[f"save.refused.{verdict.rule}"] += 1
+        engine.count(scope.tenant, f"save.refused.{verdict.rule}")
         return SaveResult(action=SaveAction.REFUSED, reason=verdict.reason or "refused", rule=verdict.rule)
     for _ in range(3):
         try:
             result = await _decide_and_write(engine, scope, request)
         except ConflictError:
             continue  # the neighbour changed while we decided; decide again on fresh data
-        engine.counters[f"save.{result.action.value}"] += 1
+        engine.count(scope.tenant, f"save.{result.action.value}")
         return result
     result = await _decide_and_write(engine, scope, request)
-    engine.counters[f"save.{result.action.value}"] += 1
+    engine.count(scope.tenant, f"save.{result.action.value}")
     return result
 
 

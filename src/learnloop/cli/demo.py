@@ -22,9 +22,7 @@ BREWING_VOCABULARY = Vocabulary.from_mapping(
     }
 )
 USER = "brewer"
-CORRECTION = (
-    "The boil-off was way less than you predicted, it's a Gen 1 Grainfather. I lost about 3.5 L in the hour."
-)
+CORRECTION = "The boil-off was way less than you predicted, it's a Gen 1 Grainfather. I lost about 3.5 L in the hour."
 LEARNING = "Grainfather Gen 1 boil-off rate is ~3.5 L/hr, lower than the typical 4-5 L/hr assumption"
 QUESTION = "How much water will boil off in a 60 minute boil?"
 

@@ -24,9 +24,7 @@ def connect(path: Path | str, synchronous: str = "NORMAL") -> sqlite3.Connection
     """
     mode = synchronous.upper()
     if mode not in _SYNCHRONOUS:
-        raise ConfigurationError(
-            f"sqlite_synchronous must be one of {sorted(_SYNCHRONOUS)}, got {synchronous!r}"
-        )
+        raise ConfigurationError(f"sqlite_synchronous must be one of {sorted(_SYNCHRONOUS)}, got {synchronous!r}")
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -7,6 +7,7 @@ from ...terms import query_terms
 
 __all__ = ["match_expression", "partition_keys"]
 
+
 def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
     """(tenant, user_id) partitions a scope searches: its user's, and the tenant's global one."""
     keys = [(scope.tenant, scope.user or "")]

@@ -22,8 +22,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ...errors import ConflictError, StoreError
-from ...terms import index_terms, stem
 from ...models import Event, EventAction, Filters, Learning, Page, Scope, Status, Vocabulary, utcnow
+from ...terms import index_terms, stem
 from ..base import (
     AppendEvent,
     ApplyResult,
@@ -36,10 +36,10 @@ from ..base import (
     Vector,
 )
 from .connection import connect, read_transaction, write_transaction
-from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
-from .search import match_expression, partition_keys
 from .keywords import TermCodebook
 from .partition import STATUS_CODES, Codebook, Partition, RowCodes
+from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
+from .search import match_expression, partition_keys
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
 from .writes import apply_operations, owner_clause, visible_clause
 
@@ -228,9 +228,7 @@ class SQLiteStore:
                 f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
                 [*params, query.limit, query.offset],
             ).fetchall()
-        return Page(
-            items=[learning_from_row(r) for r in rows], total=total, offset=query.offset, limit=query.limit
-        )
+        return Page(items=[learning_from_row(r) for r in rows], total=total, offset=query.offset, limit=query.limit)
 
     # -- search --------------------------------------------------------------------------------------
 
@@ -321,9 +319,7 @@ class SQLiteStore:
     async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:
         return await self._run(self._existing_texts, owner, namespace, list(texts))
 
-    def _existing_texts(
-        self, conn: sqlite3.Connection, owner: Scope, namespace: str, texts: list[str]
-    ) -> set[str]:
+    def _existing_texts(self, conn: sqlite3.Connection, owner: Scope, namespace: str, texts: list[str]) -> set[str]:
         if not texts:
             return set()
         marks = ", ".join("?" for _ in texts)
@@ -543,9 +539,7 @@ class SQLiteStore:
     async def purge_deprecated(self, scope: Scope, older_than: datetime, actor: str) -> list[int]:
         return await self._run(self._purge_deprecated, scope, older_than, actor)
 
-    def _purge_deprecated(
-        self, conn: sqlite3.Connection, scope: Scope, older_than: datetime, actor: str
-    ) -> list[int]:
+    def _purge_deprecated(self, conn: sqlite3.Connection, scope: Scope, older_than: datetime, actor: str) -> list[int]:
         clause, params = owner_clause(scope)
         with write_transaction(conn):
             ids = [
@@ -603,7 +597,7 @@ class SQLiteStore:
         return removed
 
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
-    user_tables: tuple[str, ...] = ("turns", *TOOL_USER_TABLES)
+    user_tables: tuple[str, ...] = ("turns", *TOOL_USER_TABLES, "api_keys")
 
     async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
         last_id = 0
@@ -623,7 +617,4 @@ class SQLiteStore:
             f"SELECT {LEARNING_COLUMNS}, embedding FROM learnings WHERE {clause} AND id > ? ORDER BY id LIMIT 500",
             [*params, after_id],
         ).fetchall()
-        return [
-            (learning_from_row(row[:-1]), None if row[-1] is None else vector_from_blob(row[-1]))
-            for row in rows
-        ]
+        return [(learning_from_row(row[:-1]), None if row[-1] is None else vector_from_blob(row[-1])) for row in rows]

@@ -116,20 +116,15 @@ def _insert(conn: sqlite3.Connection, scope: Scope, op: Insert, now: datetime) -
     learning = _fetch(conn, "id = ?", [cursor.lastrowid])
     assert learning is not None
     _note_vector_change(conn, learning)
-    event = _append_event(
-        conn, scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning
-    )
+    event = _append_event(conn, scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
     return learning, event
 
 
-def _update(
-    conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime
-) -> tuple[Learning, Event | None]:
+def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -> tuple[Learning, Event | None]:
     before = _fetch_owned(conn, scope, op.id)
     if op.expect_revision is not None and before.revision != op.expect_revision:
         raise ConflictError(
-            f"learning {op.id} changed since it was read (revision {before.revision}, expected "
-            f"{op.expect_revision})",
+            f"learning {op.id} changed since it was read (revision {before.revision}, expected {op.expect_revision})",
             id=op.id,
         )
     assignments: list[str] = ["revision = revision + 1"]
