@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, print_table, summary_ms
 from corpus import EQUIPMENT, INGREDIENTS, STYLES, learnings
-from learnloop.embedders.local import LocalMiniLM
+from learnloop.config import Settings
+from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.models import Vocabulary
@@ -74,7 +75,7 @@ def teaching_turns(count: int, seed: int) -> list[tuple[str, str]]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
-    embedder = LocalMiniLM(threads=args.threads)
+    embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-capture-"))
     store = SQLiteStore(folder / "capture.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
     loop = Loop(Engine(store=store, embedder=embedder, default_vocabulary=VOCABULARY))
@@ -117,13 +118,14 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             "observe_plain": plain,
         }.items()
     }
-    return {"figures_ms": figures, "count": args.count, "embedder_threads": embedder._threads}
+    return {"figures_ms": figures, "count": args.count, "embedder_threads": getattr(embedder, "_threads", None)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=200, help="calls per measured path")
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
+    parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
     result = asyncio.run(run(args))

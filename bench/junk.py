@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import emit_json, print_table, progress, summary_ms
 from learnloop.capture.artifacts import is_recalled
 from learnloop.capture.dedupe import numbers
-from learnloop.embedders.local import LocalMiniLM
+from learnloop.config import Settings
+from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.simhash import hamming
@@ -44,7 +45,7 @@ TENANT = "junk"
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
     samples = json.loads(Path(args.data).read_text("utf-8"))
-    embedder = LocalMiniLM(threads=args.threads)
+    embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-junk-"))
     store = SQLiteStore(folder / "junk.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
     loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
@@ -121,6 +122,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo-format JSON (default: the dev split)")
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
+    parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument("--examples", type=int, default=10, help="stored learnings to show")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()

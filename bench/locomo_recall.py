@@ -27,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, print_table, progress
-from learnloop.embedders.local import LocalMiniLM
+from learnloop.config import Settings
+from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.models import EventAction, Filters, Limits, Scope, Source
@@ -82,7 +83,7 @@ async def messages(store: SQLiteStore, scope: Scope, candidates: list) -> list[s
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
     samples = json.loads(Path(args.data).read_text("utf-8"))
-    embedder = LocalMiniLM(threads=args.threads)
+    embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-locomo-"))
     store = SQLiteStore(folder / "locomo.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
     loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
@@ -170,6 +171,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo-format JSON (default: the dev split)")
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
+    parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
     args.data = args.data or default_data()

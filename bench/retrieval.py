@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import CACHE, emit_json, print_table, progress, summary_ms
 from corpus import learnings, questions
 from learnloop.config import Settings
-from learnloop.embedders.local import LocalMiniLM
+from learnloop.embedders import Embedder, resolve_embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.models import EventAction, Scope
@@ -39,7 +39,13 @@ TENANT = "bench"
 USER = "u0"
 
 
-async def embed_cached(embedder: LocalMiniLM, texts: list[str], tag: str, quiet: bool) -> np.ndarray:
+def clear_cache(embedder: object) -> None:
+    cache = getattr(embedder, "_cache", None)
+    if cache is not None:
+        cache.clear()
+
+
+async def embed_cached(embedder: Embedder, texts: list[str], tag: str, quiet: bool) -> np.ndarray:
     key = hashlib.sha256(("\n".join(texts) + embedder.model_id).encode()).hexdigest()[:16]
     path = CACHE / f"{tag}-{len(texts)}-{key}.npy"
     if path.exists():
@@ -78,7 +84,7 @@ async def bulk_insert(store: SQLiteStore, user: str, texts: list[str], vectors: 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    embedder = LocalMiniLM(threads=args.threads)
+    embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     texts = learnings(max(sizes) + args.writes, seed=1)
     own_texts, write_texts = texts[: max(sizes)], texts[max(sizes) :]
     other_texts = learnings(args.other_users * args.per_other, seed=2)
@@ -113,7 +119,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         e2e, vec, base, base_e2e = [], [], [], []
         for q in asked[:5]:
             await loop.retrieve_context(USER, q + " warm")
-        embedder._cache.clear()  # every measured query embeds from scratch
+        clear_cache(embedder)  # every measured query embeds from scratch
         for q in asked:
             t0 = time.perf_counter()
             await loop.retrieve_context(USER, q)
@@ -129,7 +135,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             top = np.argpartition(-scores, 6)[:6]
             top[np.argsort(-scores[top])]
             base.append(time.perf_counter() - t0)
-        embedder._cache.clear()
+        clear_cache(embedder)
         for q in asked:
             t0 = time.perf_counter()
             qv = (await embedder.embed([q + " ?"], purpose="query"))[0]
@@ -164,7 +170,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "other_learnings": len(other_texts),
         "queries": len(asked),
         "writes": len(write_texts),
-        "embedder_threads": embedder._threads,
+        "embedder_threads": getattr(embedder, "_threads", None),
     }
 
 
@@ -201,6 +207,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
+    parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument(
         "--ann-threshold", type=int, default=Settings().ann_threshold, help="learnings per user before HNSW"
     )

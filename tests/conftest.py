@@ -59,7 +59,7 @@ async def store(backend: str, tmp_path: Path) -> AsyncIterator[Store]:
 def embedder() -> Embedder:
     from learnloop.embedders import resolve_embedder
 
-    return resolve_embedder("local:minilm", Settings())
+    return resolve_embedder(Settings().embedder, Settings())
 
 
 @pytest.fixture

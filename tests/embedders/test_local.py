@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,16 +174,8 @@ def test_unknown_specs_raise_configuration_errors() -> None:
         LocalMiniLM(threads=0)
 
 
-def test_minilm_q8_without_onnx_is_a_configuration_error() -> None:
-    if importlib.util.find_spec("onnx") is not None:
-        pytest.skip("onnx is installed")
-    with pytest.raises(ConfigurationError, match="onnx"):
-        resolve_embedder("local:minilm-q8", Settings())
-
-
 @pytest.mark.slow
 async def test_minilm_q8_is_derived_once_and_stays_close(tmp_path: Path, minilm: LocalMiniLM) -> None:
-    pytest.importorskip("onnx")
     texts = [BOIL_OFF, BOIL_OFF_QUESTION, UNRELATED]
     q8 = LocalMiniLM(requantise=True, cache_dir=tmp_path, model_id="local:all-MiniLM-L6-v2-q8")
     try:

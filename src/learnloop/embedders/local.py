@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.util
+import logging
 import os
 import tempfile
 import threading
@@ -219,7 +220,14 @@ def _requantised(source: Path, cache_dir: Path) -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise EmbedderError("local:minilm-q8 needs the 'onnx' package (pip install onnx)") from exc
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only home: derive per machine session instead
+        cache_dir = Path(tempfile.gettempdir()) / f"learnloop-{os.getuid()}"
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        target = cache_dir / target.name
+        if target.exists():
+            return target
     with tempfile.TemporaryDirectory(dir=cache_dir) as work:
         folded, quantised = Path(work) / "folded.onnx", Path(work) / "q8.onnx"
         # The shipped graph dequantises its int8 weights with Cast/Mul at run time, so quantize_dynamic
@@ -231,7 +239,11 @@ def _requantised(source: Path, cache_dir: Path) -> Path:
         try:
             ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
             # Per-channel scales: same speed as per-tensor, mean cosine 0.993 instead of 0.965.
-            quantize_dynamic(folded, quantised, weight_type=QuantType.QInt8, per_channel=True)
+            logging.disable(logging.WARNING)  # the quantiser advises "pre-processing" on the root logger
+            try:
+                quantize_dynamic(folded, quantised, weight_type=QuantType.QInt8, per_channel=True)
+            finally:
+                logging.disable(logging.NOTSET)
         except Exception as exc:
             raise EmbedderError(f"cannot derive local:minilm-q8 from {source}: {exc}") from exc
         os.replace(quantised, target)  # atomic: concurrent processes never see half a file
