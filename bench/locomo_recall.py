@@ -32,6 +32,7 @@ from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.models import EventAction, Filters, Limits, Scope, Source
+from learnloop.retrieval import RetrievalConfig
 from learnloop.simhash import simhash64_hex
 from learnloop.stores.base import EventDraft, Insert, NewLearning, SearchRequest
 from learnloop.stores.sqlite import SQLiteStore
@@ -86,7 +87,8 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-locomo-"))
     store = SQLiteStore(folder / "locomo.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
+    retrieval = RetrievalConfig(candidate_pool=args.pool) if args.pool else RetrievalConfig()
+    loop = Loop(Engine(store=store, embedder=embedder, retrieval=retrieval), tenant=TENANT)
     turn_count = 0
     for sample in samples:
         user = sample["sample_id"]
@@ -172,6 +174,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo-format JSON (default: the dev split)")
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
     parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
+    parser.add_argument("--pool", type=int, default=None, help="candidates per retriever before fusion")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
     args.data = args.data or default_data()

@@ -38,7 +38,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CACHE, emit_json, print_table, progress
-
 from learnloop.embedders.local import LocalMiniLM
 from learnloop.engine import Engine
 from learnloop.loop import Loop
@@ -82,7 +81,9 @@ def load_generic(tools_file: Path, queries_file: Path) -> Dataset:
         if line.strip():
             item = json.loads(line)
             queries.append((str(item["query"]), [str(t) for t in item["tools"]]))
-    return Dataset(queries_file.stem, [{"name": t["name"], "description": t.get("description", "")} for t in tools], queries)
+    return Dataset(
+        queries_file.stem, [{"name": t["name"], "description": t.get("description", "")} for t in tools], queries
+    )
 
 
 def export(dataset: Dataset, folder: Path) -> None:
@@ -112,7 +113,9 @@ def recall(gold: list[str], ranked: list[str], k: int) -> float:
     return len(set(gold) & set(ranked[:k])) / len(gold)
 
 
-def split(dataset: Dataset, args: argparse.Namespace) -> tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]]:
+def split(
+    dataset: Dataset, args: argparse.Namespace
+) -> tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]]:
     """The replay stream and the control queries, tool-disjoint."""
     names = sorted(t["name"] for t in dataset.tools)
     control_tools = set(random.Random(args.seed + 1).sample(names, round(len(names) * args.control_share)))
@@ -239,7 +242,10 @@ def main() -> None:
     if args.json:
         emit_json(figures)
         return
-    rows = [[b["sessions"], b["queries"], b["recall@1"], b["recall@5"], b["baseline_recall@1"], b["baseline_recall@5"]] for b in figures["blocks"]]  # type: ignore[union-attr]
+    rows = [
+        [b["sessions"], b["queries"], b["recall@1"], b["recall@5"], b["baseline_recall@1"], b["baseline_recall@5"]]
+        for b in figures["blocks"]
+    ]  # type: ignore[union-attr]
     print_table(
         f"{figures['dataset']}: learned routing vs frozen description-only baseline "
         f"({figures['tools']} tools, {figures['queries']} queries in {figures['sessions']} sessions, k={figures['k']})",
@@ -251,10 +257,16 @@ def main() -> None:
         ["figure", "value"],
         [
             ["gain recall@5, last block", figures["gain_recall@5_last_block"]],
-            [f"control recall@5 ({figures['control_queries']} queries, {figures['control_tools']} unseen tools)", figures["control_recall@5"]],
+            [
+                f"control recall@5 ({figures['control_queries']} queries, {figures['control_tools']} unseen tools)",
+                figures["control_recall@5"],
+            ],
             ["control baseline recall@5", figures["control_baseline_recall@5"]],
             ["control delta recall@5", figures["control_delta_recall@5"]],
-            ["gold found in list / search / name search", "{list} / {search} / {name_search}".format(**figures["found_by"])],  # type: ignore[arg-type]
+            [
+                "gold found in list / search / name search",
+                "{list} / {search} / {name_search}".format(**figures["found_by"]),
+            ],  # type: ignore[arg-type]
             ["learned pairs kept", figures["learned_pairs"]],
         ],
     )

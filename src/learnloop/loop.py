@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import governance
+from .agent import AgentService, ExperienceContext, QueuedInteraction
+from .agent.runtime import runtime_of
 from .capture.observe import ObserveResult, observe
 from .capture.tool import (
     DEFAULT_TOOL_NAME,
@@ -97,7 +99,39 @@ class Loop:
         await self.aclose()
 
     async def aclose(self) -> None:
+        runtime = runtime_of(self._engine, create=False)
+        if runtime is not None:  # learning-agent workers first: they write to the store closed next
+            await runtime.workers.stop()
         await self._engine.aclose()
+
+    # -- the background learning agent (learnloop.agent) -------------------------------------------
+
+    @functools.cached_property
+    def agent(self) -> AgentService:
+        """Sessions, interaction queue, workers, experience files and knowledge base of the learning agent:
+        `await loop.agent.open_session("s1", user="alice")`. Shared workers for every tenant view."""
+        return AgentService(self._engine, self.tenant)
+
+    async def submit_interaction(
+        self, session: str, user_query: str, assistant_response: str = "", *, user: str | None = None, **fields: Any
+    ) -> QueuedInteraction:
+        """Queue one finished turn for the learning agent and return at once (see `AgentService.submit_interaction`
+        for the other fields: items_retrieved, experience_read, actions, tool_calls, turn, id, at, meta)."""
+        return await self.agent.submit_interaction(session, user_query, assistant_response, user=user, **fields)
+
+    async def experience_context(
+        self,
+        session: str | None = None,
+        *,
+        user: str | None = None,
+        project: str | None = None,
+        query: str | None = None,
+        max_tokens: int | None = None,
+    ) -> ExperienceContext:
+        """What the main agent reads before its next turn: the routing file and the files it routes to."""
+        return await self.agent.experience_context(
+            session, user=user, project=project, query=query, max_tokens=max_tokens
+        )
 
     # -- recall --------------------------------------------------------------------------------------
 

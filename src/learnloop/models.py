@@ -97,6 +97,12 @@ class EventAction(StrEnum):
     PURGED = "purged"
     USER_FORGOTTEN = "user_forgotten"
     VOCABULARY_CHANGED = "vocabulary_changed"
+    # The background learning agent (learnloop.agent): one event per tool step, then one per package.
+    EXPERIENCE_WRITTEN = "experience_written"
+    KNOWLEDGE_EDITED = "knowledge_edited"
+    REANALYSIS_REQUESTED = "reanalysis_requested"
+    AGENT_TOOL = "agent_tool"
+    LEARNING_DONE = "learning_done"
 
 
 def check_identifier(value: str, what: str) -> str:

@@ -9,10 +9,13 @@ import click
 
 from ..config import Settings
 from ..loop import Loop
-from .context import CliContext, echo_json, pass_context, run
 from .capture import gate, observe
+from .context import CliContext, echo_json, pass_context, run
 from .demo import demo
+from .keys import keys
 from .learnings import learnings
+from .serve import serve
+from .mcp import mcp
 from .proxy import proxy
 
 
@@ -31,6 +34,9 @@ cli.add_command(demo)
 cli.add_command(gate)
 cli.add_command(observe)
 cli.add_command(learnings)
+cli.add_command(serve)
+cli.add_command(keys)
+cli.add_command(mcp)
 cli.add_command(proxy)
 
 

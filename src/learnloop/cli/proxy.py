@@ -39,7 +39,9 @@ def proxy(
         from ..mcp.downstream import load_config
         from ..mcp.proxy import serve
     except ImportError as exc:  # the SDK is an optional extra
-        raise click.ClickException(f"the MCP proxy needs the 'mcp' extra: pip install 'learnloop[mcp]' ({exc})")
+        raise click.ClickException(
+            f"the MCP proxy needs the 'mcp' extra: pip install 'learnloop[mcp]' ({exc})"
+        ) from exc
     try:
         config = load_config(config_path)
         if k is not None or user is not None:

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
+from anyio.abc import TaskGroup
+
 from mcp import Client, StdioServerParameters
 
 from ..errors import ConfigurationError
@@ -100,40 +103,66 @@ class ExposedTool:
 
 
 class Downstreams:
-    """Connected downstream servers. Use as `async with Downstreams(specs) as downstreams: ...`."""
+    """Connected downstream servers. Use as `async with Downstreams(specs) as downstreams: ...`.
+
+    Servers are started side by side (each connection lives in its own task until the proxy stops), so
+    starting the proxy takes as long as the slowest server, not the sum of them."""
 
     def __init__(self, specs: tuple[DownstreamSpec, ...]) -> None:
         self.specs = specs
         self.clients: dict[str, Client] = {}
         self.tools: dict[str, ExposedTool] = {}
-        self._stack = AsyncExitStack()
+        self._stop = anyio.Event()
+        self._group: TaskGroup | None = None
 
     async def __aenter__(self) -> Downstreams:
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
         try:
-            for spec in self.specs:
-                self.clients[spec.name] = await self._stack.enter_async_context(self._client(spec))
+            ready = [anyio.Event() for _ in self.specs]
+            for spec, connected in zip(self.specs, ready, strict=True):
+                self._group.start_soon(self._hold, spec, connected)
+            for connected in ready:
+                await connected.wait()
             await self.refresh()
-        except BaseException:
-            await self._stack.aclose()
+        except BaseException as exc:
+            self._stop.set()
+            if await self._group.__aexit__(type(exc), exc, exc.__traceback__):
+                raise ConfigurationError(f"a downstream MCP server could not be started: {exc}") from exc
             raise
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self._stack.aclose()
+    async def __aexit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._group is not None:
+            await self._group.__aexit__(*exc)
 
-    def _client(self, spec: DownstreamSpec) -> Client:
+    async def _hold(self, spec: DownstreamSpec, connected: anyio.Event) -> None:
+        async with self._client(spec) as client:
+            self.clients[spec.name] = client
+            connected.set()
+            await self._stop.wait()
+
+    @asynccontextmanager
+    async def _client(self, spec: DownstreamSpec) -> AsyncIterator[Client]:
         if spec.command is not None:
             params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd)
-            return Client(params)
+            async with Client(params) as client:
+                yield client
+            return
         assert spec.url is not None
         if not spec.headers:
-            return Client(spec.url)
+            async with Client(spec.url) as client:
+                yield client
+            return
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        http = httpx2.AsyncClient(headers=dict(spec.headers))
-        self._stack.push_async_callback(http.aclose)
-        return Client(streamable_http_client(spec.url, http_client=http))
+        async with (
+            httpx2.AsyncClient(headers=dict(spec.headers)) as http,
+            Client(streamable_http_client(spec.url, http_client=http)) as client,
+        ):
+            yield client
 
     async def _list(self, client: Client) -> list[types.Tool]:
         tools: list[types.Tool] = []

@@ -237,7 +237,9 @@ class LearningProxy:
             session.id, tool, arguments, ok=ok, error=error, latency_ms=round(latency, 3), user=self.user
         )
 
-    async def _set_context(self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _set_context(
+        self, ctx: ServerRequestContext[Any, Any], arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         query = arguments.get("query")
         if not isinstance(query, str) or not query.strip():
             raise MCPError(types.INVALID_PARAMS, "set_context needs a non-empty 'query'")
@@ -288,9 +290,7 @@ async def serve(
     loop = build_loop(settings)
     try:
         async with Downstreams(config.servers) as downstreams:
-            proxy = LearningProxy(
-                loop, downstreams, k=config.k, user=config.user, search_limit=config.search_limit
-            )
+            proxy = LearningProxy(loop, downstreams, k=config.k, user=config.user, search_limit=config.search_limit)
             await proxy.register()
             if transport == "stdio":
                 async with stdio_server() as (read, write):

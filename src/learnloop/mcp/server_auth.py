@@ -2,8 +2,9 @@
 
 Over stdio the principal is fixed by configuration. Over HTTP every request carries an API key
 (`Authorization: Bearer <key>`) and a `KeyResolver` maps it to a principal. The resolver is a plain callable so
-that any key store can sit behind it; `shared_secret` is the built-in one: a single secret for the configured
-tenant and user.
+that any key store can sit behind it; `shared_secret` is the simplest one: a single secret for the configured
+tenant and user. A key that acts for a whole tenant (no user) may name the user it acts for in the
+`X-Learnloop-User` header; a user-bound key acts for its own user only.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ from typing import NamedTuple
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import PermissionDenied
+from ..errors import PermissionDenied, ValidationError
+from ..models import check_identifier
 
 __all__ = [
     "PRINCIPAL_KEY",
+    "USER_HEADER",
     "BearerAuth",
     "KeyResolver",
     "Principal",
+    "acting_for",
     "require_write",
     "resolve_key",
     "shared_secret",
@@ -30,6 +34,7 @@ __all__ = [
 
 # Where the middleware leaves the principal in the ASGI scope; the MCP handlers read it back from the request.
 PRINCIPAL_KEY = "learnloop.principal"
+USER_HEADER = "x-learnloop-user"
 
 _WRITE_SCOPES = frozenset({"write", "admin"})
 
@@ -49,7 +54,7 @@ class Principal(NamedTuple):
         return not _WRITE_SCOPES.isdisjoint(self.scope.replace(",", " ").split())
 
 
-KeyResolver = Callable[[str], Principal | None | Awaitable[Principal | None]]
+KeyResolver = Callable[[str], Principal | Awaitable[Principal | None] | None]
 """`resolve(api_key) -> Principal | None` (sync or async); None means the key is unknown."""
 
 
@@ -82,13 +87,27 @@ def require_write(principal: Principal, tool: str) -> None:
         raise PermissionDenied(f"{tool} changes learnings; this key's scope ({principal.scope!r}) only reads")
 
 
-def _bearer(scope: Scope) -> str | None:
+def _header(scope: Scope, wanted: bytes) -> str | None:
     for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            kind, _, token = value.decode("latin-1").strip().partition(" ")
-            if kind.lower() == "bearer" and token.strip():
-                return token.strip()
+        if name == wanted:
+            return bytes(value).decode("latin-1").strip() or None
     return None
+
+
+def _bearer(scope: Scope) -> str | None:
+    kind, _, token = (_header(scope, b"authorization") or "").partition(" ")
+    if kind.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
+def acting_for(principal: Principal, requested: str | None) -> Principal:
+    """The principal with the user named by the request, if its key may act for that user."""
+    if requested is None or requested == principal.user:
+        return principal
+    if principal.user is not None:
+        raise PermissionDenied(f"this key acts for user {principal.user!r} only")
+    return principal._replace(user=check_identifier(requested, "user"))
 
 
 class BearerAuth:
@@ -109,23 +128,21 @@ class BearerAuth:
         principal = None if key is None else await resolve_key(self.resolver, key)
         if principal is None:
             message = "missing bearer API key" if key is None else "unknown API key"
-            await _unauthorized(send, message)
+            await _refuse(send, 401, "unauthenticated", message)
+            return
+        try:
+            principal = acting_for(principal, _header(scope, USER_HEADER.encode()))
+        except (PermissionDenied, ValidationError) as exc:
+            await _refuse(send, 403, exc.code, exc.message)
             return
         scope[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)
 
 
-async def _unauthorized(send: Send, message: str) -> None:
-    body = json.dumps({"error": {"code": "unauthenticated", "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="learnloop"'),
-            ],
-        }
-    )
+async def _refuse(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="learnloop"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

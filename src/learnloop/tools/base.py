@@ -109,9 +109,10 @@ class ObservationRecord:
 @dataclass(frozen=True)
 class EvidenceRequest:
     vector: Vector | None
-    terms: Sequence[str]  # stemmed query terms for keyword match
+    terms: Sequence[str]  # the query's content words, for keyword match
     now: datetime
-    pool: int = 50
+    pool: int = 50  # how many tools to return, best fused score first
+    weights: tuple[float, float, float] = (1.0, 0.1, 1.0)  # description, keyword, learned (see tools.router)
     share: bool = True  # learned pairs of every user of the tenant, not only the caller's
     learned_floor: float = 0.55  # learned queries less similar than this say nothing about the tool
     learned_support: int = 3  # a tool's learned evidence is the mean of its best this-many pairs
@@ -212,8 +213,8 @@ class ToolStore(Protocol):
     # -- routing ---------------------------------------------------------------------------------------
 
     async def evidence(self, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
-        """Candidate tools for a query: the best by description, by keywords and every tool with learned
-        evidence above the floor (at most `pool` of each)."""
+        """The `pool` tools with the best weighted sum of description similarity, keyword match and learned
+        evidence, best first, with each part."""
         ...
 
     async def popular_tools(self, scope: Scope, limit: int) -> list[ToolEvidence]:

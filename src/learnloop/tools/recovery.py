@@ -34,6 +34,7 @@ SUGGEST_MIN_CONFIDENCE = 0.7
 # Seed 001 §8.9: error messages are cut to 100 characters in the prompt.
 MAX_ERROR_CHARS = 100
 
+_WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _CLASS_NAME = re.compile(r"\b([A-Z][A-Za-z]+(?:Error|Exception))\b")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("timeout", re.compile(r"time[d ]?\s?out|deadline exceeded", re.I)),
@@ -66,7 +67,7 @@ def classify_error(message: str | None) -> str:
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return _WORD_BOUNDARY.sub("_", name).lower()
 
 
 def error_fingerprint(

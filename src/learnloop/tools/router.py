@@ -27,7 +27,7 @@ from .base import EvidenceRequest, ToolEvidence, ToolStore
 from .config import RouterWeights
 from .models import RoutedTool
 
-__all__ = ["fuse", "route"]
+__all__ = ["fuse", "fused_score", "route"]
 
 
 def _why(evidence: ToolEvidence, learned: float) -> str:
@@ -41,14 +41,22 @@ def _why(evidence: ToolEvidence, learned: float) -> str:
     return "; ".join(parts)
 
 
+def fused_score(evidence: ToolEvidence, weights: RouterWeights, use_learned: bool = True) -> float:
+    learned = evidence.learned if use_learned else 0.0
+    return (
+        weights.description * evidence.description_similarity
+        + weights.keyword * evidence.keyword
+        + weights.learned * learned
+    )
+
+
 def fuse(
     evidence: Sequence[ToolEvidence], weights: RouterWeights, k: int, *, use_learned: bool = True
 ) -> list[RoutedTool]:
+    scored = sorted(((fused_score(e, weights, use_learned), e) for e in evidence), key=lambda p: (-p[0], p[1].name))
     routed = []
-    for e in evidence:
+    for score, e in scored[:k]:
         learned = e.learned if use_learned else 0.0
-        score = weights.description * e.description_similarity + weights.keyword * e.keyword
-        score += weights.learned * learned
         routed.append(
             RoutedTool(
                 name=e.name,
@@ -63,8 +71,7 @@ def fuse(
                 why=_why(e, learned),
             )
         )
-    routed.sort(key=lambda r: (-r.score, r.name))
-    return routed[:k]
+    return routed
 
 
 async def route(
@@ -83,7 +90,9 @@ async def route(
         vector=vector,
         terms=query_terms(query),
         now=now,
-        pool=max(50, 4 * k),
+        # A few more than asked for, so that ties are broken by name here, the same way on every backend.
+        pool=k + 8,
+        weights=(weights.description, weights.keyword, weights.learned if use_learned else 0.0),
         share=share,
         learned_floor=weights.learned_floor,
         learned_support=weights.learned_support,

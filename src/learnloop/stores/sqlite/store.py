@@ -35,6 +35,7 @@ from ..base import (
     TurnRecord,
     Vector,
 )
+from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .connection import connect, read_transaction, write_transaction
 from .keywords import TermCodebook
 from .partition import STATUS_CODES, Codebook, Partition, RowCodes
@@ -88,6 +89,11 @@ class SQLiteStore:
     def tools(self) -> SQLiteToolStore:
         """Tool intelligence on this file, connection and executor thread (jobs go through `_run`)."""
         return SQLiteToolStore(self)
+
+    @functools.cached_property
+    def agent(self) -> SQLiteAgentStore:
+        """The learning agent's sessions, queue, experience files and knowledge base, on this file and thread."""
+        return SQLiteAgentStore(self)
 
     # -- plumbing ------------------------------------------------------------------------------------
 
@@ -597,7 +603,7 @@ class SQLiteStore:
         return removed
 
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
-    user_tables: tuple[str, ...] = ("turns", *TOOL_USER_TABLES, "api_keys")
+    user_tables: tuple[str, ...] = ("turns", *TOOL_USER_TABLES, "api_keys", *AGENT_USER_TABLES)
 
     async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
         last_id = 0

@@ -193,6 +193,7 @@ class SQLiteToolStore:
         hits = index.hits(
             request.vector,
             request.terms,
+            weights=request.weights,
             owners=owners,
             now=request.now.timestamp(),
             floor=request.learned_floor,

@@ -225,6 +225,7 @@ class ToolIndex:
         vector: Vectors | None,
         terms: Sequence[str],
         *,
+        weights: tuple[float, float, float],
         owners: Sequence[str] | None,
         now: float,
         floor: float,
@@ -232,22 +233,22 @@ class ToolIndex:
         use_learned: bool,
         support: int = 3,
     ) -> list[Hit]:
-        """Candidates: the `pool` best by description, the `pool` best by keywords, every tool with learned
-        evidence. `owners` limits learned pairs to those users (None: every user of the tenant)."""
+        """The `pool` tools with the best fused score (description, keyword, learned `weights`), best first.
+        `owners` limits learned pairs to those users (None: every user of the tenant)."""
         n = len(self.names)
         if n == 0:
             return []
         description = np.zeros(n, dtype=np.float32) if vector is None else self.vectors @ vector
-        keyword = np.zeros(n, dtype=np.float32)
+        fused = description * np.float32(weights[0])
+        keyword: npt.NDArray[np.float32] | None = None
         term_ids = self.query_term_ids(terms)
         if term_ids:
             scores = self.keywords.scores(term_ids)
-            if scores is not None:
-                top = float(scores[:n].max())
-                if top > 0:
-                    keyword = (scores[:n] / top).astype(np.float32)
-        learned = np.zeros(n, dtype=np.float64)
-        uses = np.zeros(n, dtype=np.int64)
+            if scores is not None and (top := float(scores[:n].max())) > 0:
+                keyword = scores[:n] * np.float32(1.0 / top)
+                fused += np.float32(weights[1]) * keyword
+        learned: npt.NDArray[np.float64] | None = None
+        uses: npt.NDArray[np.int64] | None = None
         if use_learned and vector is not None and self.pair_count:
             m = self.pair_count
             sims = self.pair_vectors[:m] @ vector
@@ -261,18 +262,21 @@ class ToolIndex:
                 scaled = (sims[rows] - floor) / max(1e-6, 1.0 - floor)
                 values = self._weights(rows, now) * scaled
                 learned = _support_mean(positions[rows], values, n, support)
+                uses = np.zeros(n, dtype=np.int64)
                 np.add.at(uses, positions[rows], self.pair_uses[rows])
-        chosen: set[int] = set()
+                fused += (weights[2] * learned).astype(np.float32)
         k = min(pool, n)
-        for scores_ in (description, keyword):
-            if k < n:
-                top_k = np.argpartition(-scores_, k - 1)[:k]
-            else:
-                top_k = np.arange(n)
-            chosen.update(int(i) for i in top_k if scores_ is description or scores_[i] > 0)
-        chosen.update(int(i) for i in np.flatnonzero(learned > 0))
+        chosen = np.argpartition(-fused, k - 1)[:k] if k < n else np.arange(n)
+        chosen = chosen[np.argsort(-fused[chosen], kind="stable")]
         return [
-            Hit(i, float(description[i]), float(keyword[i]), float(learned[i]), int(uses[i])) for i in sorted(chosen)
+            Hit(
+                int(i),
+                float(description[i]),
+                0.0 if keyword is None else float(keyword[i]),
+                0.0 if learned is None else float(learned[i]),
+                0 if uses is None else int(uses[i]),
+            )
+            for i in chosen
         ]
 
 

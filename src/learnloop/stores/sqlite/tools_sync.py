@@ -90,14 +90,19 @@ class IndexKeeper:
         ]
 
     def _catch_up(self, conn: sqlite3.Connection, tenant: str, index: ToolIndex) -> ToolIndex:
-        oldest = conn.execute("SELECT MIN(seq) FROM tool_changes").fetchone()[0]
-        if oldest is not None and index.watermark and oldest > index.watermark + 1:
+        oldest, newest = conn.execute(
+            "SELECT (SELECT MIN(seq) FROM tool_changes), (SELECT MAX(seq) FROM tool_changes)"
+        ).fetchone()
+        if newest is None or newest <= index.watermark:
+            return index  # nothing written anywhere since: the common case, one indexed lookup
+        if index.watermark and oldest > index.watermark + 1:
             return self._load(conn, tenant)  # the changes it missed were pruned from the log
         changes = conn.execute(
             "SELECT seq, kind, ref FROM tool_changes WHERE tenant = ? AND seq > ? ORDER BY seq",
             (tenant, index.watermark),
         ).fetchall()
         if not changes:
+            index.watermark = newest  # only other tenants changed
             return index
         if any(kind == "catalog" for _, kind, _ in changes):
             index.load_catalog(self._catalog_rows(conn, tenant))

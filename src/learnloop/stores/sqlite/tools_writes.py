@@ -72,9 +72,14 @@ def learn_pair(
     blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
     pair_id = int(
         conn.execute(
+            # The same query may be stored with another embedding model's vector, invisible to this index:
+            # it is learned again with this model's.
             "INSERT INTO tool_pairs (tenant, user_id, tool, query_hash, query_text, embedding, embedding_model, "
             "confidence, uses, strength, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?) "
-            "RETURNING id",
+            "ON CONFLICT (tenant, user_id, tool, query_hash) DO UPDATE SET query_text = excluded.query_text, "
+            "embedding = excluded.embedding, embedding_model = excluded.embedding_model, "
+            "confidence = excluded.confidence, uses = 1, strength = excluded.strength, "
+            "last_used_at = excluded.last_used_at RETURNING id",
             (tenant, owner_id, tool, query_hash, query_text, blob, embedding_model, weight, strength.value, now, now),
         ).fetchone()[0]
     )

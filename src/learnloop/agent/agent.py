@@ -1,0 +1,140 @@
+"""The learning agent's turn for one package (seed 003 R2's `run_learning_turn`), resumable after a crash.
+
+Every message of the agent's conversation is stored as it happens: the package as a user message, each model
+reply, each tool result (in the same transaction as the tool's effect). A retried package therefore resumes
+where the killed attempt stopped: it answers the tool calls that have no result yet and asks the model again
+only when the last stored message calls for it, so no step runs twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from ..llms.base import Message, ToolCall, ToolSpec
+from ..prompting import estimate_tokens
+from .package import InteractionPackage
+from .records import AgentSession, Job, StoredMessage
+from .schemas import agent_tool_specs
+from .tools import StepContext, run_step
+
+if TYPE_CHECKING:
+    from .runtime import AgentConfig, AgentRuntime
+
+__all__ = ["TurnOutcome", "run_learning_turn", "system_prompt"]
+
+log = logging.getLogger("learnloop.agent")
+
+
+@functools.cache
+def _template() -> str:
+    return resources.files(__package__).joinpath("prompts/agent_system.md").read_text("utf-8")
+
+
+def system_prompt(config: AgentConfig) -> str:
+    """The learning agent's identity and instructions, in the app's words."""
+    extra = f"\n## About this application\n\n{config.instructions.strip()}\n" if config.instructions.strip() else ""
+    return (
+        _template()
+        .replace("{assistant}", config.assistant_name)
+        .replace("{user}", config.user_label)
+        .replace("{routing_file}", config.routing_file)
+        .replace("{instructions}", extra)
+        .strip()
+    )
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    rounds: int
+    steps: int
+    summary: str
+    stopped: str | None = None  # why the turn ended before the model finished, if it did
+
+
+def _answered(messages: list[StoredMessage]) -> set[str]:
+    return {m.message.tool_call_id for m in messages if m.message.role == "tool" and m.message.tool_call_id}
+
+
+def _coherent(history: list[StoredMessage]) -> list[Message]:
+    """The stored conversation as the model may see it: a tool call without a result (left by a package that
+    failed for good) is dropped, with any result that lost its call, so the endpoint never rejects it."""
+    answered = _answered(history)
+    calls = {c.id for m in history for c in m.message.tool_calls}
+    out: list[Message] = []
+    for stored in history:
+        message = stored.message
+        if message.role == "tool" and message.tool_call_id not in calls:
+            continue
+        if message.tool_calls:
+            kept = [c for c in message.tool_calls if c.id in answered]
+            if not kept and not message.content:
+                continue
+            message = message.model_copy(update={"tool_calls": kept})
+        out.append(message)
+    return out
+
+
+async def run_learning_turn(runtime: AgentRuntime, session: AgentSession, job: Job) -> TurnOutcome:
+    engine, config, store = runtime.engine, runtime.config, runtime.store
+    model = runtime.require_model()
+    package = InteractionPackage.model_validate_json(job.body).model_copy(update={"turn": job.turn})
+    history = await store.messages(job.tenant, job.session)
+    mine = [m for m in history if m.package_id == job.package_id]
+    if not mine:
+        prompt = package.as_prompt()
+        stored = await store.append_message(
+            job, Message(role="user", content=prompt), estimate_tokens(prompt), engine.clock()
+        )
+        history.append(stored)
+        mine.append(stored)
+    vocabulary = await engine.vocabulary(job.tenant, config.learning_namespace)
+    tools: list[ToolSpec] = agent_tool_specs(vocabulary)
+    system = Message(role="system", content=system_prompt(config))
+    context = StepContext(runtime=runtime, session=session, job=job)
+    rounds = sum(1 for m in mine if m.message.role == "assistant")
+    steps = sum(len(m.message.tool_calls) for m in mine if m.message.role == "assistant")
+
+    def remember(message: Message, tokens: int) -> None:
+        stored = StoredMessage(0, job.package_id, message, tokens)
+        history.append(stored)
+        mine.append(stored)
+
+    while True:
+        last = mine[-1].message
+        if last.role == "assistant" and last.tool_calls:  # results come after their calls: some are missing
+            answered = _answered(mine)
+            first_step = steps - len(last.tool_calls)
+            pending = [(i, c) for i, c in enumerate(last.tool_calls) if c.id not in answered]
+            if not pending:  # cannot happen with ordered ids; never spin on a damaged conversation
+                return TurnOutcome(rounds, steps, "", stopped="the stored conversation is inconsistent")
+            for index, call in pending:
+                _, message = await run_step(context, call, first_step + index)
+                remember(message, estimate_tokens(message.content or ""))
+            continue
+        if last.role == "assistant":
+            return TurnOutcome(rounds, steps, last.content or "")
+        if rounds >= config.max_rounds:
+            return TurnOutcome(rounds, steps, "", stopped=f"reached {config.max_rounds} model calls")
+        response = await model.chat([system, *_coherent(history)], tools=tools, temperature=config.temperature)
+        rounds += 1
+        reply = response.message
+        calls: list[ToolCall] = reply.tool_calls
+        if steps + len(calls) > config.max_tool_calls:
+            log.warning(
+                "learning agent: package %s asked for more than %d tool calls", job.package_id, config.max_tool_calls
+            )
+            calls = calls[: max(0, config.max_tool_calls - steps)]
+            if not calls:
+                return TurnOutcome(
+                    rounds, steps, reply.content or "", stopped=f"reached {config.max_tool_calls} tool calls"
+                )
+        reply = Message(role="assistant", content=reply.content, tool_calls=calls)
+        tokens = estimate_tokens((reply.content or "") + "".join(c.raw_arguments for c in calls))
+        stored = await store.append_message(job, reply, tokens, engine.clock())
+        history.append(stored)
+        mine.append(stored)
+        steps += len(calls)

@@ -1,0 +1,178 @@
+"""The web pages: login, `/knowledge` (seed 000's review page), `/activity` (live panels), `/metrics`.
+
+Server-rendered with Jinja2 (autoescaped); small plain scripts in `static/` do inline edits and live
+updates through the same JSON API, authenticated by the http-only cookie the login form sets.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from ..errors import AuthenticationError
+from ..models import Status
+from .auth import COOKIE, Api, api_for, principal_of
+from .keys import Role
+from .state import get_service
+
+__all__ = ["EMPTY_STATE", "metrics_page", "router", "wants_html"]
+
+router = APIRouter(include_in_schema=False)
+
+# Seed 000, verbatim.
+EMPTY_STATE = (
+    "Your assistant hasn't saved any learnings yet. As you brew and chat, it will proactively capture insights "
+    "about your equipment, techniques, and preferences."
+)
+_PAGE_SIZE = 50
+_COOKIE_DAYS = 30
+
+
+def wants_html(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "")
+
+
+async def _page_api(request: Request) -> Api | None:
+    try:
+        return api_for(request, await principal_of(request))
+    except AuthenticationError:
+        return None
+
+
+def _to_login(request: Request) -> RedirectResponse:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+
+def _safe_next(value: str | None) -> str:
+    # Only local paths: an open redirect after login would hand the cookie-holder to another site.
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/knowledge"
+    return value
+
+
+def _render(request: Request, template: str, api: Api | None, status_code: int = 200, **context: Any) -> HTMLResponse:
+    templates = get_service(request).templates
+    base: dict[str, Any] = {"principal": api.principal if api else None, "path": request.url.path}
+    return templates.TemplateResponse(request, template, base | context, status_code=status_code)
+
+
+@router.get("/")
+async def home() -> RedirectResponse:
+    return RedirectResponse("/knowledge", status_code=303)
+
+
+@router.get("/login")
+async def login_form(request: Request, next: str | None = None) -> HTMLResponse:
+    return _render(request, "login.html", None, next=_safe_next(next), error=None)
+
+
+@router.post("/login")
+async def login(
+    request: Request, key: Annotated[str, Form(max_length=300)] = "", next: Annotated[str, Form(max_length=2000)] = ""
+) -> Response:
+    service = get_service(request)
+    try:
+        principal = await service.keys.resolve(key)
+    except AuthenticationError as exc:
+        return _render(request, "login.html", None, status_code=401, next=_safe_next(next), error=exc.message)
+    response = RedirectResponse(_safe_next(next), status_code=303)
+    response.set_cookie(
+        COOKIE,
+        key.strip(),
+        max_age=_COOKIE_DAYS * 86_400,
+        httponly=True,
+        samesite="strict",
+        secure=service.options.secure_cookies,
+        path="/",
+    )
+    del principal
+    return response
+
+
+@router.api_route("/logout", methods=["GET", "POST"])
+async def logout() -> RedirectResponse:
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+def _category_label(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+@router.get("/knowledge")
+async def knowledge(
+    request: Request,
+    category: Annotated[str | None, Query(max_length=64)] = None,
+    q: Annotated[str | None, Query(max_length=500)] = None,
+    status: Annotated[str | None, Query(max_length=20)] = None,
+    user: Annotated[str | None, Query(max_length=128)] = None,
+    namespace: Annotated[str, Query(max_length=64)] = "learning",
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> Response:
+    api = await _page_api(request)
+    if api is None:
+        return _to_login(request)
+    vocabulary = await api.loop.vocabulary(namespace)
+    names = vocabulary.names
+    category = category if category in names else None
+    chosen_status = status if status in {s.value for s in Status} else None
+    owner = user.strip() if user and user.strip() and api.principal.role is not Role.USER else None
+    listing = await api.loop.list(
+        user=api.scope_user,
+        owner=owner,
+        category=category,
+        status=chosen_status,
+        namespace=namespace,
+        text=(q or "").strip() or None,
+        offset=(page - 1) * _PAGE_SIZE,
+        limit=_PAGE_SIZE,
+    )
+    nothing_yet = False
+    if not listing.items:
+        everything = await api.loop.list(user=api.scope_user, namespace=namespace, limit=1)
+        nothing_yet = everything.total == 0
+    tabs = [("All", None)] + [(_category_label(n), n) for n in names]
+    pages = max(1, -(-listing.total // _PAGE_SIZE))
+    here = {"category": category, "q": q, "status": chosen_status, "user": owner, "namespace": namespace}
+    kept = {k: v for k, v in here.items() if v}
+    return _render(
+        request,
+        "knowledge.html",
+        api,
+        tabs=tabs,
+        category=category,
+        q=q or "",
+        status=chosen_status or "",
+        user=owner or "",
+        namespace=namespace,
+        listing=listing,
+        page=page,
+        pages=pages,
+        prev_url=f"/knowledge?{urlencode(kept | {'page': page - 1})}" if page > 1 else None,
+        next_url=f"/knowledge?{urlencode(kept | {'page': page + 1})}" if page < pages else None,
+        empty_state=EMPTY_STATE if nothing_yet else None,
+        statuses=[s.value for s in Status],
+        categories_json=json.dumps([{"name": n, "label": _category_label(n)} for n in names]),
+        tenant_view=api.principal.role is not Role.USER,
+    )
+
+
+@router.get("/activity")
+async def activity(request: Request) -> Response:
+    api = await _page_api(request)
+    if api is None:
+        return _to_login(request)
+    return _render(request, "activity.html", api)
+
+
+async def metrics_page(request: Request) -> Response:
+    api = await _page_api(request)
+    if api is None:
+        return _to_login(request)
+    return _render(request, "metrics.html", api)

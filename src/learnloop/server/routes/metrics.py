@@ -1,0 +1,53 @@
+"""`GET /api/metrics` (JSON, over time) and `GET /metrics` (Prometheus text; a browser gets the charts page)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import PlainTextResponse, Response
+
+from ..auth import Api, ApiDep, api_for, principal_of
+from ..errors import ERROR_RESPONSES
+from ..keys import Role
+from ..metrics import Bucket, Metrics, compute_metrics, prometheus_text
+from ..pages import metrics_page, wants_html
+from ..schemas import IDENT
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["metrics"], responses=ERROR_RESPONSES)
+
+
+async def _metrics(api: Api, user: str | None, days: float, bucket: Bucket | None) -> Metrics:
+    scope_user = api.acting_for(user) if user is not None else api.scope_user
+    # Write counters are tenant-wide; a user-bound key sees only what its own events show.
+    return await compute_metrics(
+        api.service.store,
+        api.loop.scope(scope_user),
+        now=api.now(),
+        days=days,
+        bucket=bucket,
+        counters=api.principal.role is not Role.USER and scope_user is None,
+    )
+
+
+@router.get("/api/metrics", summary="Learning metrics, in total and over time")
+async def metrics(
+    api: ApiDep,
+    days: Annotated[float, Query(gt=0, le=366, description="Window of the series")] = 7,
+    bucket: Annotated[Bucket | None, Query(description="Series step; default hour up to 2 days, else day")] = None,
+    user: Annotated[str | None, Query(pattern=IDENT, max_length=128)] = None,
+) -> Metrics:
+    return await _metrics(api, user, days, bucket)
+
+
+@router.get("/metrics", include_in_schema=False)
+async def prometheus(request: Request) -> Response:
+    """Prometheus scrapes this with a key (Authorization: Bearer); a browser asking for HTML gets the page."""
+    if wants_html(request):
+        return await metrics_page(request)
+    api = api_for(request, await principal_of(request))
+    return PlainTextResponse(
+        prometheus_text(await _metrics(api, None, 1, None)), media_type="text/plain; version=0.0.4"
+    )

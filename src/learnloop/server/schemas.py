@@ -1,0 +1,179 @@
+"""Request and response bodies of the HTTP API.
+
+Requests are strict (unknown fields rejected, bounded sizes, no NaN), so malformed input is a typed 422
+before it reaches the engine. Responses reuse learnloop's own models.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from ..capture.write import SaveAction
+from ..models import DEFAULT_NAMESPACE, Learning, LearningType
+
+__all__ = [
+    "IDENT",
+    "NAME",
+    "CategoryIn",
+    "DeletedOut",
+    "DeprecateIn",
+    "Ident",
+    "LearningUpdate",
+    "LimitsIn",
+    "MeOut",
+    "Name",
+    "ObserveIn",
+    "ObserveMeta",
+    "PromptOut",
+    "PurgeIn",
+    "PurgeOut",
+    "ReasonIn",
+    "RestoreIn",
+    "RetrieveIn",
+    "ToolCallIn",
+    "ToolCallOut",
+    "VocabularyIn",
+]
+
+IDENT = r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,127}$"
+NAME = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+Ident = Annotated[str, StringConstraints(pattern=IDENT, max_length=128)]
+Name = Annotated[str, StringConstraints(pattern=NAME, max_length=64)]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+Reason = Annotated[str, StringConstraints(max_length=500)]
+Short = Annotated[str, StringConstraints(max_length=200)]
+Tag = Annotated[str, StringConstraints(max_length=64)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class LearningUpdate(Strict):
+    """Fields to change; omitted fields stay. A new text is re-embedded and bumps the version."""
+
+    text: Text | None = None
+    category: Name | None = None
+    topic: Short | None = None
+    tags: list[Tag] | None = Field(default=None, max_length=32)
+    type: LearningType | None = None
+    reason: Reason | None = None
+
+
+class ReasonIn(Strict):
+    reason: Reason | None = None
+
+
+class DeprecateIn(Strict):
+    reason: Reason = "deprecated by a person"
+
+
+class RestoreIn(Strict):
+    status: Literal["candidate", "verified"] = "candidate"
+    reason: Reason | None = None
+
+
+class DeletedOut(BaseModel):
+    id: int
+    deleted: bool = True
+
+
+class ToolCallIn(Strict):
+    """A model's `save_learning` call: its raw arguments (object or JSON string) and who it was for."""
+
+    arguments: dict[str, Any] | Annotated[str, StringConstraints(max_length=20_000)] = Field(
+        examples=[{"learning": "Grainfather Gen 1 boil-off rate is ~3.5 L/hr", "category": "fact"}]
+    )
+    user: Ident | None = None
+    session: Short | None = None
+    message: Short | None = None
+    interaction: Short | None = None
+    namespace: Name = DEFAULT_NAMESPACE
+
+
+class ToolCallOut(BaseModel):
+    ok: bool
+    action: SaveAction
+    content: str = Field(description="What to send back to the model as the tool result")
+    learning_id: int | None = None
+    learning: Learning | None = None
+    related_id: int | None = None
+    reason: str
+    rule: str | None = None
+
+
+class ObserveMeta(Strict):
+    message_id: Short | None = None
+    interaction_id: Short | None = None
+    validation_passed: bool | None = None
+    feedback: Short | None = None
+    feedback_score: float | None = Field(default=None, ge=-1.0, le=1.0)
+
+
+class ObserveIn(Strict):
+    """One turn. `retrieved_ids` are the learnings shown to the model for this turn (from /api/retrieve), so
+    feedback on the next turn reaches them and recalled text is not learned again."""
+
+    user_message: Annotated[str, StringConstraints(max_length=20_000)]
+    assistant_message: Annotated[str, StringConstraints(max_length=50_000)] = ""
+    user: Ident | None = None
+    session: Short = "default"
+    retrieved_ids: list[Annotated[int, Field(ge=1, le=2**53)]] = Field(default_factory=list, max_length=100)
+    meta: ObserveMeta = Field(default_factory=ObserveMeta)
+    namespace: Name = DEFAULT_NAMESPACE
+
+
+class LimitsIn(Strict):
+    top_k: int = Field(default=6, ge=1, le=100)
+    max_items: int = Field(default=6, ge=1, le=100)
+    max_chars: int = Field(default=1500, ge=50, le=100_000)
+    max_tokens: int | None = Field(default=None, ge=10, le=100_000)
+    min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class RetrieveIn(Strict):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+    user: Ident | None = None
+    namespace: Name = DEFAULT_NAMESPACE
+    categories: list[Name] | None = Field(default=None, max_length=64)
+    types: list[LearningType] | None = Field(default=None, max_length=8)
+    statuses: list[Literal["candidate", "verified"]] | None = Field(default=None, min_length=1, max_length=2)
+    tags: list[Tag] | None = Field(default=None, max_length=32)
+    include_global: bool = True
+    limits: LimitsIn = Field(default_factory=LimitsIn)
+    record: bool = Field(default=True, description="Record hits and streaks of what is returned")
+
+
+class CategoryIn(Strict):
+    name: Name
+    description: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    examples: list[Annotated[str, StringConstraints(max_length=300)]] = Field(default_factory=list, max_length=5)
+
+
+class VocabularyIn(Strict):
+    namespace: Name = DEFAULT_NAMESPACE
+    categories: list[CategoryIn] = Field(min_length=1, max_length=64)
+
+
+class PurgeIn(Strict):
+    older_than_days: float = Field(default=30.0, ge=0.0, le=36_500.0)
+    user: Ident | None = None
+
+
+class PurgeOut(BaseModel):
+    purged: list[int]
+
+
+class PromptOut(BaseModel):
+    namespace: str
+    tool: str
+    text: str
+
+
+class MeOut(BaseModel):
+    tenant: str
+    role: str
+    user: str | None
+    key_id: str

@@ -1,0 +1,112 @@
+"""`GET /api/events`: every learning event of the caller's tenant (or user) as Server-Sent Events.
+
+The event log is the source of truth and the bus is only a doorbell: on each ring, and on a short poll
+for events other processes wrote, the stream reads the log after the last sequence number it sent. So the
+stream is in order, never skips an event, resumes exactly from `Last-Event-ID` (the event `seq`), and sees
+writes of every process sharing the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+
+from ..models import Event
+from .auth import Api, ApiDep
+from .errors import ERROR_RESPONSES
+from .eventview import sse_frame
+from .schemas import IDENT
+
+__all__ = ["router", "stream_events"]
+
+router = APIRouter(prefix="/api", tags=["events"], responses=ERROR_RESPONSES)
+
+_BATCH = 500
+_RETRY_MS = 2000
+
+
+@router.get(
+    "/events",
+    summary="Live stream of learning events (Server-Sent Events)",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "`id:` is the event seq; `data:` a JSON event with `panel` (learning or knowledge_update)",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def events(
+    api: ApiDep,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=32)] = None,
+    after: Annotated[int | None, Query(ge=0, le=2**53, description="Start after this seq")] = None,
+    tail: Annotated[int, Query(ge=0, le=500, description="Without a start, first replay this many")] = 0,
+    user: Annotated[str | None, Query(pattern=IDENT, max_length=128, description="Only this user's")] = None,
+    max_seconds: Annotated[float | None, Query(gt=0, le=86_400, description="Close after this long")] = None,
+) -> StreamingResponse:
+    """Resumes after `Last-Event-ID` (sent by browsers when they reconnect), else after `after`, else with
+    the last `tail` events; then streams live. Sends a comment as heartbeat when idle."""
+    scope_user = api.acting_for(user) if user is not None else api.scope_user
+    start = _parse_seq(last_event_id)
+    if start is None:
+        start = after
+    if start is None:
+        start = await api.service.store.tail_start(api.loop.scope(scope_user), tail)
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(
+        stream_events(api, scope_user, start, max_seconds), media_type="text/event-stream", headers=headers
+    )
+
+
+def _parse_seq(value: str | None) -> int | None:
+    if value is None or not value.strip().isdigit():
+        return None
+    seq = int(value.strip())
+    return seq if seq <= 2**53 else None
+
+
+async def stream_events(api: Api, user: str | None, start: int, max_seconds: float | None) -> AsyncIterator[str]:
+    options = api.service.options
+    bus = api.loop.engine.bus
+    started = last_sent = time.monotonic()
+    last = start
+    yield f"retry: {_RETRY_MS}\n\n"
+    # Subscribe before the first read, so an event committed in between rings the bell.
+    async with bus.subscribe(api.principal.tenant, user) as subscription:
+        while True:
+            batch = await _read(api, user, last)
+            for event in batch:
+                yield sse_frame(event)
+                last = event.seq
+            now = time.monotonic()
+            if batch:
+                last_sent = now
+                if len(batch) == _BATCH:
+                    continue  # more are waiting in the log
+            elif now - last_sent >= options.heartbeat:
+                yield ": heartbeat\n\n"
+                last_sent = now
+            waits = [options.poll_interval, max(0.01, options.heartbeat - (now - last_sent))]
+            if max_seconds is not None:
+                left = max_seconds - (now - started)
+                if left <= 0:
+                    return
+                waits.append(left)
+            if await subscription.get(min(waits)) is not None:
+                _drain(subscription.queue)
+                subscription.overflowed = False
+
+
+async def _read(api: Api, user: str | None, after: int) -> list[Event]:
+    return await api.loop.events(after=after, limit=_BATCH, user=user)
+
+
+def _drain(queue: asyncio.Queue[Event]) -> None:
+    """Several events often commit together; one read of the log serves them all."""
+    while not queue.empty():
+        queue.get_nowait()

@@ -1,0 +1,54 @@
+"""The service's shared parts, kept on `app.state.service` for routes and pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+
+from ..errors import NotConfigured
+from ..loop import Loop
+from ..stores.sqlite.service import SQLiteServiceStore
+from .keys import KeyRing
+
+__all__ = ["Service", "ServiceOptions", "get_service", "service_store_for"]
+
+
+@dataclass(frozen=True)
+class ServiceOptions:
+    # How often an open event stream reads the event log for events written by other processes.
+    poll_interval: float = 1.0
+    # Seconds without events after which a stream sends a comment, so proxies keep the connection open.
+    heartbeat: float = 15.0
+    # Set the cookie's Secure flag (behind HTTPS).
+    secure_cookies: bool = False
+    # Largest accepted import body, in bytes.
+    max_import_bytes: int = 64 * 1024 * 1024
+
+
+@dataclass
+class Service:
+    loop: Loop
+    store: SQLiteServiceStore
+    templates: Jinja2Templates
+    options: ServiceOptions = field(default_factory=ServiceOptions)
+    keys: KeyRing = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.keys = KeyRing(self.store)
+
+
+def get_service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def service_store_for(loop: Loop) -> SQLiteServiceStore:
+    """Keys and counters live next to the learnings; only the SQLite backend has a place for them yet."""
+    from ..stores.sqlite import SQLiteStore
+
+    store = loop.engine.store
+    if not isinstance(store, SQLiteStore):
+        raise NotConfigured(f"the service needs a SQLite store for its keys, got {store!r}")
+    return SQLiteServiceStore(store)

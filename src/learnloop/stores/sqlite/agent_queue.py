@@ -1,0 +1,317 @@
+"""Sessions and the interaction queue of the learning agent, as SQL run on the store's executor thread.
+
+Claims are transactional (BEGIN IMMEDIATE): one claim reads the oldest unfinished package of a session and
+marks it claimed, so two workers (in one process or several) never hold the same package, and a session's
+packages are handled strictly in order. PostgreSQL will do the same with SELECT … FOR UPDATE SKIP LOCKED.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ...agent.records import AgentSession, Job, QueueCounts, QueuedInteraction, SessionStatus
+from ...errors import ConflictError, NotFound
+from ...models import Scope
+from .connection import write_transaction
+
+__all__ = [
+    "Claim",
+    "claim",
+    "close_session",
+    "enqueue",
+    "get_session",
+    "list_sessions",
+    "open_session",
+    "queue_counts",
+    "release",
+    "renew",
+    "retry_later",
+    "session_from_row",
+]
+
+SESSION_COLUMNS = "tenant, session, user_id, project, shared, status, created_at, closed_at"
+_HOST = socket.gethostname()
+
+
+def _dt(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def session_from_row(row: tuple[Any, ...]) -> AgentSession:
+    tenant, session, user_id, project, shared, status, created_at, closed_at = row
+    return AgentSession(
+        tenant=tenant,
+        session=session,
+        user=user_id or None,
+        project=project,
+        shared=bool(shared),
+        status=status,
+        created_at=datetime.fromtimestamp(created_at, UTC),
+        closed_at=_dt(closed_at),
+    )
+
+
+def _session_row(conn: sqlite3.Connection, tenant: str, session: str) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = conn.execute(
+        f"SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE tenant = ? AND session = ?", (tenant, session)
+    ).fetchone()
+    return row
+
+
+def _visible(scope: Scope, row: tuple[Any, ...] | None) -> bool:
+    return row is not None and (scope.user is None or row[2] == scope.user)
+
+
+def get_session(conn: sqlite3.Connection, scope: Scope, session: str) -> AgentSession | None:
+    row = _session_row(conn, scope.tenant, session)
+    return session_from_row(row) if row is not None and _visible(scope, row) else None
+
+
+def _insert_session(
+    conn: sqlite3.Connection, scope: Scope, session: str, project: str, shared: bool, now: float
+) -> None:
+    conn.execute(
+        "INSERT INTO agent_sessions (tenant, session, user_id, project, shared, status, created_at) "
+        "VALUES (?, ?, ?, ?, ?, 'open', ?)",
+        (scope.tenant, session, scope.user or "", project, int(shared), now),
+    )
+
+
+def open_session(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session: str,
+    project: str | None,
+    shared: bool | None,
+    default_project: str,
+    now: float,
+) -> tuple[AgentSession, bool]:
+    """Open (or reopen) a session; the flag says whether it was closed or missing before. `project` and
+    `shared` None keep what an existing session has."""
+    with write_transaction(conn):
+        row = _session_row(conn, scope.tenant, session)
+        if row is None:
+            _insert_session(conn, scope, session, project or default_project, bool(shared), now)
+        else:
+            if row[2] != (scope.user or ""):
+                # Someone else's session id: reported as a clash, never as a view of their session.
+                raise ConflictError(f"session {session!r} exists for another user", session=session)
+            if (project is not None and project != row[3]) or (shared is not None and shared != bool(row[4])):
+                raise ConflictError(
+                    f"session {session!r} is open on project {row[3]!r} (shared={bool(row[4])})", session=session
+                )
+            if row[5] == "open":
+                return session_from_row(row), False
+            conn.execute(
+                "UPDATE agent_sessions SET status = 'open', closed_at = NULL WHERE tenant = ? AND session = ?",
+                (scope.tenant, session),
+            )
+        found = _session_row(conn, scope.tenant, session)
+    assert found is not None
+    return session_from_row(found), True
+
+
+def close_session(conn: sqlite3.Connection, scope: Scope, session: str, now: float) -> AgentSession:
+    with write_transaction(conn):
+        row = _session_row(conn, scope.tenant, session)
+        if not _visible(scope, row):
+            raise NotFound(f"session {session!r} not found", session=session)
+        conn.execute(
+            "UPDATE agent_sessions SET status = 'closed', closed_at = COALESCE(closed_at, ?) "
+            "WHERE tenant = ? AND session = ?",
+            (now, scope.tenant, session),
+        )
+        found = _session_row(conn, scope.tenant, session)
+    assert found is not None
+    return session_from_row(found)
+
+
+def list_sessions(conn: sqlite3.Connection, scope: Scope | None, status: SessionStatus | None) -> list[AgentSession]:
+    """Sessions of a scope, or of every tenant (`scope` None: what a restarted process rehydrates)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if scope is not None:
+        where.append("tenant = ?")
+        params.append(scope.tenant)
+        if scope.user is not None:
+            where.append("user_id = ?")
+            params.append(scope.user)
+    if status is not None:
+        where.append("status = ?")
+        params.append(status)
+    sql = f"SELECT {SESSION_COLUMNS} FROM agent_sessions"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    rows = conn.execute(sql + " ORDER BY tenant, created_at, session", params).fetchall()
+    return [session_from_row(r) for r in rows]
+
+
+def enqueue(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session: str,
+    package_id: str,
+    turn: int | None,
+    body: str,
+    project: str,
+    now: float,
+) -> tuple[QueuedInteraction, bool]:
+    """Queue a package in one transaction, opening the session if it does not exist yet.
+
+    Returns the receipt and whether the session was opened here. A package id seen before is not queued
+    again (`duplicate`); a closed session refuses packages (ConflictError).
+    """
+    opened = False
+    with write_transaction(conn):
+        row = _session_row(conn, scope.tenant, session)
+        if row is None:
+            _insert_session(conn, scope, session, project, False, now)
+            owner, opened = scope.user or "", True
+        elif not _visible(scope, row):
+            raise NotFound(f"session {session!r} not found", session=session)
+        elif row[5] != "open":
+            raise ConflictError(f"session {session!r} is closed; open it again to queue interactions")
+        else:
+            owner = row[2]
+        if turn is None:
+            turn = conn.execute(
+                "SELECT COALESCE(MAX(turn), 0) + 1 FROM agent_queue WHERE tenant = ? AND session = ?",
+                (scope.tenant, session),
+            ).fetchone()[0]
+        inserted = conn.execute(
+            "INSERT INTO agent_queue (tenant, user_id, session, package_id, turn, body, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, package_id) DO NOTHING RETURNING id",
+            (scope.tenant, owner, session, package_id, turn, body, now),
+        ).fetchone()
+        if inserted is not None:
+            return QueuedInteraction(id=inserted[0], package_id=package_id, session=session, turn=turn), opened
+        existing = conn.execute(
+            "SELECT id, session, turn, status, user_id FROM agent_queue WHERE tenant = ? AND package_id = ?",
+            (scope.tenant, package_id),
+        ).fetchone()
+    if existing[1] != session or (scope.user is not None and existing[4] != scope.user):
+        raise ConflictError(f"package id {package_id!r} was already used", package_id=package_id)
+    receipt = QueuedInteraction(
+        id=existing[0], package_id=package_id, session=session, turn=existing[2], duplicate=True, status=existing[3]
+    )
+    return receipt, opened
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claimed job; or nothing to do (`retry_in`: seconds until a held-back package is due); or the
+    session is closed and its worker should stop."""
+
+    job: Job | None = None
+    closed: bool = False
+    retry_in: float | None = None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _abandoned(claimed_by: str | None, claimed_at: float | None, now: float, lease: float) -> bool:
+    """A claim whose holder is gone: a dead process on this host, or a lease nobody renewed."""
+    if claimed_at is None or claimed_at + lease < now:
+        return True
+    host, _, rest = (claimed_by or "").partition(":")
+    pid_text = rest.partition(":")[0]
+    if host == _HOST and pid_text.isdigit():
+        pid = int(pid_text)
+        return pid != os.getpid() and not _process_alive(pid)
+    return False
+
+
+def claim(conn: sqlite3.Connection, tenant: str, session: str, claimer: str, now: float, lease: float) -> Claim:
+    with write_transaction(conn):
+        state = conn.execute(
+            "SELECT status FROM agent_sessions WHERE tenant = ? AND session = ?", (tenant, session)
+        ).fetchone()
+        if state is None or state[0] != "open":
+            return Claim(closed=True)
+        row = conn.execute(
+            "SELECT id, user_id, package_id, turn, body, status, attempts, not_before, claimed_at, claimed_by "
+            "FROM agent_queue WHERE tenant = ? AND session = ? AND status IN ('pending', 'claimed') "
+            "ORDER BY id LIMIT 1",
+            (tenant, session),
+        ).fetchone()
+        if row is None:
+            return Claim()
+        job_id, user_id, package_id, turn, body, status, attempts, not_before, claimed_at, claimed_by = row
+        if status == "claimed" and not _abandoned(claimed_by, claimed_at, now, lease):
+            return Claim(retry_in=max(0.05, claimed_at + lease - now))
+        if status == "pending" and not_before > now:
+            return Claim(retry_in=not_before - now)
+        conn.execute(
+            "UPDATE agent_queue SET status = 'claimed', attempts = attempts + 1, claimed_at = ?, claimed_by = ? "
+            "WHERE id = ?",
+            (now, claimer, job_id),
+        )
+    job = Job(
+        id=job_id,
+        tenant=tenant,
+        user=user_id or None,
+        session=session,
+        package_id=package_id,
+        turn=turn,
+        body=body,
+        attempts=attempts + 1,
+        claimed_by=claimer,
+    )
+    return Claim(job=job)
+
+
+def renew(conn: sqlite3.Connection, job_id: int, claimer: str, now: float) -> bool:
+    with write_transaction(conn):
+        cursor = conn.execute(
+            "UPDATE agent_queue SET claimed_at = ? WHERE id = ? AND claimed_by = ? AND status = 'claimed'",
+            (now, job_id, claimer),
+        )
+    return cursor.rowcount == 1
+
+
+def retry_later(conn: sqlite3.Connection, job_id: int, claimer: str, error: str, not_before: float) -> bool:
+    with write_transaction(conn):
+        cursor = conn.execute(
+            "UPDATE agent_queue SET status = 'pending', error = ?, not_before = ?, claimed_at = NULL, "
+            "claimed_by = NULL WHERE id = ? AND claimed_by = ? AND status = 'claimed'",
+            (error, not_before, job_id, claimer),
+        )
+    return cursor.rowcount == 1
+
+
+def release(conn: sqlite3.Connection, job_id: int, claimer: str) -> bool:
+    """Give a job back untouched (the worker was stopped, not the package's fault): no attempt is counted."""
+    with write_transaction(conn):
+        cursor = conn.execute(
+            "UPDATE agent_queue SET status = 'pending', attempts = MAX(attempts - 1, 0), claimed_at = NULL, "
+            "claimed_by = NULL WHERE id = ? AND claimed_by = ? AND status = 'claimed'",
+            (job_id, claimer),
+        )
+    return cursor.rowcount == 1
+
+
+def queue_counts(conn: sqlite3.Connection, scope: Scope, session: str | None) -> QueueCounts:
+    where, params = ["tenant = ?"], [scope.tenant]
+    if scope.user is not None:
+        where.append("user_id = ?")
+        params.append(scope.user)
+    if session is not None:
+        where.append("session = ?")
+        params.append(session)
+    rows = conn.execute(
+        f"SELECT status, COUNT(*) FROM agent_queue WHERE {' AND '.join(where)} GROUP BY status", params
+    ).fetchall()
+    return QueueCounts(**{status: count for status, count in rows})

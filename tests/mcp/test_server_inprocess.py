@@ -1,0 +1,134 @@
+"""The MCP server's own decisions, in process (the SDK's in-memory client; real SQLite and embedder): schemas that
+follow each tenant's vocabulary, argument errors the model can read, read-only keys, the bearer middleware."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp.client.client import Client
+
+from learnloop import Loop
+from learnloop.errors import PermissionDenied, ValidationError
+from learnloop.mcp.server import LearnloopMCP
+from learnloop.mcp.server_auth import PRINCIPAL_KEY, BearerAuth, Principal, acting_for, resolve_key, shared_secret
+
+from .test_server_harness import structured, text
+
+BREWING = ["equipment", "technique", "recipe", "ingredient", "correction"]  # tests/conftest.py's vocabulary
+
+
+def client(loop: Loop, principal: Principal, *, mode: str = "auto") -> Client:
+    return Client(LearnloopMCP(loop, principal).server, mode=mode)
+
+
+async def test_save_schema_follows_each_tenants_vocabulary(loop: Loop) -> None:
+    await loop.for_tenant("cellar").set_vocabulary({"wine": "Wines tasted", "cheese": "Cheeses tried"})
+    async with client(loop, Principal("default", "alice")) as brewery:
+        tools = {t.name: t for t in (await brewery.list_tools()).tools}
+        assert tools["save_learning"].input_schema["properties"]["category"]["enum"] == BREWING
+        assert tools["recall"].input_schema["properties"]["categories"]["items"]["enum"] == BREWING
+    async with client(loop, Principal("cellar", "alice"), mode="legacy") as cellar:
+        tools = {t.name: t for t in (await cellar.list_tools()).tools}
+        assert tools["save_learning"].input_schema["properties"]["category"]["enum"] == ["wine", "cheese"]
+        saved = await cellar.call_tool("save_learning", {"learning": "Alice loves aged Comte", "category": "cheese"})
+        assert not saved.is_error, text(saved)
+        section = await cellar.get_prompt("proactive_learning")
+        assert "**Cheese**" in text(section) and "equipment" not in text(section)
+    # Tenants do not see each other's learnings.
+    async with client(loop, Principal("default", "alice")) as brewery:
+        listed = await brewery.call_tool("list_learnings", {})
+        assert structured(listed)["total"] == 0
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("save_learning", {"category": "equipment"}, "'learning' is required"),
+        ("recall", {}, "'query' is required"),
+        ("recall", {"query": "boil", "categories": ["gear"]}, "allowed: equipment, technique"),
+        ("recall", {"query": "boil", "limit": 500}, "'limit' must be within 1..20"),
+        ("list_learnings", {"status": "maybe"}, "'status' must be one of: candidate, verified, deprecated"),
+        ("list_learnings", {"category": "gear"}, "allowed: equipment, technique"),
+        ("deprecate_learning", {"id": 1}, "'reason' is required"),
+        ("deprecate_learning", {"id": "one", "reason": "x"}, "'id' must be an integer"),
+        ("confirm_learning", {"id": 0}, "'id' must be at least 1"),
+    ],
+)
+async def test_bad_arguments_are_tool_errors_the_model_can_read(
+    loop: Loop, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    async with client(loop, Principal("default", "alice")) as mcp:
+        result = await mcp.call_tool(tool, arguments)
+    assert result.is_error and message in text(result), text(result)
+
+
+async def test_ids_sent_as_strings_are_accepted(loop: Loop) -> None:
+    saved = await loop.save("The mash tun loses 1.5 L to dead space", user="alice", category="equipment")
+    assert saved.learning is not None
+    async with client(loop, Principal("default", "alice")) as mcp:
+        result = await mcp.call_tool("confirm_learning", {"id": str(saved.learning.id)})
+    assert not result.is_error and structured(result)["status"] == "verified"
+
+
+async def test_a_user_cannot_change_another_users_learning(loop: Loop) -> None:
+    saved = await loop.save("Bob's kettle holds 30 L", user="bob", category="equipment")
+    assert saved.learning is not None
+    async with client(loop, Principal("default", "alice")) as mcp:
+        result = await mcp.call_tool("deprecate_learning", {"id": saved.learning.id, "reason": "mine now"})
+    assert result.is_error and "not found" in text(result)
+    assert (await loop.get(saved.learning.id)).status.value == "candidate"
+
+
+async def test_a_read_only_key_recalls_but_does_not_write(loop: Loop) -> None:
+    await loop.save("Boil-off is 3.5 L/hr on the Grainfather", user="alice", category="equipment", status="verified")
+    async with client(loop, Principal("default", "alice", "read")) as mcp:
+        recalled = await mcp.call_tool("recall", {"query": "boil-off rate"})
+        assert not recalled.is_error and "3.5 L/hr" in text(recalled)
+        refused = await mcp.call_tool("save_learning", {"learning": "Mash at 67 C", "category": "technique"})
+    assert refused.is_error and "permission_denied" in text(refused) and "only reads" in text(refused)
+
+
+async def test_unknown_tool_is_a_protocol_error(loop: Loop) -> None:
+    async with client(loop, Principal("default", "alice")) as mcp:
+        with pytest.raises(Exception, match="unknown tool 'forget_everything'"):
+            await mcp.call_tool("forget_everything", {})
+
+
+async def test_bearer_middleware_hands_the_resolved_principal_to_the_server() -> None:
+    seen: list[Any] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(scope.get(PRINCIPAL_KEY))
+
+    async def key_store(api_key: str) -> tuple[str, str | None, str] | None:
+        # The shape a key store returns: (tenant, user or None, scope), looked up asynchronously.
+        return ("beta", None, "read") if api_key == "k-beta" else None
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    middleware = BearerAuth(app, key_store)  # type: ignore[arg-type]
+    await middleware({"type": "http", "headers": [(b"authorization", b"Bearer k-beta")]}, None, send)  # type: ignore[arg-type]
+    assert seen == [Principal("beta", None, "read")] and not seen[0].can_write
+    await middleware({"type": "http", "headers": [(b"authorization", b"Bearer nope")]}, None, send)  # type: ignore[arg-type]
+    await middleware({"type": "http", "headers": []}, None, send)  # type: ignore[arg-type]
+    assert len(seen) == 1 and [m["status"] for m in sent if "status" in m] == [401, 401]
+
+
+async def test_shared_secret_maps_to_the_configured_identity() -> None:
+    resolve = shared_secret("s3cret", "acme", "alice")
+    assert await resolve_key(resolve, "s3cret") == Principal("acme", "alice", "write")
+    assert await resolve_key(resolve, "s3cret ") is None
+
+
+def test_only_a_tenant_wide_key_may_name_the_user_it_acts_for() -> None:
+    tenant_wide = Principal("acme", None, "write")
+    assert acting_for(tenant_wide, "carol") == Principal("acme", "carol", "write")
+    assert acting_for(Principal("acme", "bob"), "bob") == Principal("acme", "bob")
+    with pytest.raises(PermissionDenied):
+        acting_for(Principal("acme", "bob"), "carol")
+    with pytest.raises(ValidationError):
+        acting_for(tenant_wide, "carol smith; drop table")

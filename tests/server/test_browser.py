@@ -1,0 +1,180 @@
+"""The pages in a real browser: Debian's chromium driven by Playwright (never `playwright install`).
+
+Screenshots of each page are kept under test-output/ (gitignored) for a human to look at.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from learnloop.server.pages import EMPTY_STATE
+from tests.server.conftest import RunningServer
+
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+
+CHROMIUM = Path("/usr/bin/chromium")
+OUTPUT = Path(__file__).resolve().parents[2] / "test-output" / "browser"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TENANT = "browser"
+
+
+@pytest.fixture(scope="module")
+def context() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed: run scripts/ensure-chromium.sh (`make test` does)")
+    from playwright.sync_api import sync_playwright
+
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="learnloop-chromium-") as profile, sync_playwright() as playwright:
+        browser_context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), headless=True, args=ARGS, viewport={"width": 1200, "height": 900}
+        )
+        browser_context.set_default_timeout(10_000)
+        try:
+            yield browser_context
+        finally:
+            browser_context.close()
+
+
+def _login(context: Any, service: RunningServer, key: str) -> Any:
+    context.clear_cookies()
+    page = context.new_page()
+    page.goto(f"{service.url}/knowledge")
+    assert "/login" in page.url
+    page.fill("#key", key)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{service.url}/knowledge")
+    return page
+
+
+def test_empty_state(context: Any, service: RunningServer) -> None:
+    page = _login(context, service, service.key("browser-empty", "admin"))
+    assert page.get_by_text(EMPTY_STATE).is_visible()
+    tabs = page.locator(".tabs a").all_inner_texts()
+    assert tabs == ["All", "Equipment", "Technique", "Recipe", "Ingredient", "Correction"]
+    page.screenshot(path=str(OUTPUT / "knowledge-empty.png"), full_page=True)
+    page.close()
+
+
+def test_tool_save_appears_under_its_tab(context: Any, service: RunningServer) -> None:
+    key = service.key(TENANT, "admin")
+    text = "Grainfather Gen 1 boil-off rate is ~3.5 L/hr, lower than the typical 4-5 L/hr"
+    service.save(key, text, "equipment", "brewer", source_context="Pale Ale brew day")
+    page = _login(context, service, key)
+    page.click(".tabs a:has-text('Equipment')")
+    page.wait_for_url("**/knowledge?category=equipment*")
+    item = page.locator(".learning", has_text=text)
+    assert item.is_visible()
+    assert item.locator(".badge.category").inner_text() == "equipment"
+    assert item.locator(".context").inner_text().endswith("Pale Ale brew day")
+    assert item.locator(".badge.status").inner_text() == "verified"
+    page.screenshot(path=str(OUTPUT / "knowledge-equipment.png"), full_page=True)
+    page.click(".tabs a:has-text('Technique')")
+    page.wait_for_url("**/knowledge?category=technique*")
+    assert page.locator(".learning", has_text=text).count() == 0
+    page.close()
+
+
+def test_inline_edit_persists_after_reload(context: Any, service: RunningServer) -> None:
+    key = service.key(TENANT, "admin")
+    saved = service.save(key, "US-05 attenuates to ~80% in this system", "ingredient", "brewer")
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/knowledge?category=ingredient")
+    item = page.locator(f".learning[data-id='{saved['learning_id']}']")
+    item.locator("button.edit").click()
+    item.locator("textarea").fill("US-05 attenuates to ~82% in this system, higher than the listed 75%")
+    page.screenshot(path=str(OUTPUT / "knowledge-editing.png"), full_page=True)
+    item.locator("button.save").click()
+    item.locator(".text", has_text="~82%").wait_for()
+    page.reload()
+    assert "~82% in this system" in page.locator(f".learning[data-id='{saved['learning_id']}'] .text").inner_text()
+    with service.client(key) as c:
+        assert "~82%" in c.get(f"/api/learnings/{saved['learning_id']}").json()["text"]
+    item = page.locator(f".learning[data-id='{saved['learning_id']}']")
+    item.locator("button.history-toggle").click()
+    item.locator(".history li", has_text="edited").wait_for()
+    page.close()
+
+
+def test_delete_asks_and_removes_from_retrieval(context: Any, service: RunningServer) -> None:
+    key = service.key(TENANT, "admin")
+    text = "The brewer's mash tun loses 1.8 litres to dead space"
+    saved = service.save(key, text, "equipment", "brewer")
+    query = {"query": "how much is lost to mash tun dead space?", "user": "brewer"}
+    with service.client(key) as c:
+        assert saved["learning_id"] in [i["learning"]["id"] for i in c.post("/api/retrieve", json=query).json()["items"]]
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/knowledge?category=equipment")
+    item = page.locator(f".learning[data-id='{saved['learning_id']}']")
+    dialogs: list[tuple[str, str]] = []
+
+    def dismiss(dialog: Any) -> None:
+        dialogs.append((dialog.type, dialog.message))
+        dialog.dismiss()
+
+    page.once("dialog", dismiss)
+    item.locator("button.delete").click()
+    page.wait_for_timeout(300)
+    assert dialogs and dialogs[0][0] == "confirm" and "Delete" in dialogs[0][1]
+    assert item.is_visible()  # dismissed: nothing deleted
+
+    def accept(dialog: Any) -> None:
+        dialogs.append((dialog.type, dialog.message))
+        dialog.accept()
+
+    page.once("dialog", accept)
+    item.locator("button.delete").click()
+    item.wait_for(state="detached")
+    assert len(dialogs) == 2
+    with service.client(key) as c:
+        result = c.post("/api/retrieve", json=query).json()
+        assert saved["learning_id"] not in [i["learning"]["id"] for i in result["items"]]
+        assert text not in result["block"]
+        assert c.get(f"/api/learnings/{saved['learning_id']}").status_code == 404
+    page.reload()
+    assert page.locator(".learning", has_text=text).count() == 0
+    page.close()
+
+
+def test_activity_shows_a_new_event_within_two_seconds(context: Any, service: RunningServer) -> None:
+    key = service.key(TENANT, "admin")
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/activity")
+    page.locator("#connection.live").wait_for()
+    started = time.monotonic()
+    saved = service.save(key, "The brewer's fermentation fridge holds 18 °C ± 0.5", "equipment", "brewer")
+    page.locator("#learning li", has_text="fermentation fridge").wait_for(timeout=2_000)
+    assert time.monotonic() - started < 2.0
+    with service.client(key) as c:
+        c.post(f"/api/learnings/{saved['learning_id']}/deprecate", json={"reason": "new fridge"}).raise_for_status()
+    page.locator("#knowledge_update li", has_text="fermentation fridge").wait_for(timeout=2_000)
+    newest = page.locator("#learning li").first.inner_text()
+    assert "fermentation fridge" in newest  # newest first
+    page.screenshot(path=str(OUTPUT / "activity.png"), full_page=True)
+    page.close()
+
+
+def test_metrics_page_draws_charts(context: Any, service: RunningServer) -> None:
+    key = service.key(TENANT, "admin")
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/metrics")
+    for chart in ("#chart-status svg polyline, #chart-status svg circle", "#chart-writes svg rect", "#chart-hits svg"):
+        page.locator(chart).first.wait_for()
+    assert page.locator("#totals div").count() >= 10
+    page.screenshot(path=str(OUTPUT / "metrics.png"), full_page=True)
+    page.close()

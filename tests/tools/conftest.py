@@ -1,0 +1,51 @@
+"""Fixtures of the tool-layer tests: a loop with a settable clock, and a small tool catalog."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime, timedelta
+
+import pytest
+
+import learnloop
+from learnloop.models import utcnow
+
+CATALOG = [
+    {"name": "get_forecast", "description": "Weather forecast for a city for the next days: rain, wind, temperature"},
+    {"name": "air_quality", "description": "Air quality index and pollen levels for a zip code"},
+    {"name": "shop_analytics", "description": "Analytics over store products, orders and customers with sort keys"},
+    {"name": "refund_order", "description": "Refund a customer's order by id"},
+    {"name": "translate_text", "description": "Translate text between languages"},
+    {"name": "currency_convert", "description": "Convert an amount between currencies at today's rate"},
+    {"name": "calendar_events", "description": "List the events in the user's calendar"},
+    {"name": "send_email", "description": "Send an email message to a recipient"},
+]
+
+
+class Clock:
+    """Time the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = utcnow()
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def tools_loop(open_loop: Callable[..., learnloop.Loop], clock: Clock) -> AsyncIterator[learnloop.Loop]:
+    """A loop on a real SQLite file and the real local embedder, with the catalog registered."""
+    loop = open_loop("tools.db", clock=clock)
+    loop.tools.configure(insight_every=0)
+    await loop.tools.register(CATALOG)
+    yield loop
+    await loop.tools.drain()
+    await loop.aclose()
