@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit browser bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[ann,server,mcp,postgres,dev]'
 	rm -f $(VENV)/.installed-*; touch $@
 
+# The service on the embedded default (learnloop.db here, the bundled embedder); prints its URL, and an admin
+# API key on the first run.
 run: $(STAMP)
-	$(BIN)/learnloop demo
+	$(BIN)/learnloop serve
 
 test: $(STAMP) lint typecheck unit
 
@@ -26,8 +28,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) browser
 	$(BIN)/python -m pytest -q
+
+# Debian's chromium for the browser tests (installed only if missing).
+browser:
+	sh scripts/ensure-chromium.sh
 
 bench: $(STAMP)
 	$(BIN)/python bench/retrieval.py

@@ -94,9 +94,9 @@ def ms(samples: list[float]) -> dict[str, float]:
     }
 
 
-async def open_loop(folder: Path, synchronous: str, embedder: LocalMiniLM) -> Loop:
+async def open_loop(folder: Path, synchronous: str, embedder: LocalMiniLM, name: str = "signals") -> Loop:
     store = SQLiteStore(
-        folder / f"signals-{synchronous.lower()}.db",
+        folder / f"{name}-{synchronous.lower()}.db",
         embedding_model=embedder.model_id,
         dimension=embedder.dimension,
         synchronous=synchronous,
@@ -135,7 +135,7 @@ async def signal_latency(args: argparse.Namespace, synchronous: str, folder: Pat
 
 async def routing(args: argparse.Namespace, folder: Path) -> dict[str, object]:
     embedder = LocalMiniLM()
-    loop = await open_loop(folder, "NORMAL", embedder)
+    loop = await open_loop(folder, "NORMAL", embedder, "routing")
     tools = loop.tools
     progress(f"generating a catalog of {args.tools} tools", args.quiet)
     entries, vectors = catalog(args.tools, embedder.dimension, args.seed, embedder.model_id)

@@ -36,9 +36,7 @@ def unit_vector(seed: int | str, dim: int = TEST_DIM) -> np.ndarray:
 
 def make_store(backend: str, folder: Path, **options: object) -> Store:
     if backend == "sqlite":
-        return SQLiteStore(
-            folder / "contract.db", embedding_model="test:model", dimension=TEST_DIM, **options
-        )  # type: ignore[arg-type]
+        return SQLiteStore(folder / "contract.db", embedding_model="test:model", dimension=TEST_DIM, **options)  # type: ignore[arg-type]
     raise ValueError(backend)
 
 
@@ -70,9 +68,7 @@ def open_loop(tmp_path: Path, embedder: Embedder) -> Callable[..., learnloop.Loo
     def opener(name: str = "loop.db", **engine_options: object) -> learnloop.Loop:
         store = SQLiteStore(tmp_path / name, embedding_model=embedder.model_id, dimension=embedder.dimension)
         vocabulary = learnloop.Vocabulary.from_mapping(BREWING)
-        engine = Engine(
-            store=store, embedder=_Shared(embedder), default_vocabulary=vocabulary, **engine_options
-        )  # type: ignore[arg-type]
+        engine = Engine(store=store, embedder=_Shared(embedder), default_vocabulary=vocabulary, **engine_options)  # type: ignore[arg-type]
         return learnloop.Loop(engine)
 
     return opener

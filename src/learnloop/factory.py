@@ -38,7 +38,9 @@ def build_loop(
         retrieval=retrieval or RetrievalConfig(),
         default_vocabulary=vocabulary or DEFAULT_VOCABULARY,
     )
-    return Loop(engine, tenant=settings.tenant)
+    loop = Loop(engine, tenant=settings.tenant)
+    loop.agent.configure(settings=settings)  # the learning agent's own model setting (`learning_model`)
+    return loop
 
 
 def open(

@@ -118,9 +118,7 @@ async def promote(engine: Engine, scope: Scope, learning_id: int, actor: str, re
     )
 
 
-async def promote_last_candidate(
-    engine: Engine, scope: Scope, actor: str, reason: str | None
-) -> Learning | None:
+async def promote_last_candidate(engine: Engine, scope: Scope, actor: str, reason: str | None) -> Learning | None:
     await engine.ensure_started()
     page = await engine.store.list_learnings(scope, ListQuery(user=scope.user, status=Status.CANDIDATE, limit=1))
     if not page.items:

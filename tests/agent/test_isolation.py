@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from learnloop.agent import Workspace
 from learnloop.errors import NotFound, ValidationError
 from learnloop.loop import Loop
 from tests.agent.support import LearningScript, calls, tool_results
@@ -46,13 +47,13 @@ async def test_knowledge_reads_see_shared_rows_and_edits_only_own_ones(agent_loo
     assert {h["pointer_id"] for h in await acme.agent.search_knowledge("notes exit", user="bob")} == {"shared"}
     assert await globex.agent.search_knowledge("exit") == []
 
-    documents, workspace = acme.agent.runtime.documents, acme.agent._workspace("bob", None)
+    documents, workspace = acme.agent.runtime.documents, Workspace("acme", "bob", "default")
     with pytest.raises(NotFound, match="read-only"):
         await documents.edit_pointer(workspace, "shared", "description", "changed by bob")
     with pytest.raises(NotFound):
         await documents.edit_pointer(workspace, "mine", "description", "changed by bob")
     with pytest.raises(ValidationError):
-        await documents.edit_pointer(acme.agent._workspace(None, None), "shared", "title", "no")  # type: ignore[arg-type]
+        await documents.edit_pointer(Workspace("acme", None, "default"), "shared", "title", "no")  # type: ignore[arg-type]
     assert (await acme.agent.get_pointer("shared")).description == "Exit plan"
 
 

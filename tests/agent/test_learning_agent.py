@@ -209,3 +209,23 @@ async def test_reanalysis_without_a_handler_is_recorded_as_an_event(
     event = next(e for e in await loop.events(limit=100) if e.action == "reanalysis_requested")
     assert event.panel.value == "knowledge_update"
     assert event.data["status"] == "recorded" and event.data["instruction"] == "Re-read the pump table"
+
+
+async def test_call_ids_reused_from_one_reply_to_the_next_still_get_their_results(
+    agent_loop: Loop, scripted_openai: ScriptedOpenAI
+) -> None:
+    # Some OpenAI-compatible servers number calls per reply ("call_0" every time).
+    script = LearningScript(
+        [
+            Reply.tool_calls(("list_files", {}, "call_0")),
+            Reply.tool_calls(("read_file", {"path": "routing_rules.md"}, "call_0")),
+            Reply.text("Nothing to change."),
+        ]
+    )
+    scripted_openai.chat.respond(script)
+    await agent_loop.agent.open_session("ids", user="alice")
+    await agent_loop.submit_interaction("ids", "hello", "hi", user="alice")
+    assert (await agent_loop.agent.drain("ids")).done == 1
+    last = [r for r in scripted_openai.chat_requests if r.get("tools")][-1]
+    assert [m["role"] for m in last["messages"]] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert script.asked == [0, 1, 2]

@@ -12,7 +12,6 @@ import pytest
 from learnloop.loop import Loop
 from learnloop.server import create_app
 from learnloop.server.keys import issue_key
-from learnloop.server.routes_agent import router
 from learnloop.server.state import service_store_for
 from tests.agent.support import LearningScript, build_loop, calls
 from tests.support.scripted_openai import Reply, ScriptedOpenAI
@@ -20,7 +19,6 @@ from tests.support.scripted_openai import Reply, ScriptedOpenAI
 
 async def _client(loop: Loop) -> httpx.AsyncClient:
     app = create_app(loop)
-    app.include_router(router)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=30)
 
 
@@ -110,13 +108,15 @@ async def test_user_keys_stay_in_their_lane_and_knowledge_routes(agent_loop: Loo
     assert bad.status_code == 422
 
 
-async def test_without_a_model_the_api_answers_503(tmp_path: Path, scripted_openai: ScriptedOpenAI) -> None:
+async def test_without_a_model_the_api_answers_409_not_configured(
+    tmp_path: Path, scripted_openai: ScriptedOpenAI
+) -> None:
     loop = build_loop(tmp_path / "plain.db", scripted_openai.settings(), with_llm=False)
     try:
         key = await _key(loop, "admin")
         async with await _client(loop) as http:
             queued = await http.post("/api/interactions", json={"session": "s", "user_query": "hi"}, headers=key)
-            assert queued.status_code == 503 and queued.json()["error"]["code"] == "not_configured"
+            assert queued.status_code == 409 and queued.json()["error"]["code"] == "not_configured"
             status = await http.get("/api/agent", headers=key)
             assert status.json()["configured"] is False
             files = await http.get("/api/experience/files", headers=key)

@@ -63,16 +63,12 @@ async def test_rows_follow_the_response_index_not_its_order(
     np.testing.assert_array_equal(vectors, [[1.0, 0.0], [0.0, 1.0]])
 
 
-async def test_empty_input_makes_no_request(
-    openai_embedder: OpenAIEmbeddings, scripted_openai: ScriptedOpenAI
-) -> None:
+async def test_empty_input_makes_no_request(openai_embedder: OpenAIEmbeddings, scripted_openai: ScriptedOpenAI) -> None:
     assert (await openai_embedder.embed([])).shape == (0, 0)
     assert scripted_openai.embedding_requests == []
 
 
-async def test_retries_then_succeeds(
-    openai_embedder: OpenAIEmbeddings, scripted_openai: ScriptedOpenAI
-) -> None:
+async def test_retries_then_succeeds(openai_embedder: OpenAIEmbeddings, scripted_openai: ScriptedOpenAI) -> None:
     scripted_openai.embeddings.reply(Reply.error(503, "busy"))
 
     assert (await openai_embedder.embed(["x"])).shape == (1, scripted_openai.embedding_dimension)

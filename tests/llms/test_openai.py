@@ -60,9 +60,7 @@ async def test_text_reply_round_trip(llm: OpenAIChat, scripted_openai: ScriptedO
 
 
 async def test_tool_call_arguments_are_parsed(llm: OpenAIChat, scripted_openai: ScriptedOpenAI) -> None:
-    scripted_openai.reply(
-        Reply.tool_call("save_learning", {"text": "Mash at 67 °C", "tags": ["mash"]}, id="c1")
-    )
+    scripted_openai.reply(Reply.tool_call("save_learning", {"text": "Mash at 67 °C", "tags": ["mash"]}, id="c1"))
 
     response = await llm.chat([user("remember the mash temperature")], tools=[SAVE_LEARNING])
 
@@ -83,9 +81,7 @@ async def test_tool_call_arguments_are_parsed(llm: OpenAIChat, scripted_openai: 
     ]
 
 
-async def test_tool_results_go_back_in_the_openai_wire_format(
-    llm: OpenAIChat, scripted_openai: ScriptedOpenAI
-) -> None:
+async def test_tool_results_go_back_in_the_openai_wire_format(llm: OpenAIChat, scripted_openai: ScriptedOpenAI) -> None:
     scripted_openai.reply(
         Reply.tool_calls(("save_learning", {"text": "a"}, "call_a"), ("lookup", {"q": "b"}, "call_b")),
         "Saved.",
@@ -129,9 +125,7 @@ async def test_tool_calls_built_by_the_caller_serialise_their_arguments(
 ) -> None:
     scripted_openai.reply("ok")
     call = ToolCall(id="x1", name="lookup", arguments={"q": "hops"})
-    await llm.chat(
-        [user("q"), Message(role="assistant", tool_calls=[call]), Message(role="tool", tool_call_id="x1")]
-    )
+    await llm.chat([user("q"), Message(role="assistant", tool_calls=[call]), Message(role="tool", tool_call_id="x1")])
 
     wire = scripted_openai.chat_requests[0]["messages"]
     assert wire[1]["tool_calls"][0]["function"]["arguments"] == '{"q": "hops"}'
@@ -166,9 +160,7 @@ async def test_json_output_temperature_and_max_tokens_are_sent(
 
 async def test_rules_answer_by_last_user_message(llm: OpenAIChat, scripted_openai: ScriptedOpenAI) -> None:
     scripted_openai.chat.on("weather", "sunny").respond(
-        lambda request: (
-            "echo: " + request["messages"][-1]["content"] if request.get("tools") is None else None
-        )
+        lambda request: "echo: " + request["messages"][-1]["content"] if request.get("tools") is None else None
     )
 
     assert (await llm.chat([user("the weather?")])).message.content == "sunny"
@@ -267,9 +259,7 @@ async def test_connection_refused_becomes_llm_error() -> None:
     await llm.aclose()
 
 
-async def test_api_key_is_sent_as_bearer_and_never_in_errors(
-    llm: OpenAIChat, scripted_openai: ScriptedOpenAI
-) -> None:
+async def test_api_key_is_sent_as_bearer_and_never_in_errors(llm: OpenAIChat, scripted_openai: ScriptedOpenAI) -> None:
     scripted_openai.reply("ok", Reply.error(401, f"Incorrect API key provided: {API_KEY}.", type="auth"))
 
     await llm.chat([user("hi")])

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Coroutine, Iterator
@@ -78,7 +80,9 @@ def free_port() -> socket.socket:
 @contextlib.contextmanager
 def running_server(db: Path, embedder: Embedder, options: ServiceOptions | None = None) -> Iterator[RunningServer]:
     store = SQLiteStore(db, embedding_model=embedder.model_id, dimension=embedder.dimension)
-    engine = Engine(store=store, embedder=_Shared(embedder), default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING))  # type: ignore[arg-type]
+    engine = Engine(
+        store=store, embedder=_Shared(embedder), default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING)
+    )  # type: ignore[arg-type]
     loop = learnloop.Loop(engine)
     app = create_app(loop, options=options or ServiceOptions(poll_interval=0.2, heartbeat=1.0))
     sock = free_port()
@@ -116,6 +120,16 @@ def running_server(db: Path, embedder: Embedder, options: ServiceOptions | None 
 def service(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[RunningServer]:
     with running_server(tmp_path_factory.mktemp("server") / "service.db", embedder) as running:
         yield running
+
+
+def file_contains(path: Path, needle: bytes) -> bool:
+    """Whether the raw bytes of `path` contain `needle`, read in another process: closing any descriptor of
+    a SQLite file in this process would drop the locks the server's connection holds on it."""
+    code = "import sys; print(int(sys.argv[2].encode() in open(sys.argv[1], 'rb').read()))"
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(path), needle.decode()], capture_output=True, text=True, check=True
+    )
+    return result.stdout.strip() == "1"
 
 
 def error_of(response: httpx.Response) -> dict[str, Any]:

@@ -56,6 +56,7 @@ def _login(context: Any, service: RunningServer, key: str) -> Any:
     page = context.new_page()
     page.goto(f"{service.url}/knowledge")
     assert "/login" in page.url
+    page.screenshot(path=str(OUTPUT / "login.png"))
     page.fill("#key", key)
     page.click("button[type=submit]")
     page.wait_for_url(f"{service.url}/knowledge")
@@ -117,7 +118,9 @@ def test_delete_asks_and_removes_from_retrieval(context: Any, service: RunningSe
     saved = service.save(key, text, "equipment", "brewer")
     query = {"query": "how much is lost to mash tun dead space?", "user": "brewer"}
     with service.client(key) as c:
-        assert saved["learning_id"] in [i["learning"]["id"] for i in c.post("/api/retrieve", json=query).json()["items"]]
+        assert saved["learning_id"] in [
+            i["learning"]["id"] for i in c.post("/api/retrieve", json=query).json()["items"]
+        ]
     page = _login(context, service, key)
     page.goto(f"{service.url}/knowledge?category=equipment")
     item = page.locator(f".learning[data-id='{saved['learning_id']}']")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.server.conftest import RunningServer, error_of
+from tests.server.conftest import RunningServer, error_of, file_contains
 
 pytestmark = pytest.mark.server
 
@@ -31,14 +31,19 @@ def test_save_learning_outcomes(service: RunningServer, key: str) -> None:
     with service.client(key) as c:
         as_string = c.post(
             "/api/tools/save_learning",
-            json={"arguments": json.dumps({"learning": "Eve prefers a 60 minute mash", "category": "technique"}),
-                  "user": "eve", "session": "s-1"},
+            json={
+                "arguments": json.dumps({"learning": "Eve prefers a 60 minute mash", "category": "technique"}),
+                "user": "eve",
+                "session": "s-1",
+            },
         ).json()
         assert as_string["action"] == "created" and as_string["learning"]["source"]["session"] == "s-1"
         refused = c.post(
             "/api/tools/save_learning",
-            json={"arguments": {"learning": "The deploy key is AKIAEB5XOOTJGCPXMER3", "category": "equipment"},
-                  "user": "eve"},
+            json={
+                "arguments": {"learning": "The deploy key is AKIAEB5XOOTJGCPXMER3", "category": "equipment"},
+                "user": "eve",
+            },
         )
         assert refused.status_code == 200
         assert refused.json()["ok"] is False and refused.json()["action"] == "refused"
@@ -64,16 +69,14 @@ def test_save_learning_outcomes(service: RunningServer, key: str) -> None:
         assert metrics["totals"]["refusals"] == 1
         assert sum(metrics["totals"]["refusals_by_rule"].values()) == 1
         assert metrics["totals"]["saves"] == 2
-    raw = service.db.read_bytes() + (service.db.with_name(service.db.name + "-wal").read_bytes())
-    assert b"AKIAEB5XOOTJGCPXMER3" not in raw
+    for path in (service.db, service.db.with_name(service.db.name + "-wal")):
+        assert not file_contains(path, b"AKIAEB5XOOTJGCPXMER3")
 
 
 def test_retrieve_and_observe_close_the_loop(service: RunningServer, key: str) -> None:
     learning_id = service.save(key, "Finn's mash tun dead space is 2 litres", "equipment", "finn")["learning_id"]
     with service.client(key) as c:
-        result = c.post(
-            "/api/retrieve", json={"query": "how much wort stays in the mash tun?", "user": "finn"}
-        ).json()
+        result = c.post("/api/retrieve", json={"query": "how much wort stays in the mash tun?", "user": "finn"}).json()
         assert result["items"][0]["learning"]["id"] == learning_id
         assert result["items"][0]["why"] and result["items"][0]["score"] > 0
         assert "Finn's mash tun dead space is 2 litres" in result["block"]
@@ -85,8 +88,12 @@ def test_retrieve_and_observe_close_the_loop(service: RunningServer, key: str) -
         # The user says the answer was wrong: the learning that was shown gets the negative feedback.
         c.post(
             "/api/observe",
-            json={"user_message": "How much is left in my mash tun?", "user": "finn", "session": "f1",
-                  "retrieved_ids": [learning_id]},
+            json={
+                "user_message": "How much is left in my mash tun?",
+                "user": "finn",
+                "session": "f1",
+                "retrieved_ids": [learning_id],
+            },
         ).raise_for_status()
         feedback = c.post(
             "/api/observe",
@@ -115,7 +122,10 @@ def test_tool_schemas_and_prompt_follow_the_vocabulary(service: RunningServer, k
         assert prompt["text"].startswith("## Proactive Learning")
         vocabulary = {
             "namespace": "notes",
-            "categories": [{"name": "style", "description": "How the user writes"}, {"name": "fact", "description": "Facts"}],
+            "categories": [
+                {"name": "style", "description": "How the user writes"},
+                {"name": "fact", "description": "Facts"},
+            ],
         }
         assert c.put("/api/vocabulary", json=vocabulary).json()["namespace"] == "notes"
         schema = c.get("/api/tools/schema", params={"namespace": "notes"}).json()

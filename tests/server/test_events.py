@@ -39,9 +39,10 @@ class Listener:
 
     def _run(self, service: RunningServer, key: str, seconds: float, params: dict[str, Any]) -> None:
         headers = params.pop("headers", {})
-        with service.client(key) as c, c.stream(
-            "GET", "/api/events", params={"max_seconds": seconds, **params}, headers=headers
-        ) as response:
+        with (
+            service.client(key) as c,
+            c.stream("GET", "/api/events", params={"max_seconds": seconds, **params}, headers=headers) as response,
+        ):
             assert response.status_code == 200
             assert response.headers["content-type"].startswith("text/event-stream")
             lines = response.iter_lines()
@@ -113,9 +114,7 @@ def test_events_written_by_another_process_arrive(service: RunningServer, key: s
         "loop.close()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    subprocess.run(
-        [sys.executable, "-c", f"db = {str(service.db)!r}\n" + script], check=True, env=env, timeout=60
-    )
+    subprocess.run([sys.executable, "-c", f"db = {str(service.db)!r}\n" + script], check=True, env=env, timeout=60)
     finished = time.monotonic()
     deadline = finished + 5
     while time.monotonic() < deadline and not any("other-process" in e["summary"] for _, e in listener.events):
@@ -143,7 +142,9 @@ def test_structured_log_line_for_every_event(
         deadline = time.monotonic() + 3
         while time.monotonic() < deadline and len([r for r in caplog.records if r.name == "learnloop.events"]) < 2:
             time.sleep(0.05)
-    records = [r for r in caplog.records if r.name == "learnloop.events" and getattr(r, "fields", {}).get("user") == "max"]
+    records = [
+        r for r in caplog.records if r.name == "learnloop.events" and getattr(r, "fields", {}).get("user") == "max"
+    ]
     names = [r.getMessage() for r in records]
     assert names[:2] == ["learning_created", "learning_deprecated"]
     line = json.loads(JsonFormatter().format(records[1]))

@@ -75,7 +75,9 @@ def test_user_key_changes_nothing_of_others(service: RunningServer, world: dict[
             assert c.delete(f"/api/learnings/{target}").status_code == 404
             assert c.post(f"/api/learnings/{target}/deprecate", json={"reason": "x"}).status_code == 404
             # The global learning is readable, so "already verified" (409) tells alice nothing new.
-            assert c.post(f"/api/learnings/{target}/promote").status_code in ((404, 409) if target == ids["global"] else (404,))
+            assert c.post(f"/api/learnings/{target}/promote").status_code in (
+                (404, 409) if target == ids["global"] else (404,)
+            )
         save_for_bob = {"arguments": {"learning": "Bob likes stouts", "category": "recipe"}, "user": "bob"}
         assert c.post("/api/tools/save_learning", json=save_for_bob).status_code == 404
         assert c.post("/api/observe", json={"user_message": "I use 5 kg malt", "user": "bob"}).status_code == 404
@@ -85,7 +87,9 @@ def test_user_key_changes_nothing_of_others(service: RunningServer, world: dict[
         denied = c.put("/api/vocabulary", json={"categories": [{"name": "x", "description": "y"}]})
         assert denied.status_code == 403 and error_of(denied)["code"] == "permission_denied"
         # Its own saves land under its own user, whatever the body says when it names no one.
-        own = c.post("/api/tools/save_learning", json={"arguments": {"learning": "Alice uses RO water", "category": "technique"}})
+        own = c.post(
+            "/api/tools/save_learning", json={"arguments": {"learning": "Alice uses RO water", "category": "technique"}}
+        )
         assert own.json()["learning"]["user"] == "alice"
     with service.client(world["keys"]["a_app"]) as app:
         bob = app.get(f"/api/learnings/{ids['bob']}").json()

@@ -20,7 +20,7 @@ from learnloop.cli.main import cli
 from learnloop.errors import ValidationError
 from learnloop.server.keys import issue_key, parse_key, verify
 from learnloop.server.state import service_store_for
-from tests.server.conftest import RunningServer, error_of
+from tests.server.conftest import RunningServer, error_of, file_contains
 
 pytestmark = pytest.mark.server
 
@@ -49,7 +49,8 @@ def test_keys_are_stored_hashed_and_revocable(service: RunningServer) -> None:
     stored = conn.execute("SELECT salt, digest FROM api_keys WHERE key_id = ?", (key_id,)).fetchone()
     conn.close()
     assert stored is not None and secret not in stored
-    assert secret.encode() not in service.db.read_bytes()
+    assert not file_contains(service.db, secret.encode())
+    assert not file_contains(service.db.with_name(service.db.name + "-wal"), secret.encode())
     revoked = service.call(service_store_for(service.loop).revoke_key(key_id, datetime.now(UTC)))
     assert revoked
     time.sleep(2.1)  # accepted keys are cached for 2 s per process
@@ -61,7 +62,9 @@ def test_keys_are_stored_hashed_and_revocable(service: RunningServer) -> None:
 def test_cli_create_list_revoke(tmp_path: Path) -> None:
     db = str(tmp_path / "keys.db")
     runner = CliRunner()
-    created = runner.invoke(cli, ["--db", db, "--tenant", "acme", "--json", "keys", "create", "--role", "user", "--user", "ann"])
+    created = runner.invoke(
+        cli, ["--db", db, "--tenant", "acme", "--json", "keys", "create", "--role", "user", "--user", "ann"]
+    )
     assert created.exit_code == 0, created.output
     row = json.loads(created.output)
     assert row["role"] == "user" and row["user"] == "ann" and KEY.fullmatch(row["key"])

@@ -91,7 +91,9 @@ def test_lifecycle_promote_deprecate_restore(service: RunningServer, key: str) -
         assert stored, observed
         learning_id = stored[0]["learning"]["id"]
         assert stored[0]["learning"]["status"] == "candidate"
-        assert c.post(f"/api/learnings/{learning_id}/promote", json={"reason": "checked"}).json()["status"] == "verified"
+        assert (
+            c.post(f"/api/learnings/{learning_id}/promote", json={"reason": "checked"}).json()["status"] == "verified"
+        )
         conflict = c.post(f"/api/learnings/{learning_id}/promote")
         assert conflict.status_code == 409 and error_of(conflict)["code"] == "invalid_transition"
         deprecated = c.post(f"/api/learnings/{learning_id}/deprecate", json={"reason": "new kettle"}).json()

@@ -70,7 +70,8 @@ def test_login_cookie_and_rendering(service: RunningServer) -> None:
         blocked = c.put(f"/api/learnings/{learning_id}", json={"text": "changed by a forged form"})
         assert blocked.status_code == 403 and "x-requested-with" in error_of(blocked)["message"]
         allowed = c.put(
-            f"/api/learnings/{learning_id}", json={"text": "Pat's Foundry boils off 2.6 L/hr"},
+            f"/api/learnings/{learning_id}",
+            json={"text": "Pat's Foundry boils off 2.6 L/hr"},
             headers={"X-Requested-With": "learnloop"},
         )
         assert allowed.status_code == 200

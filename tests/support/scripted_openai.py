@@ -84,9 +84,7 @@ class Reply:
         return cls.text(json.dumps(value))
 
     @classmethod
-    def tool_call(
-        cls, name: str, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None
-    ) -> Reply:
+    def tool_call(cls, name: str, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None) -> Reply:
         """One tool call; `arguments` as a str is sent verbatim (to script invalid JSON)."""
         return cls.tool_calls((name, {} if arguments is None else arguments, id))
 
@@ -98,9 +96,7 @@ class Reply:
             name, arguments, call_id = (*call, None)[:3]
             text = arguments if isinstance(arguments, str) else json.dumps(arguments)
             wire.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": text}})
-        return cls(
-            message={"role": "assistant", "content": content, "tool_calls": wire}, finish_reason="tool_calls"
-        )
+        return cls(message={"role": "assistant", "content": content, "tool_calls": wire}, finish_reason="tool_calls")
 
     @classmethod
     def error(
@@ -123,9 +119,7 @@ class Reply:
 
     @classmethod
     def raw_body(cls, raw: str | bytes, *, status: int = 200, content_type: str = "text/plain") -> Reply:
-        return cls(
-            status=status, raw=raw.encode() if isinstance(raw, str) else raw, content_type=content_type
-        )
+        return cls(status=status, raw=raw.encode() if isinstance(raw, str) else raw, content_type=content_type)
 
     @classmethod
     def embeddings(cls, vectors: list[list[float]]) -> Reply:
@@ -371,9 +365,7 @@ class ScriptedOpenAI:
         elif reply.vectors is not None and path == _EMBEDDINGS_PATH:
             body = self._embeddings(request, reply.vectors)
         else:
-            body = {
-                "error": {"message": f"scripted_openai: {reply!r} cannot answer {path}", "type": "script"}
-            }
+            body = {"error": {"message": f"scripted_openai: {reply!r} cannot answer {path}", "type": "script"}}
             return 500, {"Content-Type": "application/json"}, json.dumps(body).encode()
         return reply.status, headers, json.dumps(body).encode()
 
@@ -391,9 +383,7 @@ class ScriptedOpenAI:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model", self.model),
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
@@ -429,9 +419,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?")[0]
-        self.owner._record(
-            RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}, raw)
-        )
+        self.owner._record(RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}, raw))
         scripts = {_CHAT_PATH: self.owner.chat, _EMBEDDINGS_PATH: self.owner.embeddings}
         if path not in scripts:
             self._not_found()
@@ -459,9 +447,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, headers, body)
 
     def _not_found(self) -> None:
-        error = {
-            "error": {"message": f"no route {self.command} {self.path}", "type": "invalid_request_error"}
-        }
+        error = {"error": {"message": f"no route {self.command} {self.path}", "type": "invalid_request_error"}}
         self._send(404, {"Content-Type": "application/json"}, json.dumps(error).encode())
 
     def _send(self, status: int, headers: Mapping[str, str], body: bytes) -> None:

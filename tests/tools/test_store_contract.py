@@ -239,5 +239,15 @@ async def test_another_process_sees_learned_pairs_and_deletions(backend: str, tm
     assert "weather" in {h.name for h in await second_tools.evidence(BOB, request(unit_vector("weather")))}
     await first.forget_user("t1", "alice")
     assert {h.name: h.learned for h in await second_tools.evidence(BOB, request(vector))}["translate"] == 0.0
+    since = utcnow() - timedelta(days=1)
+    carol = Scope(tenant="t9", user="carol")
+    assert not await second_tools.knowledge(carol, vector, utcnow(), failures_since=since)  # remembered empty
+    failed = call("refund", ok=False, error="boom", error_type="error", fingerprint="fp")
+    await first_tools.record_call(carol, failed, POLICY, utcnow())
+    assert len((await second_tools.knowledge(carol, vector, utcnow(), failures_since=since)).failures) == 1
+    dave = Scope(tenant="t8", user="dave")
+    assert not await second_tools.knowledge(dave, vector, utcnow(), failures_since=since)
+    await second_tools.record_call(dave, failed, POLICY, utcnow())  # and its own writes, of course
+    assert len((await second_tools.knowledge(dave, vector, utcnow(), failures_since=since)).failures) == 1
     await first.aclose()
     await second.aclose()

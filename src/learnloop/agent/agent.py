@@ -55,21 +55,26 @@ class TurnOutcome:
     stopped: str | None = None  # why the turn ended before the model finished, if it did
 
 
-def _answered(messages: list[StoredMessage]) -> set[str]:
-    return {m.message.tool_call_id for m in messages if m.message.role == "tool" and m.message.tool_call_id}
+def _results_after(messages: list[StoredMessage], index: int) -> set[str]:
+    """Ids answered by the tool messages right after message `index`. Positional, because some
+    OpenAI-compatible servers reuse call ids ("call_0") from one reply to the next."""
+    answered: set[str] = set()
+    for stored in messages[index + 1 :]:
+        if stored.message.role != "tool":
+            break
+        if stored.message.tool_call_id:
+            answered.add(stored.message.tool_call_id)
+    return answered
 
 
 def _coherent(history: list[StoredMessage]) -> list[Message]:
     """The stored conversation as the model may see it: a tool call without a result (left by a package that
-    failed for good) is dropped, with any result that lost its call, so the endpoint never rejects it."""
-    answered = _answered(history)
-    calls = {c.id for m in history for c in m.message.tool_calls}
+    failed for good) is dropped, so the endpoint never rejects the conversation."""
     out: list[Message] = []
-    for stored in history:
+    for index, stored in enumerate(history):
         message = stored.message
-        if message.role == "tool" and message.tool_call_id not in calls:
-            continue
         if message.tool_calls:
+            answered = _results_after(history, index)
             kept = [c for c in message.tool_calls if c.id in answered]
             if not kept and not message.content:
                 continue
@@ -98,24 +103,23 @@ async def run_learning_turn(runtime: AgentRuntime, session: AgentSession, job: J
     rounds = sum(1 for m in mine if m.message.role == "assistant")
     steps = sum(len(m.message.tool_calls) for m in mine if m.message.role == "assistant")
 
-    def remember(message: Message, tokens: int) -> None:
-        stored = StoredMessage(0, job.package_id, message, tokens)
+    def remember(stored: StoredMessage) -> None:
         history.append(stored)
         mine.append(stored)
 
     while True:
-        last = mine[-1].message
-        if last.role == "assistant" and last.tool_calls:  # results come after their calls: some are missing
-            answered = _answered(mine)
-            first_step = steps - len(last.tool_calls)
+        calling = max(i for i, m in enumerate(mine) if m.message.role != "tool")
+        last = mine[calling].message
+        if last.role == "assistant" and last.tool_calls:
+            answered = _results_after(mine, calling)
             pending = [(i, c) for i, c in enumerate(last.tool_calls) if c.id not in answered]
-            if not pending:  # cannot happen with ordered ids; never spin on a damaged conversation
-                return TurnOutcome(rounds, steps, "", stopped="the stored conversation is inconsistent")
-            for index, call in pending:
-                _, message = await run_step(context, call, first_step + index)
-                remember(message, estimate_tokens(message.content or ""))
-            continue
-        if last.role == "assistant":
+            if pending:  # resume: the calls of the last reply that have no result yet
+                first_step = steps - len(last.tool_calls)
+                for index, call in pending:
+                    _, message = await run_step(context, call, first_step + index)
+                    remember(StoredMessage(0, job.package_id, message, estimate_tokens(message.content or "")))
+                continue
+        elif last.role == "assistant":
             return TurnOutcome(rounds, steps, last.content or "")
         if rounds >= config.max_rounds:
             return TurnOutcome(rounds, steps, "", stopped=f"reached {config.max_rounds} model calls")
@@ -134,7 +138,5 @@ async def run_learning_turn(runtime: AgentRuntime, session: AgentSession, job: J
                 )
         reply = Message(role="assistant", content=reply.content, tool_calls=calls)
         tokens = estimate_tokens((reply.content or "") + "".join(c.raw_arguments for c in calls))
-        stored = await store.append_message(job, reply, tokens, engine.clock())
-        history.append(stored)
-        mine.append(stored)
+        remember(await store.append_message(job, reply, tokens, engine.clock()))
         steps += len(calls)

@@ -227,7 +227,6 @@ class StepCommit:
     step: int
     tool: str
     call_digest: str
-    tool_call_id: str
     result: dict[str, Any]
     events: list[EventDraft] = field(default_factory=list)
     effect: ExperienceOp | None = None

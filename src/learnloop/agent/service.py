@@ -174,7 +174,7 @@ class AgentService:
         if project is not None:
             check_project(project)
         await self._engine.ensure_started()
-        opened, _ = await self.runtime.store.open_session(
+        opened = await self.runtime.store.open_session(
             scope, session_id, project, shared, self.config.default_project, self._engine.clock()
         )
         if self.config.run_workers:
@@ -210,7 +210,7 @@ class AgentService:
         if config.run_workers:
             runtime.require_model()
         await self._engine.ensure_started()
-        receipt, opened = await runtime.store.enqueue(
+        receipt = await runtime.store.enqueue(
             self._scope(package.user),
             package.session,
             package.id,
@@ -220,7 +220,7 @@ class AgentService:
             self._engine.clock(),
         )
         if config.run_workers:
-            if opened or not runtime.workers.running:
+            if not runtime.workers.serves(self.tenant, package.session):
                 await self._serve(package.session)
             runtime.workers.wake(self.tenant, package.session)
         return receipt

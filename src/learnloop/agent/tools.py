@@ -316,7 +316,6 @@ async def run_step(ctx: StepContext, call: ToolCall, step: int) -> tuple[dict[st
             step=step,
             tool=call.name,
             call_digest=call_digest(call),
-            tool_call_id=call.id,
             result=plan.result,
             events=[draft],
             effect=plan.effect,

@@ -59,6 +59,11 @@ class Workers:
             self._tasks.clear()
             self._wake.clear()
 
+    def serves(self, tenant: str, session: str) -> bool:
+        """Whether this process has a live worker for the session."""
+        task = self._tasks.get((tenant, session))
+        return task is not None and not task.done() and self.running
+
     def sessions(self) -> list[Key]:
         return sorted(key for key, task in self._tasks.items() if not task.done())
 

@@ -68,15 +68,12 @@ def format_learning(learning: Learning, *, long: bool = False) -> str:
         f"  category    {learning.category or '-'}   type {learning.type.value}   namespace {learning.namespace}",
         f"  user        {owner}   origin {learning.origin.value}",
         f"  hits        {learning.hits}   streak {learning.streak}   failures {learning.failures}",
-        f"  version     {learning.version}"
-        + (f" (supersedes #{learning.supersedes})" if learning.supersedes else ""),
+        f"  version     {learning.version}" + (f" (supersedes #{learning.supersedes})" if learning.supersedes else ""),
         f"  created     {learning.created_at:%Y-%m-%d %H:%M:%S} UTC",
         f"  updated     {learning.updated_at:%Y-%m-%d %H:%M:%S} UTC",
     ]
     if learning.topic or learning.tags:
         rows.append(f"  topic/tags  {learning.topic or '-'} / {', '.join(learning.tags) or '-'}")
     if learning.source.context or learning.source.session:
-        rows.append(
-            f"  source      {learning.source.context or ''} (session {learning.source.session or '-'})"
-        )
+        rows.append(f"  source      {learning.source.context or ''} (session {learning.source.session or '-'})")
     return "\n".join(rows)

@@ -34,9 +34,7 @@ def list_command(
     """Newest first."""
 
     async def work(loop: Loop) -> Page[Learning]:
-        return await loop.list(
-            owner=user, category=category, status=status, text=text, limit=limit, offset=offset
-        )
+        return await loop.list(owner=user, category=category, status=status, text=text, limit=limit, offset=offset)
 
     page = run(ctx, work)
     if ctx.as_json:
@@ -62,8 +60,7 @@ def show(ctx: CliContext, learning_id: int) -> None:
         learning = await loop.get(learning_id)
         history = await loop.history(learning_id)
         lines = [
-            f"  {e.at:%Y-%m-%d %H:%M:%S}  {e.action:<11} by {e.actor}"
-            + (f" — {e.reason}" if e.reason else "")
+            f"  {e.at:%Y-%m-%d %H:%M:%S}  {e.action:<11} by {e.actor}" + (f" — {e.reason}" if e.reason else "")
             for e in history
         ]
         return learning, lines
@@ -149,9 +146,7 @@ def deprecate(ctx: CliContext, learning_id: int, reason: str) -> None:
 
 @learnings.command()
 @click.argument("learning_id", type=int)
-@click.option(
-    "--status", type=click.Choice(["candidate", "verified"]), default="candidate", show_default=True
-)
+@click.option("--status", type=click.Choice(["candidate", "verified"]), default="candidate", show_default=True)
 @pass_context
 def restore(ctx: CliContext, learning_id: int, status: str) -> None:
     """Bring back a deprecated learning."""

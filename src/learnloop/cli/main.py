@@ -14,9 +14,9 @@ from .context import CliContext, echo_json, pass_context, run
 from .demo import demo
 from .keys import keys
 from .learnings import learnings
-from .serve import serve
 from .mcp import mcp
 from .proxy import proxy
+from .serve import serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -56,16 +56,12 @@ def forget(ctx: CliContext, user: str, yes: bool) -> None:
     if ctx.as_json:
         echo_json(removed)
     else:
-        click.echo(
-            f"forgot {user}: {removed.get('learnings', 0)} learnings, {removed.get('events', 0)} events"
-        )
+        click.echo(f"forgot {user}: {removed.get('learnings', 0)} learnings, {removed.get('events', 0)} events")
 
 
 @cli.command("export")
 @click.option("--user", help="Only this user's learnings.")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout)."
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File (default: stdout).")
 @pass_context
 def export_command(ctx: CliContext, user: str | None, output: Path | None) -> None:
     """Write learnings as JSON Lines (embeddings included)."""

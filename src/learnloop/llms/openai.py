@@ -233,9 +233,7 @@ class OpenAIChat:
         backoff_base: float = 0.5,
     ) -> None:
         if not model:
-            raise ConfigurationError(
-                "the openai LLM needs a model name: 'openai:<model>', e.g. 'openai:gpt-4o-mini'"
-            )
+            raise ConfigurationError("the openai LLM needs a model name: 'openai:<model>', e.g. 'openai:gpt-4o-mini'")
         self._model = model
         self._endpoint = OpenAIEndpoint(
             base_url=base_url,

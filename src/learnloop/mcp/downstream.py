@@ -27,7 +27,6 @@ from typing import Any
 import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup
-
 from mcp import Client, StdioServerParameters
 
 from ..errors import ConfigurationError

@@ -199,7 +199,9 @@ class LearningProxy:
             routed = await self.tools.route(None, user=self.user)  # no context yet: the most used tools
             session.listed = self._served([r.name for r in routed])
         names = list(dict.fromkeys([*session.listed, *session.extra]))
-        await self.tools.record_list(session.id, names, user=self.user)
+        # Only what the router chose counts as retrieved: a tool listed because a search found it stays a
+        # discovery (seed 002: "they had to search for it, we missed it").
+        await self.tools.record_list(session.id, session.listed, user=self.user)
         listed = [self.downstreams.tools[n].tool for n in names if n in self.downstreams.tools]
         return types.ListToolsResult(tools=[*listed, *_OWN_TOOLS])
 

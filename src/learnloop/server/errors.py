@@ -41,7 +41,9 @@ _STATUS: list[tuple[type[LearnloopError], int]] = [
     (ConflictError, 409),
     (AuthenticationError, 401),
     (PermissionDenied, 403),
-    (NotConfigured, 503),
+    # A feature the deployment has not set up (no LLM for the learning agent): the request conflicts with
+    # the current configuration, which the caller can fix; it is not a server failure.
+    (NotConfigured, 409),
     (StoreError, 503),
     (EmbedderError, 503),
     (LLMError, 502),

@@ -69,6 +69,11 @@ def summary(event: Event) -> str:
     if action == EventAction.VOCABULARY_CHANGED:
         names = ", ".join(str(n) for n in event.data.get("categories", []))
         return f"Vocabulary of {event.data.get('namespace', '?')} set to: {names}"
+    if action == EventAction.LEARNING_DONE:
+        told = f": {_clip(event.data['summary'])}" if event.data.get("summary") else ""
+        return f"Learning agent {event.data.get('status', 'done')} (session {event.data.get('session', '?')}){told}"
+    if not before and not after:  # the learning agent's steps and other events that carry their own summary
+        return f"{action.replace('_', ' ').capitalize()}: {_clip(event.data.get('summary') or event.data.get('tool'))}"
     moved = f"{before.get('status', '?')} → {after.get('status', '?')}"
     return f"{action.capitalize()} {ref} ({moved}){reason}: {_clip(after.get('text') or before.get('text'))}"
 
@@ -77,7 +82,7 @@ def event_payload(event: Event) -> dict[str, Any]:
     """The JSON a live client receives: the event itself, its panel and summary (`type` as in seed 003)."""
     body = event.model_dump(mode="json")
     body["panel"] = panel_of(event).value
-    body["type"] = "thinking"
+    body["type"] = "learning_done" if event.action == EventAction.LEARNING_DONE else "thinking"
     body["summary"] = summary(event)
     return body
 

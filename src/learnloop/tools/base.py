@@ -260,8 +260,22 @@ class ToolStore(Protocol):
     async def tool_stats(self, scope: Scope, *, intent: str | None = None) -> list[ToolStat]: ...
 
     async def knowledge(
-        self, scope: Scope, vector: Vector | None, now: datetime, *, failures_since: datetime
-    ) -> ToolKnowledge: ...
+        self,
+        scope: Scope,
+        vector: Vector | None,
+        now: datetime,
+        *,
+        failures_since: datetime,
+        template_similarity: float = 0.45,
+        intent: str | None = None,
+        recovery_confidence: float = 0.8,
+        limit: int = 20,
+    ) -> ToolKnowledge:
+        """What the context sections may show for a query: active templates about it (query direction at
+        least `template_similarity` similar, or the same `intent`), recovery patterns with at least
+        `recovery_confidence`, the user's failures since `failures_since`, insights — `limit` of each at
+        most, read in one go because it runs on every `retrieve_context`."""
+        ...
 
     # -- insights and maintenance ----------------------------------------------------------------------
 

@@ -137,7 +137,17 @@ async def tool_sections(
 ) -> list[Section]:
     """The tool-layer sections for (user, query); empty when the tenant has no tool knowledge."""
     since = now - timedelta(days=config.sections.error_days)
-    knowledge = await store.knowledge(scope, vector, now, failures_since=since)
+    caps = config.sections
+    knowledge = await store.knowledge(
+        scope,
+        vector,
+        now,
+        failures_since=since,
+        template_similarity=caps.template_similarity,
+        intent=intent,
+        recovery_confidence=caps.recovery_confidence,
+        limit=4 * max(caps.recoveries, caps.templates, caps.errors, caps.insights),
+    )
     if not knowledge:
         return []
     relevant: set[str] | None = None

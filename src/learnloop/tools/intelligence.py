@@ -129,9 +129,13 @@ class ToolIntelligence(ToolKnowledgeView):
         if intent is None and self.config.intent_classifier is not None:
             intent = self.config.intent_classifier(query)
         window = SessionWindow(
-            session=session, user=user, query=query, query_hash=query_hash(self.tenant, query), vector=vector
+            session=session,
+            user=user,
+            query=query,
+            query_hash=query_hash(self.tenant, query),
+            vector=vector,
+            intent=intent or "",
         )
-        window.intent = intent or ""
         window.show(r.name for r in routed)
         self._windows.open(window)
         await self._observe(window, SignalKind.LIST, [r.name for r in routed])

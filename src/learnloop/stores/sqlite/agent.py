@@ -8,6 +8,7 @@ its events commit together, and events land in the same log as every other chang
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["AGENT_USER_TABLES", "SQLiteAgentStore"]
 
 T = TypeVar("T")
+log = logging.getLogger("learnloop.agent")
 
 # Tables holding a user's rows; `SQLiteStore.forget_user` deletes them.
 AGENT_USER_TABLES = (
@@ -92,7 +94,7 @@ class SQLiteAgentStore:
 
     async def open_session(
         self, scope: Scope, session: str, project: str | None, shared: bool | None, default_project: str, now: datetime
-    ) -> tuple[AgentSession, bool]:
+    ) -> AgentSession:
         return await self._run(queue.open_session, scope, session, project, shared, default_project, now.timestamp())
 
     async def close_session(self, scope: Scope, session: str, now: datetime) -> AgentSession:
@@ -115,7 +117,7 @@ class SQLiteAgentStore:
         body: str,
         default_project: str,
         now: datetime,
-    ) -> tuple[QueuedInteraction, bool]:
+    ) -> QueuedInteraction:
         return await self._run(queue.enqueue, scope, session, package_id, turn, body, default_project, now.timestamp())
 
     async def claim(self, tenant: str, session: str, claimer: str, now: datetime, lease: float) -> queue.Claim:
@@ -242,11 +244,18 @@ class SQLiteAgentStore:
     ) -> tuple[dict[str, Any], list[Event], bool]:
         with write_transaction(conn):
             done = conn.execute(
-                "SELECT result FROM agent_effects WHERE tenant = ? AND package_id = ? AND step = ?",
+                "SELECT result, call_digest FROM agent_effects WHERE tenant = ? AND package_id = ? AND step = ?",
                 (commit.tenant, commit.package_id, commit.step),
             ).fetchone()
             if done is not None:
                 # Applied by an earlier attempt: answer this call with the recorded result, apply nothing.
+                if done[1] != commit.call_digest:
+                    log.warning(
+                        "learning agent: step %d of package %s was applied for a different call; not applying %s",
+                        commit.step,
+                        commit.package_id,
+                        commit.tool,
+                    )
                 recorded: dict[str, Any] = json.loads(done[0])
                 tool_message, tokens = message(recorded)
                 self._append_message(

@@ -18,6 +18,7 @@ from ...agent.records import AgentSession, Job, QueueCounts, QueuedInteraction, 
 from ...errors import ConflictError, NotFound
 from ...models import Scope
 from .connection import write_transaction
+from .rows import from_ts
 
 __all__ = [
     "Claim",
@@ -38,10 +39,6 @@ SESSION_COLUMNS = "tenant, session, user_id, project, shared, status, created_at
 _HOST = socket.gethostname()
 
 
-def _dt(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
-
-
 def session_from_row(row: tuple[Any, ...]) -> AgentSession:
     tenant, session, user_id, project, shared, status, created_at, closed_at = row
     return AgentSession(
@@ -52,7 +49,7 @@ def session_from_row(row: tuple[Any, ...]) -> AgentSession:
         shared=bool(shared),
         status=status,
         created_at=datetime.fromtimestamp(created_at, UTC),
-        closed_at=_dt(closed_at),
+        closed_at=from_ts(closed_at),
     )
 
 
@@ -90,9 +87,8 @@ def open_session(
     shared: bool | None,
     default_project: str,
     now: float,
-) -> tuple[AgentSession, bool]:
-    """Open (or reopen) a session; the flag says whether it was closed or missing before. `project` and
-    `shared` None keep what an existing session has."""
+) -> AgentSession:
+    """Open (or reopen) a session. `project` and `shared` None keep what an existing session has."""
     with write_transaction(conn):
         row = _session_row(conn, scope.tenant, session)
         if row is None:
@@ -106,14 +102,14 @@ def open_session(
                     f"session {session!r} is open on project {row[3]!r} (shared={bool(row[4])})", session=session
                 )
             if row[5] == "open":
-                return session_from_row(row), False
+                return session_from_row(row)
             conn.execute(
                 "UPDATE agent_sessions SET status = 'open', closed_at = NULL WHERE tenant = ? AND session = ?",
                 (scope.tenant, session),
             )
         found = _session_row(conn, scope.tenant, session)
     assert found is not None
-    return session_from_row(found), True
+    return session_from_row(found)
 
 
 def close_session(conn: sqlite3.Connection, scope: Scope, session: str, now: float) -> AgentSession:
@@ -160,18 +156,14 @@ def enqueue(
     body: str,
     project: str,
     now: float,
-) -> tuple[QueuedInteraction, bool]:
-    """Queue a package in one transaction, opening the session if it does not exist yet.
-
-    Returns the receipt and whether the session was opened here. A package id seen before is not queued
-    again (`duplicate`); a closed session refuses packages (ConflictError).
-    """
-    opened = False
+) -> QueuedInteraction:
+    """Queue a package in one transaction, opening the session if it does not exist yet. A package id seen
+    before is not queued again (`duplicate`); a closed session refuses packages (ConflictError)."""
     with write_transaction(conn):
         row = _session_row(conn, scope.tenant, session)
         if row is None:
             _insert_session(conn, scope, session, project, False, now)
-            owner, opened = scope.user or "", True
+            owner = scope.user or ""
         elif not _visible(scope, row):
             raise NotFound(f"session {session!r} not found", session=session)
         elif row[5] != "open":
@@ -189,17 +181,16 @@ def enqueue(
             (scope.tenant, owner, session, package_id, turn, body, now),
         ).fetchone()
         if inserted is not None:
-            return QueuedInteraction(id=inserted[0], package_id=package_id, session=session, turn=turn), opened
+            return QueuedInteraction(id=inserted[0], package_id=package_id, session=session, turn=turn)
         existing = conn.execute(
             "SELECT id, session, turn, status, user_id FROM agent_queue WHERE tenant = ? AND package_id = ?",
             (scope.tenant, package_id),
         ).fetchone()
     if existing[1] != session or (scope.user is not None and existing[4] != scope.user):
         raise ConflictError(f"package id {package_id!r} was already used", package_id=package_id)
-    receipt = QueuedInteraction(
+    return QueuedInteraction(
         id=existing[0], package_id=package_id, session=session, turn=existing[2], duplicate=True, status=existing[3]
     )
-    return receipt, opened
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,14 @@ from . import tools_admin
 from .connection import write_transaction
 from .tools_index import ToolIndex
 from .tools_reads import (
+    TemplateDirections,
     insight_inputs,
     read_insights,
     read_recent_failures,
     read_recoveries,
     read_stats,
     read_templates,
+    relevant_templates,
 )
 from .tools_rows import PAIR_COLUMNS, SIGNAL_COLUMNS, pair_from_row, signal_from_row
 from .tools_sync import IndexKeeper
@@ -73,6 +75,19 @@ TOOL_USER_TABLES = (
 )
 
 
+def _has_any(conn: sqlite3.Connection, tenant: str) -> bool:
+    """Whether any user of the tenant has tool knowledge a retrieval could show."""
+    return bool(
+        conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM tool_templates WHERE tenant = ?) "
+            "OR EXISTS (SELECT 1 FROM tool_recoveries WHERE tenant = ?) "
+            "OR EXISTS (SELECT 1 FROM tool_insights WHERE tenant = ?) "
+            "OR EXISTS (SELECT 1 FROM tool_signals WHERE tenant = ? AND kind = 'call' AND ok = 0)",
+            (tenant, tenant, tenant, tenant),
+        ).fetchone()[0]
+    )
+
+
 def _evidence(
     index: ToolIndex, position: int, description: float, keyword: float, learned: float, uses: int
 ) -> ToolEvidence:
@@ -93,12 +108,27 @@ class SQLiteToolStore:
     def __init__(self, store: SQLiteStore) -> None:
         self._store = store
         self._keeper = IndexKeeper(store.dimension, store.embedding_model)
+        self._directions = TemplateDirections()
+        # Writes made through this store (other processes' show in PRAGMA data_version), and per tenant the
+        # (data_version, writes) at which it was last seen to hold no tool knowledge at all.
+        self._writes = 0
+        self._known_empty: dict[str, tuple[int, int]] = {}
 
     def __repr__(self) -> str:
         return f"SQLiteToolStore({self._store.path!r})"
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._store._run(fn, *args)
+
+    def _counted(self, write: Callable[..., T]) -> Callable[..., T]:
+        """`write`, then one more write counted (on the executor thread, like every job)."""
+
+        def counted(*args: Any) -> T:
+            result = write(*args)
+            self._writes += 1
+            return result
+
+        return counted
 
     @property
     def embedding_model(self) -> str:
@@ -140,9 +170,11 @@ class SQLiteToolStore:
         self, conn: sqlite3.Connection, scope: Scope, record: CallRecord, policy: LearningPolicy, now: float
     ) -> SignalReceipt:
         model = self.embedding_model
-        return self._keeper.write(
+        receipt = self._keeper.write(
             conn, scope.tenant, lambda index: write_call(conn, index, scope, record, policy, model, now)
         )
+        self._writes += 1  # counted on this thread, after the write, so no read can see it early
+        return receipt
 
     async def record_observation(self, scope: Scope, record: ObservationRecord, now: datetime) -> int:
         return await self._run(self._record_observation, scope, record, now.timestamp())
@@ -260,7 +292,7 @@ class SQLiteToolStore:
         )
 
     async def seed_templates(self, tenant: str, seeds: Sequence[tuple[SeedTemplate, str]], now: datetime) -> int:
-        return await self._run(tools_admin.seed_templates, tenant, list(seeds), now.timestamp())
+        return await self._run(self._counted(tools_admin.seed_templates), tenant, list(seeds), now.timestamp())
 
     async def template_feedback(
         self, scope: Scope, template_ids: Sequence[int], score: float, now: datetime
@@ -293,20 +325,37 @@ class SQLiteToolStore:
         return await self._run(read_stats, scope, intent)
 
     async def knowledge(
-        self, scope: Scope, vector: Vector | None, now: datetime, *, failures_since: datetime
-    ) -> ToolKnowledge:
-        return await self._run(self._knowledge, scope, vector, now, failures_since)
-
-    def _knowledge(
-        self, conn: sqlite3.Connection, scope: Scope, vector: Vector | None, now: datetime, since: datetime
+        self,
+        scope: Scope,
+        vector: Vector | None,
+        now: datetime,
+        *,
+        failures_since: datetime,
+        template_similarity: float = 0.45,
+        intent: str | None = None,
+        recovery_confidence: float = 0.8,
+        limit: int = 20,
     ) -> ToolKnowledge:
         model = self.embedding_model
-        return ToolKnowledge(
-            templates=read_templates(conn, scope, now, vector=vector, embedding_model=model, limit=300),
-            recoveries=read_recoveries(conn, scope, now, limit=100),
-            failures=read_recent_failures(conn, scope, since) if scope.user is not None else [],
-            insights=read_insights(conn, scope.tenant, now, None, limit=50),
-        )
+
+        def read(conn: sqlite3.Connection) -> ToolKnowledge:
+            # Most tenants of most retrievals have no tool knowledge: remember that until anything is written.
+            version = (conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
+            if self._known_empty.get(scope.tenant) == version:
+                return ToolKnowledge()
+            knowledge = ToolKnowledge(
+                templates=relevant_templates(
+                    conn, self._directions, scope, now, vector, model, template_similarity, intent, limit
+                ),
+                recoveries=read_recoveries(conn, scope, now, min_confidence=recovery_confidence, limit=limit),
+                failures=read_recent_failures(conn, scope, failures_since, limit) if scope.user is not None else [],
+                insights=read_insights(conn, scope.tenant, now, None, limit=limit),
+            )
+            if not knowledge and not _has_any(conn, scope.tenant):
+                self._known_empty[scope.tenant] = version
+            return knowledge
+
+        return await self._run(read)
 
     # -- insights and maintenance --------------------------------------------------------------------------
 
@@ -317,7 +366,7 @@ class SQLiteToolStore:
         self, tenant: str, insights: Sequence[InsightDraft], now: datetime, *, stale_before: datetime
     ) -> tuple[int, int]:
         return await self._run(
-            tools_admin.put_insights, tenant, list(insights), now.timestamp(), stale_before.timestamp()
+            self._counted(tools_admin.put_insights), tenant, list(insights), now.timestamp(), stale_before.timestamp()
         )
 
     async def insights(self, tenant: str, now: datetime, *, type: str | None = None) -> list[Insight]:

@@ -19,11 +19,17 @@ from ...terms import index_terms, stem
 from ...tools.catalog import keyword_document
 from ...tools.decay import HALF_LIFE_DAYS, Knowledge
 from .keywords import KeywordIndex, TermCodebook
+from .tools_cells import Cells
 
 __all__ = ["CatalogRow", "Hit", "PairRow", "ToolIndex"]
 
 Vectors = npt.NDArray[np.float32]
 _DAY = 86_400.0
+# From this many learned pairs on, a route reads only the pairs in the cells nearest its query.
+CELLS_FROM = 4096
+# Cells read per query: an eighth of them, at least 8.
+_PROBE_SHARE = 8
+_MIN_PROBES = 8
 
 
 @dataclass(frozen=True)
@@ -57,8 +63,11 @@ class Hit:
 
 
 class ToolIndex:
-    def __init__(self, dimension: int) -> None:
+    def __init__(self, dimension: int, cells_from: int = CELLS_FROM) -> None:
         self.dimension = dimension
+        self.cells_from = cells_from
+        self.cells: Cells | None = None
+        self._cells_trained_on = 0
         self.watermark = 0
         self.terms = TermCodebook()
         # catalog, by position
@@ -76,6 +85,7 @@ class ToolIndex:
         self.pair_confidence = np.zeros(0, dtype=np.float32)
         self.pair_uses = np.zeros(0, dtype=np.int32)
         self.pair_last = np.zeros(0, dtype=np.float64)
+        self.pair_cell = np.zeros(0, dtype=np.int32)
         self.pair_row: dict[int, int] = {}
         self.pair_hash: dict[int, str] = {}
         self.pair_by_key: dict[tuple[int, int, str], int] = {}  # (owner, tool, query hash) -> pair id
@@ -130,6 +140,7 @@ class ToolIndex:
             "pair_confidence",
             "pair_uses",
             "pair_last",
+            "pair_cell",
         ):
             array = getattr(self, name)
             grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
@@ -156,6 +167,8 @@ class ToolIndex:
         self.pair_last[row] = pair.last_used_at
         self.pair_hash[pair.id] = pair.query_hash
         self.pair_by_key[(owner, tool, pair.query_hash)] = pair.id
+        if self.cells is not None:
+            self.pair_cell[row] = self.cells.assign(pair.vector.reshape(1, -1))[0]
 
     def remove_pair(self, pair_id: int) -> None:
         row = self.pair_row.pop(pair_id, None)
@@ -173,11 +186,30 @@ class ToolIndex:
                 "pair_confidence",
                 "pair_uses",
                 "pair_last",
+                "pair_cell",
             ):
                 array = getattr(self, name)
                 array[row] = array[last]
             self.pair_row[int(self.pair_ids[row])] = row
         self.pair_count = last
+
+    def _pair_similarities(self, vector: Vectors, floor: float) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """Rows of the pairs at least `floor` similar to `vector`, and their similarities."""
+        m = self.pair_count
+        if m < self.cells_from:
+            sims = self.pair_vectors[:m] @ vector
+            rows = np.flatnonzero(sims >= floor)
+            return rows, sims[rows]
+        if self.cells is None or m >= 2 * self._cells_trained_on:
+            # Retrained as the pairs double, so cells stay about √n pairs each.
+            self.cells = Cells.train(self.pair_vectors[:m])
+            self.pair_cell[:m] = self.cells.assign(self.pair_vectors[:m])
+            self._cells_trained_on = m
+        probes = self.cells.nearest(vector, max(_MIN_PROBES, self.cells.count // _PROBE_SHARE))
+        candidates = np.flatnonzero(np.isin(self.pair_cell[:m], probes))
+        sims = self.pair_vectors[candidates] @ vector
+        keep = sims >= floor
+        return candidates[keep], sims[keep]
 
     def pair_for(self, owner: str, tool: str, query_hash: str) -> int | None:
         owner_code, tool_code = self.owner_codes.get(owner), self.tool_codes.get(tool)
@@ -250,20 +282,19 @@ class ToolIndex:
         learned: npt.NDArray[np.float64] | None = None
         uses: npt.NDArray[np.int64] | None = None
         if use_learned and vector is not None and self.pair_count:
-            m = self.pair_count
-            sims = self.pair_vectors[:m] @ vector
-            positions = self.code_position[self.pair_tool[:m]]
-            mask = (sims >= floor) & (positions >= 0)
+            rows, sims = self._pair_similarities(vector, floor)
+            positions = self.code_position[self.pair_tool[rows]]
+            keep = positions >= 0
             if owners is not None:
                 codes = [self.owner_codes[o] for o in owners if o in self.owner_codes]
-                mask &= np.isin(self.pair_owner[:m], np.asarray(codes, dtype=np.int32))
-            rows = np.flatnonzero(mask)
+                keep &= np.isin(self.pair_owner[rows], np.asarray(codes, dtype=np.int32))
+            rows, sims, positions = rows[keep], sims[keep], positions[keep]
             if rows.size:
-                scaled = (sims[rows] - floor) / max(1e-6, 1.0 - floor)
+                scaled = (sims - floor) / max(1e-6, 1.0 - floor)
                 values = self._weights(rows, now) * scaled
-                learned = _support_mean(positions[rows], values, n, support)
+                learned = _support_mean(positions, values, n, support)
                 uses = np.zeros(n, dtype=np.int64)
-                np.add.at(uses, positions[rows], self.pair_uses[rows])
+                np.add.at(uses, positions, self.pair_uses[rows])
                 fused += (weights[2] * learned).astype(np.float32)
         k = min(pool, n)
         chosen = np.argpartition(-fused, k - 1)[:k] if k < n else np.arange(n)

@@ -3,7 +3,7 @@ files, manage the default knowledge base.
 
 `POST /api/interactions` queues a package durably and answers 202 at once; the session's worker processes it
 later and its events appear on `/api/events` (panels `learning` and `knowledge_update`, then
-`learning_done`). Without a learning model the agent's endpoints answer 503 `not_configured`.
+`learning_done`). Without a learning model the agent's endpoints answer 409 `not_configured`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..agent import (
+from ...agent import (
     AgentSession,
     AgentStatus,
     ExperienceContext,
@@ -26,9 +26,9 @@ from ..agent import (
     QueueCounts,
     QueuedInteraction,
 )
-from ..agent.records import SessionStatus
-from .auth import ApiDep
-from .errors import ERROR_RESPONSES
+from ...agent.records import SessionStatus
+from ..auth import ApiDep
+from ..errors import ERROR_RESPONSES
 
 __all__ = ["router"]
 
