@@ -25,7 +25,7 @@ from .lifecycle import LifecyclePolicy
 from .llms.base import ChatModel
 from .models import DEFAULT_VOCABULARY, Scope, Status, Vocabulary, utcnow
 from .retrieval import RetrievalConfig
-from .stores.base import ApplyResult, Operation, Store, Vector
+from .stores.base import ApplyResult, FollowUp, Operation, Store, Vector
 
 __all__ = ["Engine"]
 
@@ -78,9 +78,7 @@ class Engine:
         self.bus.publish(result.events)
         return result
 
-    def submit(
-        self, scope: Scope, operations: Sequence[Operation], *, fallback: Sequence[Operation] | None = None
-    ) -> None:
+    def submit(self, scope: Scope, operations: Sequence[Operation], *, then: FollowUp | None = None) -> None:
         """Apply in the background (in order with later store calls); events are published when done."""
 
         def done(future: Future[ApplyResult]) -> None:
@@ -90,7 +88,7 @@ class Engine:
                 return
             self.bus.publish(future.result().events)
 
-        self.store.submit(scope, operations, fallback=fallback).add_done_callback(done)
+        self.store.submit(scope, operations, then=then).add_done_callback(done)
 
     async def embed_one(self, text: str, purpose: Purpose = "document") -> Vector:
         vectors = await self.embedder.embed([text], purpose=purpose)

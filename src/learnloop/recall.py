@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 
 from .engine import Engine
 from .errors import ValidationError
 from .governance import status_update
 from .lifecycle import evidence_promotion
-from .models import EventAction, Filters, Limits, RetrievalResult, RetrievedItem, Scope, Status
+from .models import EventAction, Filters, Learning, Limits, RetrievalResult, RetrievedItem, Scope, Status
 from .retrieval import rank_candidates, render_memories
 from .stores.base import AppendEvent, EventDraft, Operation, SearchRequest, Touch, Vector
 from .terms import query_terms
@@ -43,24 +45,21 @@ async def retrieve(
         raise ValidationError(f"query_vector must have shape ({engine.embedder.dimension},)", field="query_vector")
     await engine.ensure_started()
     pool = max(engine.retrieval.candidate_pool, limits.top_k * 4)
-    candidates = await engine.store.search(
-        scope,
-        SearchRequest(
-            vector=np.asarray(query_vector, dtype=np.float32),
-            terms=query_terms(query),
-            filters=filters,
-            vector_k=pool,
-            text_k=pool,
-        ),
+    request = SearchRequest(
+        vector=np.asarray(query_vector, dtype=np.float32),
+        terms=query_terms(query),
+        filters=filters,
+        vector_k=pool,
+        text_k=pool,
+    )
+    # Both reads queue on the store; starting them together overlaps their hand-offs.
+    candidates, tool_sections = await asyncio.gather(
+        engine.store.search(scope, request), retrieval_sections(engine, scope, query, query_vector)
     )
     ranked = rank_candidates(candidates, filters, limits, engine.retrieval, engine.clock())
-    learnings = {
-        learning.id: learning for learning in await engine.store.get_many(scope, [r.candidate.id for r in ranked])
-    }
-    items = [r.item(learnings[r.candidate.id]) for r in ranked if r.candidate.id in learnings]
-    tool_knowledge = await retrieval_sections(engine, scope, query, query_vector)
-    if tool_knowledge:
-        block, included = render_with_tool_sections(items, limits, tool_knowledge)
+    items = [r.item(r.candidate.learning()) for r in ranked]
+    if tool_sections:
+        block, included = render_with_tool_sections(items, limits, tool_sections)
     else:
         block, included = render_memories(items, limits)
     if record:
@@ -75,22 +74,28 @@ async def retrieve(
 
 
 def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str) -> None:
-    """hits + 1 and streak + 1 for what the model will see, one event, and evidence promotions — written in
-    the background so the caller does not wait, yet before anything this process reads next."""
+    """hits + 1 and streak + 1 for what the model will see, one event, and evidence promotions decided on
+    the counts as they are after this retrieval — written in the background so the caller does not wait."""
     ids = tuple(item.learning.id for item in items)
     event = AppendEvent(
         EventDraft(actor=actor, action=EventAction.RETRIEVED, data={"ids": list(ids), "count": len(ids)})
     )
-    ops: list[Operation] = [Touch(ids=ids, at=engine.clock()), event]
-    promotions: list[Operation] = []
-    for item in items:
-        seen = item.learning.model_copy(update={"hits": item.learning.hits + 1, "streak": item.learning.streak + 1})
-        promotion = evidence_promotion(seen, engine.policy)
-        if promotion is not None and scope.owns(scope.tenant, seen.user):
-            promotions.append(
-                status_update(
-                    seen, Status.VERIFIED, "system:auto-promote", promotion.reason, confidence=promotion.confidence
+    policy = engine.policy
+
+    def promotions(touched: list[Learning]) -> list[Operation]:
+        ops: list[Operation] = []
+        for learning in touched:
+            promotion = evidence_promotion(learning, policy)
+            if promotion is not None and scope.owns(scope.tenant, learning.user):
+                ops.append(
+                    status_update(
+                        learning,
+                        Status.VERIFIED,
+                        "system:auto-promote",
+                        promotion.reason,
+                        confidence=promotion.confidence,
+                    )
                 )
-            )
-    # If someone changed a learning meanwhile, its promotion waits for a later retrieval.
-    engine.submit(scope, ops + promotions, fallback=ops if promotions else None)
+        return ops
+
+    engine.submit(scope, [Touch(ids=ids, at=engine.clock()), event], then=promotions)

@@ -7,7 +7,7 @@ full-text and vector index entries and its events commit together or not at all.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +37,7 @@ __all__ = [
     "Candidate",
     "Delete",
     "EventDraft",
+    "FollowUp",
     "Insert",
     "ListQuery",
     "NewLearning",
@@ -135,6 +136,7 @@ class AppendEvent:
 
 
 Operation = Insert | Update | Delete | Touch | AppendEvent
+FollowUp = Callable[[list[Learning]], Sequence[Operation]]
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,8 @@ class SearchRequest:
 
 @dataclass
 class Candidate:
-    """A search hit with what ranking needs; the full `Learning` is loaded only for the final items."""
+    """A search hit with what ranking needs. The full `Learning` is built on first use of `learning()`: a
+    search returns dozens of candidates and the prompt keeps a handful, so the rest are never built."""
 
     id: int
     status: Status
@@ -184,6 +187,15 @@ class Candidate:
     vector_rank: int | None = None
     text_score: float | None = None
     text_rank: int | None = None
+    build: Callable[[], Learning] | None = field(default=None, repr=False, compare=False)
+    _learning: Learning | None = field(default=None, repr=False, compare=False)
+
+    def learning(self) -> Learning:
+        if self._learning is None:
+            if self.build is None:
+                raise LookupError(f"candidate {self.id} carries no learning")
+            self._learning = self.build()
+        return self._learning
 
 
 @dataclass(frozen=True)
@@ -212,12 +224,14 @@ class Store(Protocol):
     async def apply(self, scope: Scope, operations: Sequence[Operation]) -> ApplyResult: ...
 
     def submit(
-        self, scope: Scope, operations: Sequence[Operation], *, fallback: Sequence[Operation] | None = None
+        self, scope: Scope, operations: Sequence[Operation], *, then: FollowUp | None = None
     ) -> Future[ApplyResult]:
-        """Apply in the background without waiting; applied before any call this process makes later.
+        """Apply in the background without waiting; applied before any call this process makes later that
+        could observe it (searches may run ahead).
 
-        If `operations` conflict (`ConflictError`) and a `fallback` is given, the fallback is applied instead.
-        Used for bookkeeping the caller should not wait for, such as recording retrieval hits.
+        `then` receives the rows the operations touched, as they are after them, and returns operations
+        applied in the same transaction: decisions on fresh values (evidence promotion after a retrieval's
+        hit counts) without a read-decide-write race. Used for bookkeeping the caller should not wait for.
         """
         ...
 

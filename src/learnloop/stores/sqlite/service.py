@@ -108,7 +108,7 @@ class SQLiteServiceStore:
     def _queue(self, fn: Callable[..., None], *args: Any) -> None:
         """Run `fn` on the store's thread after the jobs already queued, without waiting for it."""
         try:
-            future: Future[None] = self._store._executor.submit(self._store._call, fn, *args)
+            future: Future[None] = self._store._submit(fn, *args)
         except RuntimeError:  # the store is closing; bookkeeping is best effort
             return
 

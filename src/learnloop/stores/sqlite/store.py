@@ -1,56 +1,61 @@
-"""The embedded backend: one SQLite file (WAL), FTS5 full text, in-memory vector partitions.
+"""The embedded backend: one SQLite file (WAL), FTS5 full text, in-memory search partitions.
 
-Every call runs on one dedicated thread that owns the connection and the vector partitions, so the event
-loop never blocks on disk or numpy and no lock is needed around the caches.
+Every call is a job on one thread that owns the connection and the partitions (`worker.ConnectionWorker`),
+so the event loop never blocks on disk or numpy and the caches need no locks.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import hashlib
 import json
 import sqlite3
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ...errors import ConflictError, StoreError
-from ...models import Event, EventAction, Filters, Learning, Page, Scope, Status, Vocabulary, utcnow
-from ...terms import index_terms, stem
+from ...errors import LearnloopError, StoreError
+from ...models import Event, Learning, Page, Scope, Status, Vocabulary, utcnow
 from ..base import (
     AppendEvent,
     ApplyResult,
     Candidate,
     EventDraft,
+    FollowUp,
     ListQuery,
     Operation,
     SearchRequest,
+    Touch,
     TurnRecord,
     Vector,
 )
+from . import maintenance, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .connection import connect, read_transaction, write_transaction
-from .keywords import TermCodebook
-from .partition import STATUS_CODES, Codebook, Partition, RowCodes
+from .partitions import PartitionCache
 from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
-from .search import match_expression, partition_keys
+from .search import match_expression
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
-from .writes import apply_operations, owner_clause, visible_clause
+from .worker import ConnectionWorker
+from .writes import apply_operations, visible_clause
 
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
-PartitionKey = tuple[str, str]
 
 _EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data"
-_PARTITION_COLUMNS = "id, status, category, namespace, type, simhash64, embedding, text, topic, tags"
+_STATUSES = {status.value: status for status in Status}
+
+
+@dataclass(frozen=True)
+class _Bookkeeping:
+    scope: Scope
+    operations: list[Operation]
+    then: FollowUp | None
 
 
 class SQLiteStore:
@@ -76,11 +81,14 @@ class SQLiteStore:
         self.max_cached_vectors = max_cached_vectors
         self.clock = clock
         self.blas_threads = blas_threads
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="learnloop-sqlite")
-        self._conn: sqlite3.Connection | None = None
-        self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
-        self._codebook = Codebook()
-        self._terms = TermCodebook()
+        self._partitions = PartitionCache(
+            self.path,
+            embedding_model=embedding_model,
+            dimension=dimension,
+            ann_threshold=ann_threshold,
+            max_vectors=max_cached_vectors,
+        )
+        self._worker = ConnectionWorker(self._connect, self._apply_deferred, name="learnloop-sqlite")
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
@@ -97,35 +105,41 @@ class SQLiteStore:
 
     # -- plumbing ------------------------------------------------------------------------------------
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(self._call, fn, *args))
+    def _connect(self) -> sqlite3.Connection:
+        if self.blas_threads is not None:
+            threadpool_limits(limits=self.blas_threads, user_api="blas")
+        return connect(self.path, self.synchronous)
 
-    def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._conn is None:
-            if self.blas_threads is not None:
-                threadpool_limits(limits=self.blas_threads, user_api="blas")
-            self._conn = connect(self.path, self.synchronous)
-        try:
-            return fn(self._conn, *args)
-        except sqlite3.Error as exc:
-            raise StoreError(f"SQLite error: {exc}") from exc
+    @staticmethod
+    def _guarded(fn: Callable[..., T], args: tuple[Any, ...]) -> Callable[[sqlite3.Connection], T]:
+        def job(conn: sqlite3.Connection) -> T:
+            try:
+                return fn(conn, *args)
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite error: {exc}") from exc
+
+        return job
+
+    async def _run(self, fn: Callable[..., T], *args: Any, stale_ok: bool = False) -> T:
+        """Run `fn(connection, *args)` on the store's thread. `stale_ok` jobs may run before deferred
+        bookkeeping writes that are still gathering (see `worker`)."""
+        return await self._worker.run(self._guarded(fn, args), stale_ok=stale_ok)
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Queue `fn(connection, *args)` after the jobs already queued, without waiting for it."""
+        return self._worker.submit(self._guarded(fn, args))
 
     async def start(self) -> None:
         await self._run(lambda conn: None)
 
     async def aclose(self) -> None:
-        if self._executor._shutdown:
+        if self._worker.closing:
             return
-        await self._run(self._close)
-        self._executor.shutdown(wait=True)
+        self._worker.close(self._close)
 
     def _close(self, conn: sqlite3.Connection) -> None:
-        for partition in self._partitions.values():
-            partition.save_ann()
-        self._partitions.clear()
+        self._partitions.close()
         conn.close()
-        self._conn = None
 
     # -- writes --------------------------------------------------------------------------------------
 
@@ -138,25 +152,39 @@ class SQLiteStore:
         return ApplyResult(learnings=learnings, events=events)
 
     def submit(
-        self, scope: Scope, operations: Sequence[Operation], *, fallback: Sequence[Operation] | None = None
+        self, scope: Scope, operations: Sequence[Operation], *, then: FollowUp | None = None
     ) -> Future[ApplyResult]:
-        # One executor thread runs jobs in submission order, which is what makes "applied before any
-        # later call" hold without waiting here.
-        return self._executor.submit(self._call, self._apply_or_fallback, scope, list(operations), fallback)
+        return self._worker.defer(_Bookkeeping(scope, list(operations), then))
 
-    def _apply_or_fallback(
-        self,
-        conn: sqlite3.Connection,
-        scope: Scope,
-        operations: list[Operation],
-        fallback: Sequence[Operation] | None,
-    ) -> ApplyResult:
-        try:
-            return self._apply(conn, scope, operations)
-        except ConflictError:
-            if fallback is None:
-                raise
-            return self._apply(conn, scope, list(fallback))
+    def _apply_deferred(self, conn: sqlite3.Connection, batch: list[tuple[Any, Future[Any]]]) -> None:
+        """Commit gathered bookkeeping writes in one transaction; each runs in its own savepoint so that one
+        failing (say, its learning was deleted meanwhile) does not undo the others."""
+        results: list[tuple[Future[Any], ApplyResult | BaseException]] = []
+        now = self.clock()
+        with write_transaction(conn):
+            for item, future in batch:
+                assert isinstance(item, _Bookkeeping)
+                conn.execute("SAVEPOINT bookkeeping")
+                try:
+                    learnings, events = apply_operations(conn, item.scope, item.operations, now)
+                    if item.then is not None:
+                        touched = [i for op in item.operations if isinstance(op, Touch) for i in op.ids]
+                        more = list(item.then(self._get_many(conn, item.scope, touched)))
+                        if more:
+                            extra_learnings, extra_events = apply_operations(conn, item.scope, more, now)
+                            learnings, events = learnings + extra_learnings, events + extra_events
+                except (LearnloopError, sqlite3.Error) as exc:
+                    conn.execute("ROLLBACK TO bookkeeping")
+                    conn.execute("RELEASE bookkeeping")
+                    results.append((future, exc))
+                    continue
+                conn.execute("RELEASE bookkeeping")
+                results.append((future, ApplyResult(learnings=learnings, events=events)))
+        for future, outcome in results:  # only after the commit: a result promises durability
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
 
     # -- simple reads --------------------------------------------------------------------------------
 
@@ -239,47 +267,28 @@ class SQLiteStore:
     # -- search --------------------------------------------------------------------------------------
 
     async def search(self, scope: Scope, request: SearchRequest) -> list[Candidate]:
-        return await self._run(self._search, scope, request)
+        # Ranking may trail the gathering hit counts by a few milliseconds; not waiting for them is the point.
+        return await self._run(self._search, scope, request, stale_ok=True)
 
     def _search(self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest) -> list[Candidate]:
-        keys = partition_keys(scope, request.filters.include_global)
-        partitions = [self._partition(conn, key) for key in keys]
-        masks = [p.mask(request.filters, self._codebook) for p in partitions]
-        vector_hits: list[tuple[int, float]] = []
-        if request.vector is not None and request.vector_k > 0:
-            query = np.ascontiguousarray(request.vector, dtype=np.float32)
-            if query.shape != (self.dimension,):
-                raise StoreError(f"query vector has shape {query.shape}, expected ({self.dimension},)")
-            for partition, mask in zip(partitions, masks, strict=True):
-                vector_hits += partition.search(query, request.vector_k, mask)
-            vector_hits = sorted(vector_hits, key=lambda pair: -pair[1])[: request.vector_k]
-        text_hits: list[tuple[int, float]] = []
-        terms = self._terms.known([stem(t) for t in request.terms])
-        if terms and request.text_k > 0:
-            for partition, mask in zip(partitions, masks, strict=True):
-                text_hits += partition.keyword_search(terms, request.text_k, mask)
-            text_hits = sorted(text_hits, key=lambda pair: -pair[1])[: request.text_k]
-        found: dict[int, dict[str, Any]] = {}
-        for rank, (learning_id, similarity) in enumerate(vector_hits, start=1):
-            found[learning_id] = {"vector_similarity": similarity, "vector_rank": rank}
-        for rank, (learning_id, score) in enumerate(text_hits, start=1):
-            found.setdefault(learning_id, {}).update(text_score=score, text_rank=rank)
+        found = self._partitions.search(conn, scope, request)
         if not found:
             return []
         clause, params = visible_clause(scope, by_id=True)
         ids = list(found)
         marks = ", ".join("?" for _ in ids)
         rows = conn.execute(
-            f"SELECT id, status, hits, updated_at, tags FROM learnings WHERE id IN ({marks}) AND {clause}",
-            [*ids, *params],
+            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
         ).fetchall()
+        # Column positions in LEARNING_COLUMNS: 0 id, 8 tags, 9 status, 11 hits, 25 updated_at.
         return [
             Candidate(
                 id=row[0],
-                status=Status(row[1]),
-                hits=row[2],
-                updated_at=row[3],
-                tags=[] if row[4] == "[]" else json.loads(row[4]),
+                status=_STATUSES[row[9]],
+                hits=row[11],
+                updated_at=row[25],
+                tags=[] if row[8] == "[]" else json.loads(row[8]),
+                build=functools.partial(learning_from_row, row),
                 **found[row[0]],
             )
             for row in rows
@@ -289,24 +298,8 @@ class SQLiteStore:
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
     ) -> list[tuple[int, int]]:
         return await self._run(
-            self._near_duplicates, scope, int(simhash64, 16), max_distance, namespace, include_global
+            self._partitions.near_simhash, scope, int(simhash64, 16), max_distance, namespace, include_global
         )
-
-    def _near_duplicates(
-        self,
-        conn: sqlite3.Connection,
-        scope: Scope,
-        simhash: int,
-        max_distance: int,
-        namespace: str | None,
-        include_global: bool,
-    ) -> list[tuple[int, int]]:
-        filters = Filters(namespace=namespace)
-        found: list[tuple[int, int]] = []
-        for key in partition_keys(scope, include_global):
-            partition = self._partition(conn, key)
-            found += partition.near_simhash(simhash, max_distance, partition.mask(filters, self._codebook))
-        return sorted(found, key=lambda pair: pair[1])
 
     async def similar(
         self, owner: Scope, vector: Vector, namespace: str | None, k: int
@@ -316,9 +309,7 @@ class SQLiteStore:
     def _similar(
         self, conn: sqlite3.Connection, owner: Scope, vector: Vector, namespace: str | None, k: int
     ) -> list[tuple[Learning, float]]:
-        partition = self._partition(conn, (owner.tenant, owner.user or ""))
-        query = np.ascontiguousarray(vector, dtype=np.float32)
-        hits = partition.search(query, k, partition.mask(Filters(namespace=namespace), self._codebook))
+        hits = self._partitions.nearest(conn, owner, vector, namespace, k)
         learnings = {learning.id: learning for learning in self._get_many(conn, owner, [i for i, _ in hits])}
         return [(learnings[i], similarity) for i, similarity in hits if i in learnings]
 
@@ -338,148 +329,10 @@ class SQLiteStore:
     # -- observer turns ------------------------------------------------------------------------------
 
     async def last_turn(self, owner: Scope, session: str) -> TurnRecord | None:
-        return await self._run(self._last_turn, owner, session)
-
-    def _last_turn(self, conn: sqlite3.Connection, owner: Scope, session: str) -> TurnRecord | None:
-        row = conn.execute(
-            "SELECT session, turn, message_hash, topic_terms, retrieved_ids, saved_ids, at, feedback_type, "
-            "feedback_score FROM turns WHERE tenant = ? AND user_id = ? AND session = ? ORDER BY turn DESC LIMIT 1",
-            (owner.tenant, owner.user or "", session),
-        ).fetchone()
-        if row is None:
-            return None
-        return TurnRecord(
-            session=row[0],
-            turn=row[1],
-            message_hash=row[2],
-            topic_terms=tuple(json.loads(row[3])),
-            retrieved_ids=tuple(json.loads(row[4])),
-            saved_ids=tuple(json.loads(row[5])),
-            at=datetime.fromtimestamp(row[6], UTC),
-            feedback_type=row[7],
-            feedback_score=row[8],
-        )
+        return await self._run(turns.last_turn, owner, session)
 
     async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
-        await self._run(self._put_turn, owner, turn)
-
-    def _put_turn(self, conn: sqlite3.Connection, owner: Scope, turn: TurnRecord) -> None:
-        with write_transaction(conn):
-            conn.execute(
-                "INSERT OR REPLACE INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
-                "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    owner.tenant,
-                    owner.user or "",
-                    turn.session,
-                    turn.turn,
-                    turn.message_hash,
-                    json.dumps(list(turn.topic_terms)),
-                    json.dumps(list(turn.retrieved_ids)),
-                    json.dumps(list(turn.saved_ids)),
-                    turn.feedback_type,
-                    turn.feedback_score,
-                    turn.at.timestamp(),
-                ),
-            )
-
-    # -- vector partitions ---------------------------------------------------------------------------
-
-    def _partition(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
-        partition = self._partitions.get(key)
-        if partition is None:
-            partition = self._load_partition(conn, key)
-            self._partitions[key] = partition
-            self._evict()
-        else:
-            self._catch_up(conn, key, partition)
-            self._partitions.move_to_end(key)
-        return partition
-
-    def _ann_path(self, key: PartitionKey) -> Path | None:
-        if self.path == ":memory:":
-            return None
-        digest = hashlib.blake2b(f"{key[0]}\x00{key[1]}\x00{self.embedding_model}".encode(), digest_size=12)
-        return Path(self.path + ".ann") / f"{digest.hexdigest()}.hnsw"
-
-    def _row_codes(self, row: Sequence[Any]) -> RowCodes:
-        """Codes of a row selected with `_PARTITION_COLUMNS`."""
-        _, status, category, namespace, type_, sim, _, text, topic, tags = row[:10]
-        terms, counts = self._terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(json.loads(tags))}"))
-        return RowCodes(
-            status=STATUS_CODES[Status(status)],
-            category=self._codebook.code(category),
-            namespace=self._codebook.code(namespace),
-            type=self._codebook.code(type_),
-            simhash=int(sim, 16),
-            terms=terms,
-            term_counts=counts,
-        )
-
-    def _load_partition(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
-        with read_transaction(conn):
-            watermark = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_changes").fetchone()[0]
-            rows = conn.execute(
-                f"SELECT {_PARTITION_COLUMNS} FROM learnings "
-                "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?",
-                (key[0], key[1], self.embedding_model),
-            ).fetchall()
-        partition = Partition(
-            self.dimension,
-            watermark,
-            self.ann_threshold,
-            self._ann_path(key),
-            functools.partial(self._changes_since, conn, key),
-        )
-        if rows:
-            blob = b"".join(row[6] for row in rows)
-            vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dimension)
-            codes = [self._row_codes(r) for r in rows]
-            partition.bulk_load([r[0] for r in rows], vectors, codes)
-            partition.keywords.freeze()
-        return partition
-
-    def _changes_since(self, conn: sqlite3.Connection, key: PartitionKey, seq: int) -> list[int] | None:
-        rows = conn.execute(
-            "SELECT learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ?",
-            (key[0], key[1], seq),
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def _catch_up(self, conn: sqlite3.Connection, key: PartitionKey, partition: Partition) -> None:
-        changes = conn.execute(
-            "SELECT seq, learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ? ORDER BY seq",
-            (key[0], key[1], partition.watermark),
-        ).fetchall()
-        if not changes:
-            return
-        ids = sorted({learning_id for _, learning_id in changes})
-        marks = ", ".join("?" for _ in ids)
-        rows = conn.execute(
-            f"SELECT {_PARTITION_COLUMNS}, tenant, user_id, embedding_model FROM learnings WHERE id IN ({marks})",
-            ids,
-        ).fetchall()
-        current = {row[0]: row for row in rows}
-        for learning_id in ids:
-            row = current.get(learning_id)
-            if (
-                row is not None
-                and row[1] != "deprecated"
-                and (row[10], row[11]) == key
-                and row[12] == self.embedding_model
-                and row[6] is not None
-            ):
-                partition.upsert(learning_id, vector_from_blob(row[6]), self._row_codes(row))
-            else:
-                partition.remove(learning_id)
-        partition.watermark = changes[-1][0]
-
-    def _evict(self) -> None:
-        total = sum(p.n for p in self._partitions.values())
-        while total > self.max_cached_vectors and len(self._partitions) > 1:
-            _, oldest = self._partitions.popitem(last=False)
-            oldest.save_ann()
-            total -= oldest.n
+        await self._run(turns.put_turn, owner, turn)
 
     # -- events --------------------------------------------------------------------------------------
 
@@ -543,63 +396,14 @@ class SQLiteStore:
     # -- maintenance ---------------------------------------------------------------------------------
 
     async def purge_deprecated(self, scope: Scope, older_than: datetime, actor: str) -> list[int]:
-        return await self._run(self._purge_deprecated, scope, older_than, actor)
-
-    def _purge_deprecated(self, conn: sqlite3.Connection, scope: Scope, older_than: datetime, actor: str) -> list[int]:
-        clause, params = owner_clause(scope)
-        with write_transaction(conn):
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT id FROM learnings WHERE {clause} AND status = 'deprecated' AND updated_at < ?",
-                    [*params, older_than.timestamp()],
-                )
-            ]
-            if ids:
-                marks = ", ".join("?" for _ in ids)
-                conn.execute(f"DELETE FROM learnings WHERE id IN ({marks})", ids)
-                draft = EventDraft(actor=actor, action=EventAction.PURGED, data={"ids": ids})
-                apply_operations(conn, scope, [AppendEvent(event=draft)], self.clock())
-        return ids
+        return await self._run(maintenance.purge_deprecated, scope, older_than, actor, self.clock())
 
     async def forget_user(self, tenant: str, user: str) -> dict[str, int]:
         return await self._run(self._forget_user, tenant, user)
 
     def _forget_user(self, conn: sqlite3.Connection, tenant: str, user: str) -> dict[str, int]:
-        removed: dict[str, int] = {}
-        with write_transaction(conn):
-            for table in ("learnings", "events", "vector_changes", *self.user_tables):
-                cursor = conn.execute(f"DELETE FROM {table} WHERE tenant = ? AND user_id = ?", (tenant, user))
-                removed[table] = cursor.rowcount
-            # Shared knowledge they contributed stays, without their name on it.
-            cursor = conn.execute(
-                "UPDATE learnings SET source_author = NULL, source_session = NULL, source_message = NULL, "
-                "source_interaction = NULL WHERE tenant = ? AND user_id = '' AND source_author = ?",
-                (tenant, user),
-            )
-            removed["anonymised"] = cursor.rowcount
-            for column in ("before", "after"):
-                conn.execute(
-                    f"UPDATE events SET {column} = json_set({column}, '$.source.author', NULL, "
-                    f"'$.source.session', NULL, '$.source.message', NULL, '$.source.interaction', NULL) "
-                    f"WHERE tenant = ? AND json_extract({column}, '$.source.author') = ?",
-                    (tenant, user),
-                )
-            conn.execute(
-                "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, at, data) "
-                "VALUES (?, '', NULL, 'system:forget', ?, 'learning', ?, ?)",
-                (tenant, EventAction.USER_FORGOTTEN.value, self.clock().timestamp(), json.dumps(removed)),
-            )
-        # Merge full-text segments so deleted postings are gone from the index, not just masked.
-        conn.execute("INSERT INTO learnings_fts (learnings_fts) VALUES ('optimize')")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        partition = self._partitions.pop((tenant, user), None)
-        if partition is None:
-            path = self._ann_path((tenant, user))
-            if path is not None:
-                Partition(self.dimension, 0, 0, path, lambda seq: None).drop_ann_files()
-        else:
-            partition.drop_ann_files()
+        removed = maintenance.forget_user(conn, tenant, user, self.user_tables, self.clock())
+        self._partitions.forget((tenant, user))
         return removed
 
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
@@ -608,19 +412,9 @@ class SQLiteStore:
     async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
         last_id = 0
         while True:
-            batch = await self._run(self._export_batch, scope, last_id)
+            batch = await self._run(maintenance.export_batch, scope, last_id)
             if not batch:
                 return
             for learning, vector in batch:
                 yield learning, vector
             last_id = batch[-1][0].id
-
-    def _export_batch(
-        self, conn: sqlite3.Connection, scope: Scope, after_id: int
-    ) -> list[tuple[Learning, Vector | None]]:
-        clause, params = owner_clause(scope)
-        rows = conn.execute(
-            f"SELECT {LEARNING_COLUMNS}, embedding FROM learnings WHERE {clause} AND id > ? ORDER BY id LIMIT 500",
-            [*params, after_id],
-        ).fetchall()
-        return [(learning_from_row(row[:-1]), None if row[-1] is None else vector_from_blob(row[-1])) for row in rows]

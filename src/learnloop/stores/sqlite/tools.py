@@ -117,8 +117,8 @@ class SQLiteToolStore:
     def __repr__(self) -> str:
         return f"SQLiteToolStore({self._store.path!r})"
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await self._store._run(fn, *args)
+    async def _run(self, fn: Callable[..., T], *args: Any, stale_ok: bool = False) -> T:
+        return await self._store._run(fn, *args, stale_ok=stale_ok)
 
     def _counted(self, write: Callable[..., T]) -> Callable[..., T]:
         """`write`, then one more write counted (on the executor thread, like every job)."""
@@ -355,7 +355,8 @@ class SQLiteToolStore:
                 self._known_empty[scope.tenant] = version
             return knowledge
 
-        return await self._run(read)
+        # Read on the retrieval path: it must not wait for the previous retrieval's hit counts.
+        return await self._run(read, stale_ok=True)
 
     # -- insights and maintenance --------------------------------------------------------------------------
 

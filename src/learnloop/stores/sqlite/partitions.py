@@ -1,0 +1,209 @@
+"""The in-memory search partitions of one SQLite file: loading, following the change log, evicting.
+
+A partition is one (tenant, user) slice of the live learnings. It is loaded on first use, brought up to
+date from `vector_changes` before every use (so writes from other processes are seen), and evicted least
+recently used when the cache holds too many vectors. Only the store's connection thread touches it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import StoreError
+from ...models import Filters, Scope, Status
+from ...terms import index_terms, stem
+from ..base import SearchRequest, Vector
+from .connection import read_transaction
+from .keywords import TermCodebook
+from .partition import STATUS_CODES, Codebook, Partition, RowCodes
+from .rows import vector_from_blob
+from .search import partition_keys
+
+__all__ = ["PartitionCache", "PartitionKey"]
+
+PartitionKey = tuple[str, str]
+Hits = dict[int, dict[str, Any]]
+
+_COLUMNS = "id, status, category, namespace, type, simhash64, embedding, text, topic, tags"
+
+
+class PartitionCache:
+    def __init__(
+        self, path: str, *, embedding_model: str, dimension: int, ann_threshold: int, max_vectors: int
+    ) -> None:
+        self.path = path
+        self.embedding_model = embedding_model
+        self.dimension = dimension
+        self.ann_threshold = ann_threshold
+        self.max_vectors = max_vectors
+        self.codebook = Codebook()
+        self.terms = TermCodebook()
+        self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
+
+    # -- queries -------------------------------------------------------------------------------------
+
+    def search(self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest) -> Hits:
+        """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores."""
+        partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
+        masks = [p.mask(request.filters, self.codebook) for p in partitions]
+        vector_hits: list[tuple[int, float]] = []
+        if request.vector is not None and request.vector_k > 0:
+            query = np.ascontiguousarray(request.vector, dtype=np.float32)
+            if query.shape != (self.dimension,):
+                raise StoreError(f"query vector has shape {query.shape}, expected ({self.dimension},)")
+            for partition, mask in zip(partitions, masks, strict=True):
+                vector_hits += partition.search(query, request.vector_k, mask)
+            vector_hits = sorted(vector_hits, key=lambda pair: -pair[1])[: request.vector_k]
+        text_hits: list[tuple[int, float]] = []
+        terms = self.terms.known([stem(t) for t in request.terms])
+        if terms and request.text_k > 0:
+            for partition, mask in zip(partitions, masks, strict=True):
+                text_hits += partition.keyword_search(terms, request.text_k, mask)
+            text_hits = sorted(text_hits, key=lambda pair: -pair[1])[: request.text_k]
+        found: Hits = {}
+        for rank, (learning_id, similarity) in enumerate(vector_hits, start=1):
+            found[learning_id] = {"vector_similarity": similarity, "vector_rank": rank}
+        for rank, (learning_id, score) in enumerate(text_hits, start=1):
+            found.setdefault(learning_id, {}).update(text_score=score, text_rank=rank)
+        return found
+
+    def near_simhash(
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        simhash: int,
+        max_distance: int,
+        namespace: str | None,
+        include_global: bool,
+    ) -> list[tuple[int, int]]:
+        filters = Filters(namespace=namespace)
+        found: list[tuple[int, int]] = []
+        for key in partition_keys(scope, include_global):
+            partition = self.get(conn, key)
+            found += partition.near_simhash(simhash, max_distance, partition.mask(filters, self.codebook))
+        return sorted(found, key=lambda pair: pair[1])
+
+    def nearest(
+        self, conn: sqlite3.Connection, owner: Scope, vector: Vector, namespace: str | None, k: int
+    ) -> list[tuple[int, float]]:
+        """The owner's own partition only (exactly that user, or the global one for user None)."""
+        partition = self.get(conn, (owner.tenant, owner.user or ""))
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        return partition.search(query, k, partition.mask(Filters(namespace=namespace), self.codebook))
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def get(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
+        partition = self._partitions.get(key)
+        if partition is None:
+            partition = self._load(conn, key)
+            self._partitions[key] = partition
+            self._evict()
+        else:
+            self._catch_up(conn, key, partition)
+            self._partitions.move_to_end(key)
+        return partition
+
+    def forget(self, key: PartitionKey) -> None:
+        """Drop a partition and its persisted ANN index (the user is being forgotten)."""
+        partition = self._partitions.pop(key, None)
+        if partition is None:
+            partition = Partition(self.dimension, 0, 0, self._ann_path(key), lambda seq: None)
+        partition.drop_ann_files()
+
+    def close(self) -> None:
+        for partition in self._partitions.values():
+            partition.save_ann()
+        self._partitions.clear()
+
+    def _ann_path(self, key: PartitionKey) -> Path | None:
+        if self.path == ":memory:":
+            return None
+        digest = hashlib.blake2b(f"{key[0]}\x00{key[1]}\x00{self.embedding_model}".encode(), digest_size=12)
+        return Path(self.path + ".ann") / f"{digest.hexdigest()}.hnsw"
+
+    def _codes(self, row: Sequence[Any]) -> RowCodes:
+        """Codes of a row selected with `_COLUMNS`."""
+        _, status, category, namespace, type_, sim, _, text, topic, tags = row[:10]
+        terms, counts = self.terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(json.loads(tags))}"))
+        return RowCodes(
+            status=STATUS_CODES[Status(status)],
+            category=self.codebook.code(category),
+            namespace=self.codebook.code(namespace),
+            type=self.codebook.code(type_),
+            simhash=int(sim, 16),
+            terms=terms,
+            term_counts=counts,
+        )
+
+    def _load(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
+        with read_transaction(conn):
+            watermark = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_changes").fetchone()[0]
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM learnings "
+                "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?",
+                (key[0], key[1], self.embedding_model),
+            ).fetchall()
+        partition = Partition(
+            self.dimension,
+            watermark,
+            self.ann_threshold,
+            self._ann_path(key),
+            functools.partial(self._changes_since, conn, key),
+        )
+        if rows:
+            vectors = np.frombuffer(b"".join(row[6] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+            partition.bulk_load([r[0] for r in rows], vectors, [self._codes(r) for r in rows])
+            partition.keywords.freeze()
+        return partition
+
+    @staticmethod
+    def _changes_since(conn: sqlite3.Connection, key: PartitionKey, seq: int) -> list[int] | None:
+        rows = conn.execute(
+            "SELECT learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ?",
+            (key[0], key[1], seq),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def _catch_up(self, conn: sqlite3.Connection, key: PartitionKey, partition: Partition) -> None:
+        changes = conn.execute(
+            "SELECT seq, learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ? ORDER BY seq",
+            (key[0], key[1], partition.watermark),
+        ).fetchall()
+        if not changes:
+            return
+        ids = sorted({learning_id for _, learning_id in changes})
+        marks = ", ".join("?" for _ in ids)
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, tenant, user_id, embedding_model FROM learnings WHERE id IN ({marks})", ids
+        ).fetchall()
+        current = {row[0]: row for row in rows}
+        for learning_id in ids:
+            row = current.get(learning_id)
+            if (
+                row is not None
+                and row[1] != "deprecated"
+                and (row[10], row[11]) == key
+                and row[12] == self.embedding_model
+                and row[6] is not None
+            ):
+                partition.upsert(learning_id, vector_from_blob(row[6]), self._codes(row))
+            else:
+                partition.remove(learning_id)
+        partition.watermark = changes[-1][0]
+
+    def _evict(self) -> None:
+        total = sum(p.n for p in self._partitions.values())
+        while total > self.max_vectors and len(self._partitions) > 1:
+            _, oldest = self._partitions.popitem(last=False)
+            oldest.save_ann()
+            total -= oldest.n

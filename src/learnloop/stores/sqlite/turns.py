@@ -1,0 +1,55 @@
+"""The observer's per-session turn records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+
+from ...models import Scope
+from ..base import TurnRecord
+from .connection import write_transaction
+
+__all__ = ["last_turn", "put_turn"]
+
+
+def last_turn(conn: sqlite3.Connection, owner: Scope, session: str) -> TurnRecord | None:
+    row = conn.execute(
+        "SELECT session, turn, message_hash, topic_terms, retrieved_ids, saved_ids, at, feedback_type, "
+        "feedback_score FROM turns WHERE tenant = ? AND user_id = ? AND session = ? ORDER BY turn DESC LIMIT 1",
+        (owner.tenant, owner.user or "", session),
+    ).fetchone()
+    if row is None:
+        return None
+    return TurnRecord(
+        session=row[0],
+        turn=row[1],
+        message_hash=row[2],
+        topic_terms=tuple(json.loads(row[3])),
+        retrieved_ids=tuple(json.loads(row[4])),
+        saved_ids=tuple(json.loads(row[5])),
+        at=datetime.fromtimestamp(row[6], UTC),
+        feedback_type=row[7],
+        feedback_score=row[8],
+    )
+
+
+def put_turn(conn: sqlite3.Connection, owner: Scope, turn: TurnRecord) -> None:
+    with write_transaction(conn):
+        conn.execute(
+            "INSERT OR REPLACE INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
+            "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                owner.tenant,
+                owner.user or "",
+                turn.session,
+                turn.turn,
+                turn.message_hash,
+                json.dumps(list(turn.topic_terms)),
+                json.dumps(list(turn.retrieved_ids)),
+                json.dumps(list(turn.saved_ids)),
+                turn.feedback_type,
+                turn.feedback_score,
+                turn.at.timestamp(),
+            ),
+        )

@@ -1,0 +1,135 @@
+"""The one thread that owns a SQLite connection, and the deferred bookkeeping it coalesces.
+
+Every store call is a job run on this thread in submission order, so the connection and the in-memory
+partitions need no locks and the event loop never blocks on disk. Bookkeeping writes nobody waits for (the
+hits and streaks a retrieval records) are deferred: they collect and commit together, in one transaction,
+before the next job that could observe them, when the thread has been idle for a moment, or when enough
+have gathered. Jobs marked `stale_ok` (searches, whose ranking may be a few milliseconds behind on hit
+counts) run ahead of them, so back-to-back retrievals do not each wait for the previous one's write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = ["ConnectionWorker"]
+
+log = logging.getLogger("learnloop.store")
+
+T = TypeVar("T")
+Flush = Callable[[sqlite3.Connection, list[tuple[Any, "Future[Any]"]]], None]
+
+_IDLE_FLUSH_SECONDS = 0.02
+_MAX_DEFERRED = 64
+
+
+@dataclass
+class _Job:
+    fn: Callable[[sqlite3.Connection], Any]
+    future: Future[Any]
+    stale_ok: bool
+
+
+class ConnectionWorker:
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        flush: Flush,
+        name: str,
+    ) -> None:
+        self._connect = connect
+        self._flush_batch = flush
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._deferred: list[tuple[Any, Future[Any]]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.connection: sqlite3.Connection | None = None
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    # -- submitting ----------------------------------------------------------------------------------
+
+    def submit(self, fn: Callable[[sqlite3.Connection], T], *, stale_ok: bool = False) -> Future[T]:
+        future: Future[T] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the store is closed")
+            self._jobs.put(_Job(fn, future, stale_ok))
+        return future
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T], *, stale_ok: bool = False) -> T:
+        return await asyncio.wrap_future(self.submit(fn, stale_ok=stale_ok))
+
+    def defer(self, item: object) -> Future[Any]:
+        """Queue a bookkeeping write (`item`, handed to the flush function with the others gathered); it
+        commits before anything that could observe it."""
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the store is closed")
+            self._deferred.append((item, future))
+            count = len(self._deferred)
+            if count == 1 or count >= _MAX_DEFERRED:
+                # Wake the thread: to start its idle timer, or (when too many gathered) to flush now.
+                self._jobs.put(_Job(lambda conn: None, Future(), stale_ok=count < _MAX_DEFERRED))
+        return future
+
+    @property
+    def closing(self) -> bool:
+        return self._closed
+
+    def close(self, final: Callable[[sqlite3.Connection], None]) -> None:
+        """Run `final` after everything queued (deferred writes included), then stop the thread."""
+        done = self.submit(final)
+        with self._lock:
+            self._closed = True
+            self._jobs.put(None)
+        done.result()
+        self._thread.join()
+
+    # -- the thread ----------------------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=_IDLE_FLUSH_SECONDS) if self._deferred else self._jobs.get()
+            except queue.Empty:
+                self._flush()  # idle: commit what has gathered
+                continue
+            if job is None:
+                self._flush()
+                return
+            if not job.stale_ok:
+                self._flush()
+            if not job.future.set_running_or_notify_cancel():
+                continue
+            try:
+                job.future.set_result(job.fn(self._connection()))
+            except BaseException as exc:  # handed to the caller, never lost in this thread
+                job.future.set_exception(exc)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self.connection is None:
+            self.connection = self._connect()
+        return self.connection
+
+    def _flush(self) -> None:
+        with self._lock:
+            batch, self._deferred = self._deferred, []
+        if not batch:
+            return
+        try:
+            self._flush_batch(self._connection(), batch)
+        except BaseException as exc:
+            log.exception("deferred writes failed")
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
