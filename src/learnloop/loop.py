@@ -50,6 +50,7 @@ from .recall import retrieve
 from .stores.base import EventDraft, ListQuery, Vector
 from .sync import SyncProxy
 from .tools import ToolIntelligence
+from .tools.intelligence import tools_of
 
 __all__ = ["Loop"]
 
@@ -82,8 +83,9 @@ class Loop:
     @functools.cached_property
     def tools(self) -> ToolIntelligence:
         """Tool catalog, routing, usage signals, templates and recovery for this tenant:
-        `await loop.tools.route("will it rain?", k=5)`. One per loop, so session windows carry over."""
-        return ToolIntelligence(self._engine, self.tenant)
+        `await loop.tools.route("will it rain?", k=5)`. One per engine and tenant, shared by every view of the
+        loop (`for_tenant`), so session windows carry over between them."""
+        return tools_of(self._engine, self.tenant)
 
     def for_tenant(self, tenant: str) -> Loop:
         return Loop(self._engine, tenant)

@@ -15,6 +15,7 @@ import pytest
 
 from learnloop.server.pages import EMPTY_STATE
 from tests.server.conftest import RunningServer
+from tests.tools.conftest import CATALOG
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 
@@ -180,4 +181,51 @@ def test_metrics_page_draws_charts(context: Any, service: RunningServer) -> None
         page.locator(chart).first.wait_for()
     assert page.locator("#totals div").count() >= 10
     page.screenshot(path=str(OUTPUT / "metrics.png"), full_page=True)
+    page.close()
+
+
+def test_tools_page_shows_what_was_learned(context: Any, service: RunningServer) -> None:
+    page = _login(context, service, service.key("browser-tools-empty", "admin"))
+    page.goto(f"{service.url}/tools")
+    assert page.locator("header nav a[aria-current='page']").inner_text() == "Tools"
+    empty = page.locator(".tools .empty").all_inner_texts()
+    assert len(empty) == 5 and empty[0].startswith("No tools registered yet.")
+    page.screenshot(path=str(OUTPUT / "tools-empty.png"), full_page=True)
+    page.close()
+
+    key = service.key("browser-tools", "admin")
+    failed = {"resource": "products", "sort_key": "REVENUE", "limit": 10}
+    fixed = {"resource": "products", "sort_key": "BEST_SELLING", "limit": 10}
+    with service.client(key) as c:
+        c.post("/api/tools/catalog", json={"tools": CATALOG, "server": "shop"}).raise_for_status()
+        c.put("/api/tools/privacy/brewer", json={"mode": "full"}).raise_for_status()
+        context_body = {"session": "b1", "query": "top products by revenue", "user": "brewer", "intent": "top_products"}
+        c.post("/api/tools/context", json=context_body).raise_for_status()
+        for arguments, ok in ((failed, False), (fixed, True)):
+            call = {"session": "b1", "tool": "shop_analytics", "arguments": arguments, "ok": ok, "user": "brewer"}
+            error = {} if ok else {"error": "Invalid sort key REVENUE for products"}
+            c.post("/api/tools/calls", json=call | error | {"latency_ms": 120}).raise_for_status()
+    page = _login(context, service, key)
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.goto(f"{service.url}/tools")
+    assert page.locator("#catalog tbody tr").count() == len(CATALOG)
+    evidence = page.locator("#evidence tr[data-tool='shop_analytics']")
+    assert "top products by revenue" in evidence.inner_text()  # privacy "full": the query is kept
+    template = page.locator("#templates tbody tr").first.inner_text()
+    assert "top_products" in template and "BEST_SELLING" in template and "120 ms" in template
+    recovery = page.locator("#recoveries tbody tr").first.inner_text()
+    assert "Changed sort_key from 'REVENUE' to 'BEST_SELLING'" in recovery and "1/1" in recovery
+    assert "50%" in page.locator("#intents tr[data-intent='top_products']").inner_text()  # 1 of 2 calls worked
+
+    page.fill("#route-context", "will it rain in Paris tomorrow?")
+    page.click("#route-form button")
+    page.locator("#routed li").first.wait_for()
+    assert page.locator("#routed li").first.inner_text().startswith("get_forecast")
+    page.fill("#catalog-filter", "email")
+    assert page.locator("#catalog tbody tr:visible").all_inner_texts()[0].startswith("send_email")
+    assert page.locator("#catalog tbody tr:visible").count() == 1
+    page.fill("#catalog-filter", "")
+    page.screenshot(path=str(OUTPUT / "tools.png"), full_page=True)
+    assert problems == []  # no script or CSP errors
     page.close()

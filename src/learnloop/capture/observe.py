@@ -2,7 +2,9 @@
 
 1. A repeat of the same message within 30 s (seed 001 §8.6) is not a new turn: nothing is learned.
 2. Feedback on the previous turn: positive feedback promotes the candidate it produced and raises the
-   streaks of what was retrieved for it; negative feedback demotes or deprecates what was retrieved.
+   streaks of what was retrieved for it; negative feedback demotes or deprecates what was retrieved. When
+   the tenant's `loop.tools` has a window for the session, its score also goes to the query templates the
+   previous turn's tool calls reinforced (seed 001 §4.4).
 3. Artifacts from the rule observer (and from the LLM extractor when a model is configured) go through the
    governed write as candidates. Texts learnloop itself put into the prompt are never extracted again.
 4. The turn is remembered (message hash, content words, retrieved and saved ids — no message text).
@@ -25,6 +27,7 @@ from ..models import LearningType, Origin, RetrievalResult, Scope, Source, Statu
 from ..simhash import hamming, simhash64
 from ..stores.base import Operation, TurnRecord, Update
 from ..terms import query_terms
+from ..tools.intelligence import live_tools
 from .artifacts import Artifact, ObserveContext
 from .feedback import Feedback, PreviousTurn
 from .write import SaveAction, SaveRequest, SaveResult, save
@@ -43,6 +46,7 @@ class FeedbackOutcome(BaseModel):
     demoted: list[int] = Field(default_factory=list)
     deprecated: list[int] = Field(default_factory=list)
     reinforced: list[int] = Field(default_factory=list)
+    templates: list[int] = Field(default_factory=list)  # query templates of the tool layer the verdict reached
 
 
 class ObserveResult(BaseModel):
@@ -100,6 +104,11 @@ async def observe(
             PreviousTurn(terms=previous.topic_terms, at=previous.at), user_message, gap_seconds=gap, meta=meta
         )
         outcome = await _apply_feedback(engine, scope, previous, feedback)
+    tools = live_tools(engine, scope.tenant)
+    if tools is not None:  # the same verdict moves the query templates the previous turn's tool calls used
+        moved = await tools.observed_turn(session, None if outcome is None else outcome.score, user=scope.user)
+        if outcome is not None:
+            outcome.templates = [t.id for t in moved]
 
     recalled_texts, recalled_ids = _recalled(retrieved)
     vocabulary = await engine.vocabulary(scope.tenant, namespace)

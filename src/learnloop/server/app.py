@@ -22,7 +22,7 @@ from ..stores.sqlite.service import SQLiteServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
-from .routes import admin, agent, capture, learnings, metrics
+from .routes import admin, agent, capture, learnings, metrics, tools
 from .state import Service, ServiceOptions, service_store_for
 
 __all__ = ["create_app"]
@@ -121,7 +121,16 @@ def create_app(
         loop.engine.bus.add_sink(event_log_sink())
         _LOGGED_BUSES.add(loop.engine.bus)
     install_error_handlers(app)
-    routers = (learnings.router, capture.router, admin.router, agent.router, sse.router, metrics.router, pages.router)
+    routers = (
+        learnings.router,
+        capture.router,
+        admin.router,
+        agent.router,
+        tools.router,
+        sse.router,
+        metrics.router,
+        pages.router,
+    )
     for router in routers:
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")

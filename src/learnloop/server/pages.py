@@ -1,4 +1,4 @@
-"""The web pages: login, `/knowledge` (seed 000's review page), `/activity` (live panels), `/metrics`.
+"""The web pages: login, `/knowledge` (seed 000's review page), `/activity` (live panels), `/metrics`, `/tools`.
 
 Server-rendered with Jinja2 (autoescaped); small plain scripts in `static/` do inline edits and live
 updates through the same JSON API, authenticated by the http-only cookie the login form sets.
@@ -7,6 +7,7 @@ updates through the same JSON API, authenticated by the http-only cookie the log
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -17,7 +18,9 @@ from ..errors import AuthenticationError
 from ..models import Status
 from .auth import COOKIE, Api, api_for, principal_of
 from .keys import Role
+from .schemas import IDENT
 from .state import get_service
+from .tool_views import overview
 
 __all__ = ["EMPTY_STATE", "metrics_page", "router", "wants_html"]
 
@@ -29,6 +32,7 @@ EMPTY_STATE = (
     "about your equipment, techniques, and preferences."
 )
 _PAGE_SIZE = 50
+_IDENT = re.compile(IDENT)
 _COOKIE_DAYS = 30
 
 
@@ -169,6 +173,19 @@ async def activity(request: Request) -> Response:
     if api is None:
         return _to_login(request)
     return _render(request, "activity.html", api)
+
+
+@router.get("/tools")
+async def tools_page(request: Request, user: Annotated[str | None, Query(max_length=128)] = None) -> Response:
+    """The tool layer: catalog, learned evidence per tool, templates, recovery patterns, success rates."""
+    api = await _page_api(request)
+    if api is None:
+        return _to_login(request)
+    tenant_view = api.principal.role is not Role.USER
+    # A malformed name in the address bar shows the whole tenant rather than an error page.
+    owner = user.strip() if user and _IDENT.match(user.strip()) and tenant_view else None
+    data = await overview(api.loop.tools, api.acting_for(owner) if owner else api.scope_user)
+    return _render(request, "tools.html", api, data=data, user=owner or "", tenant_view=tenant_view)
 
 
 async def metrics_page(request: Request) -> Response:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..engine import Engine
 from ..errors import ValidationError
+from ..models import Scope
 from ..stores.base import Vector
 from . import catalog
 from .base import CallRecord, ObservationRecord
@@ -41,7 +42,7 @@ from .router import route
 from .signals import SessionWindow, SessionWindows, query_hash
 from .templates import call_signature
 
-__all__ = ["ToolIntelligence"]
+__all__ = ["ToolIntelligence", "live_tools", "tools_of"]
 
 log = logging.getLogger("learnloop.tools")
 
@@ -136,6 +137,9 @@ class ToolIntelligence(ToolKnowledgeView):
             vector=vector,
             intent=intent or "",
         )
+        replaced = self._windows.peek(session)
+        if replaced is not None and replaced.user == user:
+            window.unobserved, window.awaiting_verdict = replaced.unobserved, replaced.awaiting_verdict
         window.show(r.name for r in routed)
         self._windows.open(window)
         await self._observe(window, SignalKind.LIST, [r.name for r in routed])
@@ -239,6 +243,7 @@ class ToolIntelligence(ToolKnowledgeView):
         receipt = await store.record_call(self._scope(user), record, self.config.learning, self._engine.clock())
         if ok and window is not None and receipt.template_id is not None:
             window.template_ids.append(receipt.template_id)
+            window.unobserved.append(receipt.template_id)
         self._after_call(receipt)
         return receipt
 
@@ -286,6 +291,49 @@ class ToolIntelligence(ToolKnowledgeView):
             return []
         scope = self._scope(user if user is not None else window.user)
         return await store.template_feedback(scope, sorted(set(window.template_ids)), score, self._engine.clock())
+
+    async def observed_turn(self, session: str, score: float | None, *, user: str | None = None) -> list[QueryTemplate]:
+        """`observe()`'s hook, once per turn of `session`: `score` (its verdict on the previous turn; None on a
+        first turn) goes to the templates reinforced during that turn, and those reinforced since then wait for
+        the next verdict. Unlike `feedback`, which credits the whole current window, a window the next
+        `set_context` opened before the verdict arrived does not take a verdict meant for the turn before."""
+        window = self._windows.peek(session)
+        if window is None or (user is not None and window.user != user):
+            return []
+        judged, window.awaiting_verdict, window.unobserved = window.awaiting_verdict, window.unobserved, []
+        if score is None or not judged:
+            return []
+        store = await self._ready()
+        scope = self._scope(user if user is not None else window.user)
+        return await store.template_feedback(scope, sorted(set(judged)), score, self._engine.clock())
+
+    def session_user(self, session: str) -> tuple[bool, str | None]:
+        """Whether `session` has an open correlation window, and whose it is (the service keeps one user's
+        key from reusing, and so replacing, another user's window)."""
+        window = self._windows.peek(session)
+        return (False, None) if window is None else (True, window.user)
+
+
+_REGISTRY = "_learnloop_tool_intelligence"
+
+
+def tools_of(engine: Engine, tenant: str) -> ToolIntelligence:
+    """The tenant's one `ToolIntelligence` on `engine`. Every view of a loop shares it (the service makes a
+    `loop.for_tenant(...)` per request), so the window one request's `set_context` opens is there when the
+    next records the call, and `observe()` finds it. Kept on the engine object rather than in a module-level
+    map so that it goes away with the engine (it holds the engine, which would keep a map entry alive)."""
+    live: dict[str, ToolIntelligence] = engine.__dict__.setdefault(_REGISTRY, {})
+    tenant = Scope(tenant=tenant).tenant
+    found = live.get(tenant)
+    if found is None:
+        found = live[tenant] = ToolIntelligence(engine, tenant)
+    return found
+
+
+def live_tools(engine: Engine, tenant: str) -> ToolIntelligence | None:
+    """The tenant's `ToolIntelligence` if something has used it on `engine`; never creates one."""
+    live: dict[str, ToolIntelligence] = engine.__dict__.get(_REGISTRY, {})
+    return live.get(Scope(tenant=tenant).tenant)
 
 
 def _routed(evidence: Any) -> RoutedTool:

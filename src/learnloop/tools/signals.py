@@ -55,6 +55,11 @@ class SessionWindow:
     retrieved: set[str] = field(default_factory=set)
     searched: set[str] = field(default_factory=set)
     template_ids: list[int] = field(default_factory=list)  # reinforced in this window; feedback goes to them
+    # observe()'s per-turn split of the templates reinforced in the session: since its last observed turn, and
+    # during that turn (waiting for the verdict the next user message gives). Carried into the window the next
+    # set_context opens, because that verdict usually arrives after the next context was set.
+    unobserved: list[int] = field(default_factory=list)
+    awaiting_verdict: list[int] = field(default_factory=list)
     opened_at: float = field(default_factory=time.monotonic)
 
     def show(self, names: Iterable[str]) -> None:
@@ -86,6 +91,10 @@ class SessionWindows:
         if window is not None:
             self._windows.move_to_end(session)
         return window
+
+    def peek(self, session: str) -> SessionWindow | None:
+        """The session's window without counting as a use (a look at who owns it)."""
+        return self._windows.get(session)
 
     def get_or_open(self, session: str, user: str | None) -> SessionWindow:
         window = self.get(session)
