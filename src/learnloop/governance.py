@@ -135,7 +135,8 @@ async def report_failure(
         learnings = await engine.store.get_many(scope, list(learning_ids))
         ops: list[Operation] = []
         for learning in learnings:
-            if learning.status is Status.DEPRECATED:
+            # A user's bad experience does not demote the tenant's shared knowledge for everyone.
+            if learning.status is Status.DEPRECATED or not scope.owns(scope.tenant, learning.user):
                 continue
             target, confidence = failure_outcome(learning, engine.policy)
             extra = {"failures": learning.failures + 1, "streak": 0}

@@ -56,6 +56,19 @@ async def test_negative_feedback_reaches_the_learnings_that_were_used(loop: Loop
     assert (await loop.get(verified.learning.id)).status is Status.CANDIDATE
 
 
+async def test_negative_feedback_leaves_shared_knowledge_alone(loop: Loop) -> None:
+    shared = await loop.save("Club kettle boil-off is 5 L/hr", user=None, category="equipment", status="verified")
+    assert shared.learning is not None
+    start = utcnow()
+    used = await loop.retrieve_context("alice", "club kettle boil-off")
+    assert [i.learning.id for i in used.items] == [shared.learning.id]
+    await loop.observe("club kettle boil-off?", "5 L/hr.", user="alice", session="s6", retrieved=used, at=start)
+    reaction = await loop.observe("No, that's wrong", "Sorry.", user="alice", session="s6", at=start + timedelta(minutes=1))
+    assert reaction.feedback is not None and reaction.feedback.score < 0
+    assert reaction.feedback.demoted == [] and reaction.feedback.deprecated == []
+    assert (await loop.get(shared.learning.id)).status is Status.VERIFIED
+
+
 async def test_the_same_message_within_30_seconds_is_not_learned_twice(loop: Loop) -> None:
     start = utcnow()
     first = await loop.observe(CORRECTION, PREDICTION, user="alice", session="s3", at=start)
