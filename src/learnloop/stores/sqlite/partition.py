@@ -155,6 +155,10 @@ class Partition:
         self.keywords = KeywordIndex()
         self.ann: _Ann | None = None
         self.ann_dirty = False
+        # Filter masks are rebuilt only when the rows change: most queries repeat the same filters.
+        self.version = 0
+        self._masks: dict[tuple[Any, ...], Mask] = {}
+        self._masks_version = 0
 
     @property
     def n(self) -> int:
@@ -189,6 +193,7 @@ class Partition:
             self.slot_of[learning_id] = start + offset
             self.keywords.add(code.terms, code.term_counts)
         self.size = end
+        self.version += 1
 
     def upsert(self, learning_id: int, vector: Vectors, codes: RowCodes) -> None:
         self._kill(learning_id)
@@ -210,6 +215,7 @@ class Partition:
             return False
         self.alive[slot] = False
         self.keywords.kill(slot)
+        self.version += 1
         return True
 
     def _maybe_compact(self) -> None:
@@ -222,6 +228,7 @@ class Partition:
         self.size = len(keep)
         self.slot_of = {int(i): s for s, i in enumerate(self.ids[: self.size].tolist())}
         self.keywords.compact(keep)
+        self.version += 1
 
     # -- approximate index ---------------------------------------------------------------------------
 
@@ -287,7 +294,22 @@ class Partition:
     # -- queries -------------------------------------------------------------------------------------
 
     def mask(self, filters: Filters, codebook: Codebook) -> Mask:
-        """Slots that are alive and pass the filters."""
+        """Slots that are alive and pass the filters (shared and cached: callers must not modify it)."""
+        if self._masks_version != self.version:
+            self._masks, self._masks_version = {}, self.version
+        key = (
+            tuple(sorted(filters.statuses)),
+            filters.namespace,
+            None if filters.categories is None else tuple(sorted(filters.categories)),
+            None if filters.types is None else tuple(sorted(filters.types)),
+        )
+        found = self._masks.get(key)
+        if found is None:
+            found = self._masks[key] = self._build_mask(filters, codebook)
+            found.setflags(write=False)
+        return found
+
+    def _build_mask(self, filters: Filters, codebook: Codebook) -> Mask:
         size = self.size
         mask = self.alive[:size].copy()
 
