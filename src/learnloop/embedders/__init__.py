@@ -20,5 +20,5 @@ def resolve_embedder(spec: str, settings: Settings) -> Embedder:
     """Build the embedder a `provider:model` spec names; ConfigurationError if it cannot be built."""
     provider, built = build_from_spec(ENTRY_POINT_GROUP, spec, settings, "embedder")
     if not isinstance(built, Embedder):
-        raise ConfigurationError(f"embedder provider {provider!r} returned {type(built).__name__}, not a Embedder")
+        raise ConfigurationError(f"embedder provider {provider!r} returned {type(built).__name__}, not an Embedder")
     return built
