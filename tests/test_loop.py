@@ -305,3 +305,19 @@ async def test_vocabulary_is_stored_per_tenant(loop: Loop) -> None:
     await loop.save("REVENUE is not a valid sort key; use BEST_SELLING", user="u", category="sort_keys")
     with pytest.raises(InvalidCategory):
         await other.save("x y z", user="u", category="sort_keys")
+
+
+async def test_a_user_forgotten_by_another_process_disappears_from_this_ones_cache(
+    open_loop: Callable[..., Loop],
+) -> None:
+    first, second = open_loop("shared.db"), open_loop("shared.db")
+    try:
+        await first.save("The zanzibar fermenter holds 30 litres", user="mallory", category="equipment")
+        assert (await second.retrieve_context("mallory", "fermenter size", record=False)).items
+        await first.forget("mallory")
+        assert (await second.retrieve_context("mallory", "fermenter size", record=False)).items == []
+        partitions = second.engine.store._partitions._partitions  # type: ignore[attr-defined]
+        assert partitions[("default", "mallory")].n == 0  # reloaded from the file: nothing of theirs left
+    finally:
+        await first.aclose()
+        await second.aclose()

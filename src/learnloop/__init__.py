@@ -22,6 +22,7 @@ from .errors import (
     PermissionDenied,
     StoreError,
     ValidationError,
+    WriteRefused,
 )
 from .factory import build_loop, open
 from .lifecycle import LifecyclePolicy
@@ -78,6 +79,7 @@ __all__ = [
     "StoreError",
     "ValidationError",
     "Vocabulary",
+    "WriteRefused",
     "__version__",
     "build_loop",
     "open",

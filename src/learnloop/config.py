@@ -43,7 +43,7 @@ class Settings:
     llm: str | None = None
     learning_model: str | None = None
     openai_base_url: str | None = None
-    openai_api_key: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
     embedder_threads: int | None = None
     request_timeout: float = 60.0
     sqlite_synchronous: str = "NORMAL"

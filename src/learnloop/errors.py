@@ -23,6 +23,7 @@ __all__ = [
     "PermissionDenied",
     "StoreError",
     "ValidationError",
+    "WriteRefused",
 ]
 
 
@@ -66,6 +67,18 @@ class InvalidCategory(ValidationError):
             allowed=allowed_list,
             namespace=namespace,
         )
+
+
+class WriteRefused(ValidationError):
+    """The write gate refused a text (a secret, personal data, an injection attempt, an unstable fact …).
+
+    The message names the rule and never repeats the refused text.
+    """
+
+    code = "write_refused"
+
+    def __init__(self, reason: str, rule: str | None, kind: str | None = None, field: str = "text") -> None:
+        super().__init__(f"refused by the write gate ({rule}): {reason}", rule=rule, kind=kind, field=field)
 
 
 class NotFound(LearnloopError):

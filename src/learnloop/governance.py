@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from .capture.write import normalise_tags, normalise_text
+from .capture.write import check_gate, normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ConflictError, NotFound, ValidationError
 from .lifecycle import check_transition, failure_outcome
@@ -163,8 +163,12 @@ async def update(
     type: LearningType | str | None = None,
     reason: str | None = None,
 ) -> Learning:
-    """Edit a learning. A new text is re-embedded and bumps the version."""
+    """Edit a learning. A new text is re-embedded and bumps the version. Edited text passes the write gate
+    like any other write (`WriteRefused` names the rule)."""
     new_text = None if text is None else normalise_text(text)
+    for field_name, value in (("text", new_text), ("topic", topic), ("tags", " ".join(tags or ()))):
+        if value:
+            check_gate(engine, value, field_name)
     vector = None if new_text is None else await engine.embed_one(new_text)
 
     async def attempt() -> Learning:

@@ -63,7 +63,9 @@ async def test_negative_feedback_leaves_shared_knowledge_alone(loop: Loop) -> No
     used = await loop.retrieve_context("alice", "club kettle boil-off")
     assert [i.learning.id for i in used.items] == [shared.learning.id]
     await loop.observe("club kettle boil-off?", "5 L/hr.", user="alice", session="s6", retrieved=used, at=start)
-    reaction = await loop.observe("No, that's wrong", "Sorry.", user="alice", session="s6", at=start + timedelta(minutes=1))
+    reaction = await loop.observe(
+        "No, that's wrong", "Sorry.", user="alice", session="s6", at=start + timedelta(minutes=1)
+    )
     assert reaction.feedback is not None and reaction.feedback.score < 0
     assert reaction.feedback.demoted == [] and reaction.feedback.deprecated == []
     assert (await loop.get(shared.learning.id)).status is Status.VERIFIED
@@ -134,3 +136,41 @@ async def test_the_llm_extractor_runs_once_per_turn(llm_loop: Loop, scripted_ope
     assert "User's fermentation chamber holds 2 fermenters" in texts
     stored = [r.learning for r in result.stored if r.learning is not None]
     assert all(learning.status is Status.CANDIDATE and learning.origin == "observer" for learning in stored)
+
+
+async def test_concurrent_copies_of_one_message_count_once(loop: Loop) -> None:
+    import asyncio
+
+    verified = await loop.save(
+        "Grainfather Gen 1 boil-off rate is ~3.5 L/hr", user="alice", category="equipment", status="verified"
+    )
+    assert verified.learning is not None
+    start = utcnow()
+    used = await loop.retrieve_context("alice", "boil-off rate")
+    await loop.observe("boil-off rate?", "3.5 L/hr", user="alice", session="s7", retrieved=used, at=start)
+    later = start + timedelta(minutes=1)
+    first, second = await asyncio.gather(
+        loop.observe("No, that's wrong, it didn't work", "Sorry", user="alice", session="s7", at=later),
+        loop.observe("No, that's wrong, it didn't work", "Sorry", user="alice", session="s7", at=later),
+    )
+    assert sorted([first.duplicate, second.duplicate]) == [False, True]
+    assert (await loop.get(verified.learning.id)).status is Status.CANDIDATE  # demoted once, not deprecated
+
+
+async def test_moving_to_a_new_topic_ends_a_streak_without_a_failure(loop: Loop) -> None:
+    saved = await loop.save("Mash at 66 C for a drier finish", user="alice", category="technique")
+    assert saved.learning is not None
+    start = utcnow()
+    used = await loop.retrieve_context("alice", "mash temperature")
+    await loop.observe("what mash temperature?", "66 C", user="alice", session="s8", retrieved=used, at=start)
+    reaction = await loop.observe(
+        "Tell me about the history of the Roman empire",
+        "…",
+        user="alice",
+        session="s8",
+        at=start + timedelta(minutes=1),
+    )
+    assert reaction.feedback is not None and reaction.feedback.type == "follow_up_new_topic"
+    assert reaction.feedback.reset == [saved.learning.id]
+    learning = await loop.get(saved.learning.id)
+    assert (learning.streak, learning.failures, learning.hits) == (0, 0, 1)

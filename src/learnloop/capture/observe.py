@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -29,7 +30,7 @@ from ..stores.base import Operation, TurnRecord, Update
 from ..terms import query_terms
 from ..tools.intelligence import live_tools
 from .artifacts import Artifact, ObserveContext
-from .feedback import Feedback, PreviousTurn
+from .feedback import Feedback, FeedbackType, PreviousTurn
 from .write import SaveAction, SaveRequest, SaveResult, save
 
 __all__ = ["FeedbackOutcome", "ObserveResult", "observe"]
@@ -46,6 +47,7 @@ class FeedbackOutcome(BaseModel):
     demoted: list[int] = Field(default_factory=list)
     deprecated: list[int] = Field(default_factory=list)
     reinforced: list[int] = Field(default_factory=list)
+    reset: list[int] = Field(default_factory=list)
     templates: list[int] = Field(default_factory=list)  # query templates of the tool layer the verdict reached
 
 
@@ -91,12 +93,23 @@ async def observe(
     meta = dict(meta or {})
     now = at or engine.clock()
     await engine.ensure_started()
-    previous = await engine.store.last_turn(scope, session)
     digest = _message_hash(user_message)
-    gap = None if previous is None else (now - previous.at).total_seconds()
-    turn_number = 1 if previous is None else previous.turn + 1
-    if previous is not None and previous.message_hash == digest and gap is not None and gap <= DUPLICATE_WINDOW_SECONDS:
+    recalled_texts, recalled_ids = _recalled(retrieved)
+    claim = TurnRecord(
+        session=session,
+        turn=0,
+        message_hash=digest,
+        topic_terms=tuple(query_terms(user_message)),
+        retrieved_ids=tuple(recalled_ids),
+        saved_ids=(),
+        at=now,
+    )
+    # Claiming the turn is atomic: the same message sent twice at once (a client retry) counts once.
+    previous, turn_number = await engine.store.claim_turn(scope, claim, DUPLICATE_WINDOW_SECONDS)
+    if turn_number is None:
+        assert previous is not None
         return ObserveResult(session=session, turn=previous.turn, duplicate=True)
+    gap = None if previous is None else (now - previous.at).total_seconds()
 
     outcome = None
     if previous is not None:
@@ -110,7 +123,6 @@ async def observe(
         if outcome is not None:
             outcome.templates = [t.id for t in moved]
 
-    recalled_texts, recalled_ids = _recalled(retrieved)
     vocabulary = await engine.vocabulary(scope.tenant, namespace)
     context = ObserveContext(
         recalled=recalled_texts,
@@ -124,18 +136,8 @@ async def observe(
         artifacts = _distinct([*artifacts, *await extractor.extract(user_message, assistant_message, context=context)])
     results = [await _save_artifact(engine, scope, artifact, session, meta, namespace) for artifact in artifacts]
     saved_ids = tuple(r.learning.id for r in results if r.action in _STORED and r.learning is not None)
-    await engine.store.put_turn(
-        scope,
-        TurnRecord(
-            session=session,
-            turn=turn_number,
-            message_hash=digest,
-            topic_terms=tuple(query_terms(user_message)),
-            retrieved_ids=tuple(recalled_ids),
-            saved_ids=saved_ids,
-            at=now,
-        ),
-    )
+    if saved_ids:
+        await engine.store.put_turn(scope, replace(claim, turn=turn_number, saved_ids=saved_ids))
     return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=len(artifacts), saved=results)
 
 
@@ -190,6 +192,18 @@ async def _apply_feedback(engine: Engine, scope: Scope, previous: TurnRecord, fe
         )
         outcome.demoted = [learning.id for learning in changed if learning.status is Status.CANDIDATE]
         outcome.deprecated = [learning.id for learning in changed if learning.status is Status.DEPRECATED]
+    elif feedback.type is FeedbackType.FOLLOW_UP_NEW_TOPIC and previous.retrieved_ids:
+        # The user moved on: what was retrieved did not carry the conversation, so its run of positive
+        # retrievals ends (no failure is counted; the hits stay and can still promote it).
+        learnings = await engine.store.get_many(scope, list(previous.retrieved_ids))
+        resets: list[Operation] = [
+            Update(learning.id, {"streak": 0}, None)
+            for learning in learnings
+            if learning.streak and scope.owns(scope.tenant, learning.user) and learning.status is not Status.DEPRECATED
+        ]
+        if resets:
+            await engine.apply(scope, resets)
+            outcome.reset = [op.id for op in resets if isinstance(op, Update)]
     elif feedback.score >= 0.5:
         learnings = await engine.store.get_many(scope, [*previous.saved_ids, *previous.retrieved_ids])
         ops: list[Operation] = []

@@ -10,14 +10,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..engine import Engine
-from ..errors import ConflictError, ValidationError
+from ..errors import ConflictError, ValidationError, WriteRefused
 from ..lifecycle import actor_kind, check_transition
 from ..models import EventAction, Learning, LearningType, Origin, Scope, Source, Status
 from ..simhash import simhash64_hex
 from ..stores.base import EventDraft, Insert, NewLearning, Operation, Update, Vector
 from .dedupe import DedupeAction, DedupeDecision, better_text, check_simhash, decide
 
-__all__ = ["SaveAction", "SaveRequest", "SaveResult", "save"]
+__all__ = ["SaveAction", "SaveRequest", "SaveResult", "check_gate", "save"]
 
 MAX_TOPIC_CHARS = 200
 MAX_TAGS = 32
@@ -103,6 +103,13 @@ async def validated(engine: Engine, scope: Scope, request: SaveRequest) -> SaveR
         source=request.source,
         actor=request.actor,
     )
+
+
+def check_gate(engine: Engine, text: str, field: str = "text") -> None:
+    """For paths that store text outside `save` (edits, imports): refuse what `save` would refuse."""
+    verdict = engine.gate.check(text)
+    if not verdict.allowed:
+        raise WriteRefused(verdict.reason or "refused", verdict.rule, verdict.kind, field)
 
 
 def _gate_text(request: SaveRequest) -> str:
@@ -216,7 +223,7 @@ async def _merge(
     (a verified save) promotes a candidate."""
     target = decision.target
     assert target is not None
-    changes: dict[str, Any] = {"hits": target.hits + 1, "version": target.version + 1}
+    changes: dict[str, Any] = {"version": target.version + 1}
     adopt = better_text(request.text, target.text) == request.text and request.text != target.text
     if adopt:
         changes |= {"text": request.text, "simhash64": simhash64_hex(request.text)}
@@ -234,6 +241,7 @@ async def _merge(
         vector=vector if adopt else None,
         embedding_model=engine.embedder.model_id if adopt else None,
         expect_revision=target.revision,
+        increments={"hits": 1},
     )
     result = await engine.apply(scope, [op])
     learning = result.learnings[0]

@@ -42,6 +42,7 @@ __all__ = [
     "ListQuery",
     "NewLearning",
     "Operation",
+    "PutVocabulary",
     "SearchRequest",
     "Store",
     "Touch",
@@ -110,6 +111,9 @@ class Update:
     vector: Vector | None = None
     embedding_model: str | None = None
     expect_revision: int | None = None
+    # Counters added to in SQL (`hits = hits + 1`): hits recorded in the background between the caller's
+    # read and this write (which do not bump the revision) are then never lost.
+    increments: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,15 @@ class AppendEvent:
     user: str | None = None
 
 
-Operation = Insert | Update | Delete | Touch | AppendEvent
+@dataclass(frozen=True)
+class PutVocabulary:
+    """Set (insert or replace) a namespace's vocabulary for the scope's tenant."""
+
+    vocabulary: Vocabulary
+    event: EventDraft
+
+
+Operation = Insert | Update | Delete | Touch | AppendEvent | PutVocabulary
 FollowUp = Callable[[list[Learning]], Sequence[Operation]]
 
 
@@ -262,7 +274,12 @@ class Store(Protocol):
         """Which of `texts` the owner (exactly that user, or global for user None) already has."""
         ...
 
-    async def last_turn(self, owner: Scope, session: str) -> TurnRecord | None: ...
+    async def claim_turn(
+        self, owner: Scope, turn: TurnRecord, duplicate_window_seconds: float
+    ) -> tuple[TurnRecord | None, int | None]:
+        """Atomically: the session's last turn, and the number under which `turn` was recorded — or None when
+        the last turn is the same message (`message_hash`) within the window (then nothing is recorded)."""
+        ...
 
     async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
         """Insert or replace the record of (owner, session, turn)."""

@@ -135,6 +135,9 @@ class SQLiteAgentStore:
     async def queue_counts(self, scope: Scope, session: str | None = None) -> QueueCounts:
         return await self._run(queue.queue_counts, scope, session)
 
+    async def sessions_with_work(self) -> list[tuple[str, str]]:
+        return await self._run(queue.sessions_with_work)
+
     async def finish(
         self, job: Job, *, failed: bool, error: str | None, event: EventDraft, budget_tokens: int, now: datetime
     ) -> list[Event]:
@@ -194,9 +197,13 @@ class SQLiteAgentStore:
         return [StoredMessage(r[0], r[1], Message.model_validate_json(r[2]), r[3]) for r in rows]
 
     async def append_message(self, job: Job, message: Message, tokens: int, now: datetime) -> StoredMessage:
-        return await self._write(
-            self._append_message, job.tenant, job.user, job.session, job.package_id, message, tokens, now
-        )
+        """SessionGone (nothing written) if the job's session was deleted meanwhile (its user forgotten)."""
+
+        def append(conn: sqlite3.Connection) -> StoredMessage:
+            queue.require_session(conn, job.tenant, job.session, job.user)
+            return self._append_message(conn, job.tenant, job.user, job.session, job.package_id, message, tokens, now)
+
+        return await self._write(append)
 
     @staticmethod
     def _append_message(
@@ -232,7 +239,8 @@ class SQLiteAgentStore:
     ) -> tuple[dict[str, Any], list[Event], bool]:
         """Apply a step once: effect, ledger entry, tool message (built by `message` from the final result)
         and events in one transaction. A step already in the ledger is replayed: its recorded result, no
-        effect, no events (`True` as the third value)."""
+        effect, no events (`True` as the third value). SessionGone (nothing written) if the session was
+        deleted meanwhile: a forgotten user's rows must not come back from a worker still busy for them."""
         return await self._run(self._commit_step, commit, message, now)
 
     def _commit_step(
@@ -243,6 +251,7 @@ class SQLiteAgentStore:
         now: datetime,
     ) -> tuple[dict[str, Any], list[Event], bool]:
         with write_transaction(conn):
+            queue.require_session(conn, commit.tenant, commit.session, commit.user)
             done = conn.execute(
                 "SELECT result, call_digest FROM agent_effects WHERE tenant = ? AND package_id = ? AND step = ?",
                 (commit.tenant, commit.package_id, commit.step),

@@ -2,7 +2,9 @@
 
 Claims are transactional (BEGIN IMMEDIATE): one claim reads the oldest unfinished package of a session and
 marks it claimed, so two workers (in one process or several) never hold the same package, and a session's
-packages are handled strictly in order. PostgreSQL will do the same with SELECT … FOR UPDATE SKIP LOCKED.
+packages are handled strictly in order. A claim looks with a plain read first and takes the write lock only
+when there is a package to take, so idle workers never write. PostgreSQL will do the same with
+SELECT … FOR UPDATE SKIP LOCKED.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ...agent.records import AgentSession, Job, QueueCounts, QueuedInteraction, SessionStatus
+from ...agent.records import AgentSession, Job, QueueCounts, QueuedInteraction, SessionGone, SessionStatus
 from ...errors import ConflictError, NotFound
 from ...models import Scope
 from .connection import write_transaction
@@ -31,8 +33,10 @@ __all__ = [
     "queue_counts",
     "release",
     "renew",
+    "require_session",
     "retry_later",
     "session_from_row",
+    "sessions_with_work",
 ]
 
 SESSION_COLUMNS = "tenant, session, user_id, project, shared, status, created_at, closed_at"
@@ -225,26 +229,44 @@ def _abandoned(claimed_by: str | None, claimed_at: float | None, now: float, lea
     return False
 
 
+def _next(
+    conn: sqlite3.Connection, tenant: str, session: str, now: float, lease: float
+) -> tuple[Claim | None, tuple[Any, ...] | None]:
+    """What a claim finds: an answer that claims nothing (closed, idle, wait), or the queue row to claim."""
+    state = conn.execute(
+        "SELECT status FROM agent_sessions WHERE tenant = ? AND session = ?", (tenant, session)
+    ).fetchone()
+    if state is None or state[0] != "open":
+        return Claim(closed=True), None
+    row: tuple[Any, ...] | None = conn.execute(
+        "SELECT id, user_id, package_id, turn, body, status, attempts, not_before, claimed_at, claimed_by "
+        "FROM agent_queue WHERE tenant = ? AND session = ? AND status IN ('pending', 'claimed') "
+        "ORDER BY id LIMIT 1",
+        (tenant, session),
+    ).fetchone()
+    if row is None:
+        return Claim(), None
+    status, not_before, claimed_at, claimed_by = row[5], row[7], row[8], row[9]
+    if status == "claimed" and not _abandoned(claimed_by, claimed_at, now, lease):
+        return Claim(retry_in=max(0.05, claimed_at + lease - now)), None
+    if status == "pending" and not_before > now:
+        return Claim(retry_in=not_before - now), None
+    return None, row
+
+
 def claim(conn: sqlite3.Connection, tenant: str, session: str, claimer: str, now: float, lease: float) -> Claim:
+    # Look first without the write lock: an idle session's worker asks every poll, and taking BEGIN IMMEDIATE
+    # only to find nothing would queue every poll behind (and in front of) the database's real writers.
+    answer, _ = _next(conn, tenant, session, now, lease)
+    if answer is not None:
+        return answer
     with write_transaction(conn):
-        state = conn.execute(
-            "SELECT status FROM agent_sessions WHERE tenant = ? AND session = ?", (tenant, session)
-        ).fetchone()
-        if state is None or state[0] != "open":
-            return Claim(closed=True)
-        row = conn.execute(
-            "SELECT id, user_id, package_id, turn, body, status, attempts, not_before, claimed_at, claimed_by "
-            "FROM agent_queue WHERE tenant = ? AND session = ? AND status IN ('pending', 'claimed') "
-            "ORDER BY id LIMIT 1",
-            (tenant, session),
-        ).fetchone()
-        if row is None:
-            return Claim()
-        job_id, user_id, package_id, turn, body, status, attempts, not_before, claimed_at, claimed_by = row
-        if status == "claimed" and not _abandoned(claimed_by, claimed_at, now, lease):
-            return Claim(retry_in=max(0.05, claimed_at + lease - now))
-        if status == "pending" and not_before > now:
-            return Claim(retry_in=not_before - now)
+        # Again under the lock: another worker may have claimed the package since the look.
+        answer, row = _next(conn, tenant, session, now, lease)
+        if answer is not None:
+            return answer
+        assert row is not None
+        job_id, user_id, package_id, turn, body, _, attempts = row[:7]
         conn.execute(
             "UPDATE agent_queue SET status = 'claimed', attempts = attempts + 1, claimed_at = ?, claimed_by = ? "
             "WHERE id = ?",
@@ -262,6 +284,28 @@ def claim(conn: sqlite3.Connection, tenant: str, session: str, claimer: str, now
         claimed_by=claimer,
     )
     return Claim(job=job)
+
+
+def sessions_with_work(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """Open sessions of every tenant with a package pending or claimed: the ones that need a worker. Reads
+    only the partial index of unfinished packages, so its cost follows the work waiting, not the sessions."""
+    rows = conn.execute(
+        "SELECT DISTINCT q.tenant, q.session FROM agent_queue AS q JOIN agent_sessions AS s "
+        "ON s.tenant = q.tenant AND s.session = q.session "
+        "WHERE q.status IN ('pending', 'claimed') AND s.status = 'open' ORDER BY q.tenant, q.session"
+    ).fetchall()
+    return [(tenant, session) for tenant, session in rows]
+
+
+def require_session(conn: sqlite3.Connection, tenant: str, session: str, user: str | None) -> None:
+    """SessionGone unless the session still exists for `user` (forgetting the user deletes it). Called inside
+    the transaction of a worker's write, so nothing lands after the forget has committed."""
+    found = conn.execute(
+        "SELECT 1 FROM agent_sessions WHERE tenant = ? AND session = ? AND user_id = ?",
+        (tenant, session, user or ""),
+    ).fetchone()
+    if found is None:
+        raise SessionGone(f"session {session!r} no longer exists", session=session)
 
 
 def renew(conn: sqlite3.Connection, job_id: int, claimer: str, now: float) -> bool:

@@ -87,10 +87,13 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # Also when COMMIT itself fails (disk full, I/O error): the one connection must not stay inside a
+        # transaction, or every later write on it would fail.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
 
 
 @contextmanager

@@ -58,6 +58,7 @@ def forget_user(
                 f"WHERE tenant = ? AND json_extract({column}, '$.source.author') = ?",
                 (tenant, user),
             )
+        conn.execute("UPDATE store_meta SET value = value + 1 WHERE key = 'forget_epoch'")
         conn.execute(
             "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, at, data) "
             "VALUES (?, '', NULL, 'system:forget', ?, 'learning', ?, ?)",

@@ -48,6 +48,7 @@ class PartitionCache:
         self.codebook = Codebook()
         self.terms = TermCodebook()
         self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
+        self._forget_epoch: int | None = None
 
     # -- queries -------------------------------------------------------------------------------------
 
@@ -102,7 +103,16 @@ class PartitionCache:
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
+    def _follow_forgets(self, conn: sqlite3.Connection) -> None:
+        """A user forgotten by any process: drop every cached partition (without saving its ANN index, which
+        may hold that user's vectors); the others reload from the file on their next use."""
+        epoch = conn.execute("SELECT value FROM store_meta WHERE key = 'forget_epoch'").fetchone()[0]
+        if self._forget_epoch is not None and epoch != self._forget_epoch:
+            self._partitions.clear()
+        self._forget_epoch = epoch
+
     def get(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
+        self._follow_forgets(conn)
         partition = self._partitions.get(key)
         if partition is None:
             partition = self._load(conn, key)

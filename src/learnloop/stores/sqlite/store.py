@@ -6,6 +6,7 @@ so the event loop never blocks on disk or numpy and the caches need no locks.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import sqlite3
@@ -18,16 +19,16 @@ from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
-from ...errors import LearnloopError, StoreError
+from ...errors import LearnloopError, StoreError, ValidationError
 from ...models import Event, Learning, Page, Scope, Status, Vocabulary, utcnow
 from ..base import (
-    AppendEvent,
     ApplyResult,
     Candidate,
     EventDraft,
     FollowUp,
     ListQuery,
     Operation,
+    PutVocabulary,
     SearchRequest,
     Touch,
     TurnRecord,
@@ -117,6 +118,8 @@ class SQLiteStore:
                 return fn(conn, *args)
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite error: {exc}") from exc
+            except OverflowError as exc:  # an id or offset beyond SQLite's 64-bit integers
+                raise ValidationError(f"a number is out of range: {exc}") from exc
 
         return job
 
@@ -135,7 +138,7 @@ class SQLiteStore:
     async def aclose(self) -> None:
         if self._worker.closing:
             return
-        self._worker.close(self._close)
+        await asyncio.to_thread(self._worker.close, self._close)
 
     def _close(self, conn: sqlite3.Connection) -> None:
         self._partitions.close()
@@ -328,8 +331,10 @@ class SQLiteStore:
 
     # -- observer turns ------------------------------------------------------------------------------
 
-    async def last_turn(self, owner: Scope, session: str) -> TurnRecord | None:
-        return await self._run(turns.last_turn, owner, session)
+    async def claim_turn(
+        self, owner: Scope, turn: TurnRecord, duplicate_window_seconds: float
+    ) -> tuple[TurnRecord | None, int | None]:
+        return await self._run(turns.claim_turn, owner, turn, duplicate_window_seconds)
 
     async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
         await self._run(turns.put_turn, owner, turn)
@@ -383,14 +388,8 @@ class SQLiteStore:
     def _put_vocabulary(
         self, conn: sqlite3.Connection, tenant: str, vocabulary: Vocabulary, event: EventDraft
     ) -> Event:
-        scope = Scope(tenant=tenant)
         with write_transaction(conn):
-            conn.execute(
-                "INSERT INTO vocabularies (tenant, namespace, body, updated_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (tenant, namespace) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
-                (tenant, vocabulary.namespace, vocabulary.model_dump_json(), self.clock().timestamp()),
-            )
-            _, events = apply_operations(conn, scope, [AppendEvent(event=event)], self.clock())
+            _, events = apply_operations(conn, Scope(tenant=tenant), [PutVocabulary(vocabulary, event)], self.clock())
         return events[0]
 
     # -- maintenance ---------------------------------------------------------------------------------

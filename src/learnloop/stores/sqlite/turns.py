@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from ...models import Scope
 from ..base import TurnRecord
 from .connection import write_transaction
 
-__all__ = ["last_turn", "put_turn"]
+__all__ = ["claim_turn", "last_turn", "put_turn"]
 
 
 def last_turn(conn: sqlite3.Connection, owner: Scope, session: str) -> TurnRecord | None:
@@ -34,22 +35,43 @@ def last_turn(conn: sqlite3.Connection, owner: Scope, session: str) -> TurnRecor
     )
 
 
+def claim_turn(
+    conn: sqlite3.Connection, owner: Scope, turn: TurnRecord, window_seconds: float
+) -> tuple[TurnRecord | None, int | None]:
+    """One transaction, so two copies of the same message arriving together cannot both count."""
+    with write_transaction(conn):
+        previous = last_turn(conn, owner, turn.session)
+        if (
+            previous is not None
+            and previous.message_hash == turn.message_hash
+            and 0 <= (turn.at - previous.at).total_seconds() <= window_seconds
+        ):
+            return previous, None
+        number = 1 if previous is None else previous.turn + 1
+        _insert(conn, owner, replace(turn, turn=number))
+        return previous, number
+
+
 def put_turn(conn: sqlite3.Connection, owner: Scope, turn: TurnRecord) -> None:
     with write_transaction(conn):
-        conn.execute(
-            "INSERT OR REPLACE INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
-            "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                owner.tenant,
-                owner.user or "",
-                turn.session,
-                turn.turn,
-                turn.message_hash,
-                json.dumps(list(turn.topic_terms)),
-                json.dumps(list(turn.retrieved_ids)),
-                json.dumps(list(turn.saved_ids)),
-                turn.feedback_type,
-                turn.feedback_score,
-                turn.at.timestamp(),
-            ),
-        )
+        _insert(conn, owner, turn)
+
+
+def _insert(conn: sqlite3.Connection, owner: Scope, turn: TurnRecord) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
+        "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            owner.tenant,
+            owner.user or "",
+            turn.session,
+            turn.turn,
+            turn.message_hash,
+            json.dumps(list(turn.topic_terms)),
+            json.dumps(list(turn.retrieved_ids)),
+            json.dumps(list(turn.saved_ids)),
+            turn.feedback_type,
+            turn.feedback_score,
+            turn.at.timestamp(),
+        ),
+    )

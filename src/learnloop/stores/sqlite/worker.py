@@ -87,10 +87,14 @@ class ConnectionWorker:
         return self._closed
 
     def close(self, final: Callable[[sqlite3.Connection], None]) -> None:
-        """Run `final` after everything queued (deferred writes included), then stop the thread."""
-        done = self.submit(final)
+        """Refuse new work, run `final` after everything queued (deferred writes included), stop the thread.
+        Blocks until done: call it off the event loop."""
+        done: Future[None] = Future()
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
+            self._jobs.put(_Job(final, done, stale_ok=False))
             self._jobs.put(None)
         done.result()
         self._thread.join()

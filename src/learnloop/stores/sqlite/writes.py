@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import ConflictError, NotFound, PermissionDenied, ValidationError
 from ...models import Event, Learning, Scope
-from ..base import Delete, EventDraft, Insert, Operation, Touch, Update
+from ..base import Delete, EventDraft, Insert, Operation, PutVocabulary, Touch, Update
 from .rows import (
     FIELD_COLUMNS,
     LEARNING_COLUMNS,
@@ -26,6 +26,7 @@ from .rows import (
 
 __all__ = ["apply_operations", "owner_clause", "visible_clause"]
 
+_COUNTERS = {"hits", "streak", "failures", "version"}
 # A change to any of these must reach the in-memory vector partitions.
 _INDEXED_FIELDS = {"status", "category", "namespace", "type", "simhash64", "user"}
 
@@ -140,6 +141,11 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
             raise ValidationError(f"field {field!r} cannot be updated")
         assignments.append(f"{column} = ?")
         params.append(column_value(field, value))
+    for field, amount in op.increments.items():
+        if field not in _COUNTERS:
+            raise ValidationError(f"field {field!r} cannot be incremented")
+        assignments.append(f"{field} = {field} + ?")
+        params.append(amount)
     if "updated_at" not in op.changes:
         assignments.append("updated_at = ?")
         params.append(now.timestamp())
@@ -209,6 +215,14 @@ def apply_operations(
             events.append(event)
         elif isinstance(op, Touch):
             _touch(conn, scope, op)
+            learnings.append(None)
+        elif isinstance(op, PutVocabulary):
+            conn.execute(
+                "INSERT INTO vocabularies (tenant, namespace, body, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (tenant, namespace) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+                (scope.tenant, op.vocabulary.namespace, op.vocabulary.model_dump_json(), now.timestamp()),
+            )
+            events.append(_append_event(conn, scope, op.event, now, learning_id=None, owner=None))
             learnings.append(None)
         else:
             learning_id = op.learning_id
