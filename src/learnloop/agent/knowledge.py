@@ -18,8 +18,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel
 
+from ..capture.gate import WriteGate
 from ..engine import Engine
 from ..errors import NotFound, ValidationError
+from .gating import check_strings, check_text, content_gate
 from .records import KnowledgeEdit, KnowledgePage, KnowledgePointer, Workspace
 from .store import AgentStore
 
@@ -95,18 +97,36 @@ def _check_references(references: object) -> list[Any]:
 
 
 class DocumentKnowledgeBase:
-    """`KnowledgePort` on the store's pages and pointers (`store.agent`), embedded with the loop's embedder."""
+    """`KnowledgePort` on the store's pages and pointers (`store.agent`), embedded with the loop's embedder.
 
-    def __init__(self, engine: Engine, store: AgentStore) -> None:
+    Every text it stores passes `gate` (default: the learning agent's content gate), whoever writes it: the
+    learning agent's model reads pages and pointers back, so they are a way into its prompt."""
+
+    def __init__(self, engine: Engine, store: AgentStore, gate: WriteGate | None = None) -> None:
         self._engine = engine
         self._store = store
+        self._gate = gate or content_gate(engine)
 
     # -- admin ---------------------------------------------------------------------------------------
 
+    def _check_page(self, page: KnowledgePage) -> None:
+        for field in ("title", "content", "kind"):
+            check_text(self._gate, getattr(page, field), field)
+        check_strings(self._gate, page.cross_references, "cross_references")
+
+    def _check_pointer(self, pointer: KnowledgePointer) -> None:
+        for field in ("title", "description"):
+            check_text(self._gate, getattr(pointer, field), field)
+        check_strings(self._gate, pointer.cross_references, "cross_references")
+
     async def add_page(self, workspace: Workspace, page: KnowledgePage) -> KnowledgePage:
+        """Add or replace a page; WriteRefused (a ValidationError naming the rule) if the gate refuses a text."""
+        self._check_page(page)
         return await self._store.put_page(workspace, page, self._engine.clock())
 
     async def add_pointer(self, workspace: Workspace, pointer: KnowledgePointer) -> KnowledgePointer:
+        """Add or replace a pointer; WriteRefused if the gate refuses a text."""
+        self._check_pointer(pointer)
         vector = await self._engine.embed_one(pointer_text(pointer.title, pointer.description))
         return await self._store.put_pointer(workspace, pointer, vector, self._engine.clock())
 
@@ -167,6 +187,7 @@ class DocumentKnowledgeBase:
             raise ValidationError(f"only {' and '.join(POINTER_FIELDS)} of a pointer can be edited", field="field")
         pointer = await self._pointer(workspace, pointer_id, own=True)
         vector = None
+        check_strings(self._gate, content, field)
         if field == "description":
             if not isinstance(content, str):
                 raise ValidationError("a description is a string", field="new_content")
@@ -189,6 +210,7 @@ class DocumentKnowledgeBase:
             raise ValidationError("page content is a string", field="new_content")
         if field == "cross_references":
             content = _check_references(content)
+        check_strings(self._gate, content, field)
         page = await self._page(workspace, page_id, own=True)
         before = getattr(page, field)
         await self._store.update_knowledge(workspace, "page", page_id, {field: content}, None, self._engine.clock())

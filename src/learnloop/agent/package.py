@@ -17,9 +17,10 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from ..errors import ValidationError
 from ..models import check_identifier, utcnow
 
-__all__ = ["MAX_PACKAGE_BYTES", "InteractionPackage", "PackageToolCall"]
+__all__ = ["MAX_PACKAGE_BYTES", "MAX_TURN", "InteractionPackage", "PackageToolCall"]
 
 MAX_PACKAGE_BYTES = 256 * 1024
+MAX_TURN = 2**53  # stored as a SQLite integer (64-bit); the bound keeps `MAX(turn) + 1` inside it too
 _SHOWN_CHARS = 2000  # per text field in the learning agent's view of a package
 
 
@@ -46,7 +47,7 @@ class InteractionPackage(BaseModel):
     experience_read: list[str] = Field(default_factory=list)
     actions: list[dict[str, Any]] = Field(default_factory=list)
     tool_calls: list[PackageToolCall] = Field(default_factory=list)
-    turn: int | None = Field(default=None, ge=0)
+    turn: int | None = Field(default=None, ge=0, le=MAX_TURN)
     at: datetime = Field(default_factory=utcnow)
     meta: dict[str, Any] = Field(default_factory=dict)
 

@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import ValidationError
+from ..errors import LearnloopError, ValidationError
 from ..llms.base import Message
-from ..models import Scope, check_identifier
+from ..models import _NAME, Scope, check_identifier
 from ..stores.base import EventDraft
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "KnowledgePointer",
     "QueueCounts",
     "QueuedInteraction",
+    "SessionGone",
     "SessionStatus",
     "StepCommit",
     "StepRecord",
@@ -42,8 +43,15 @@ SessionStatus = Literal["open", "closed"]
 JobStatus = Literal["pending", "claimed", "done", "failed"]
 
 _PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
-_PROJECT = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_PROJECT = _NAME  # project names follow the same rule as namespaces; one definition, in models
 MAX_PATH_CHARS = 200
+
+
+class SessionGone(LearnloopError):
+    """The session a worker is working for no longer exists (its user was forgotten): nothing more may be
+    written for it, and its worker stops."""
+
+    code = "session_gone"
 
 
 def check_path(path: object) -> str:

@@ -18,6 +18,7 @@ from ..engine import Engine
 from ..errors import NotConfigured, ValidationError
 from ..llms.base import ChatModel
 from ..models import DEFAULT_NAMESPACE
+from .gating import content_gate
 from .knowledge import DocumentKnowledgeBase, KnowledgePort, ReanalysisHandler
 from .records import check_path, check_project
 from .store import AgentStore, agent_store_of
@@ -43,6 +44,7 @@ class AgentConfig:
     context_tokens: int = 2_000  # default budget of experience_context
     lease_seconds: float = 60.0  # a claim not renewed for this long is taken over
     poll_seconds: float = 2.0  # an idle worker looks for packages queued by other processes this often
+    idle_polls: int = 30  # a worker that found nothing this many polls in a row retires (a package respawns it)
     max_attempts: int = 3
     retry_backoff: float = 2.0  # seconds before the second attempt, doubled for each later one
     run_workers: bool = True  # False: this process only queues; workers run in another process
@@ -54,7 +56,14 @@ class AgentConfig:
     def __post_init__(self) -> None:
         check_path(self.routing_file)
         check_project(self.default_project)
-        for name in ("max_rounds", "max_tool_calls", "conversation_tokens", "tool_result_chars", "max_attempts"):
+        for name in (
+            "max_rounds",
+            "max_tool_calls",
+            "conversation_tokens",
+            "tool_result_chars",
+            "max_attempts",
+            "idle_polls",
+        ):
             if getattr(self, name) < 1:
                 raise ValidationError(f"{name} must be at least 1", field=name)
         if self.lease_seconds <= 0 or self.poll_seconds <= 0:
@@ -98,7 +107,7 @@ class AgentRuntime:
 
     @functools.cached_property
     def documents(self) -> DocumentKnowledgeBase:
-        return DocumentKnowledgeBase(self.engine, self.store)
+        return DocumentKnowledgeBase(self.engine, self.store, self.content_gate)
 
     @property
     def knowledge(self) -> KnowledgePort:
@@ -108,7 +117,7 @@ class AgentRuntime:
     def content_gate(self) -> WriteGate:
         """The write gate for files and knowledge text: secrets, personal data and injection are refused;
         length and time-bound wording are not, since schedules and long notes are what files are for."""
-        return self.engine.gate.without("unstable", "size", "empty")
+        return content_gate(self.engine)
 
     def configure(
         self,

@@ -28,6 +28,7 @@ from ..llms.base import ChatModel
 from ..models import EventAction, Panel, Scope, check_identifier
 from ..stores.base import EventDraft
 from .experience import ExperienceContext, experience_context
+from .gating import check_text
 from .knowledge import KnowledgePort, ReanalysisHandler
 from .package import InteractionPackage, PackageToolCall
 from .records import (
@@ -47,6 +48,13 @@ from .records import (
 from .runtime import AgentConfig, AgentRuntime, runtime_of
 
 __all__ = ["AgentService", "AgentStatus"]
+
+MAX_OFFSET = 2**53  # SQLite integers are 64-bit; anything near that is no page anyone asked for
+
+
+def _check_page_bounds(limit: int, offset: int) -> None:
+    if not 1 <= limit <= 1000 or not 0 <= offset <= MAX_OFFSET:
+        raise ValidationError(f"limit must be within 1..1000 and offset within 0..{MAX_OFFSET}", field="limit")
 
 
 class AgentStatus(BaseModel):
@@ -124,16 +132,31 @@ class AgentService:
         """Cancel this process's workers; their packages stay queued for the next start."""
         await self.runtime.workers.stop()
 
-    async def status(self) -> AgentStatus:
+    async def reap_workers(self) -> int:
+        """Stop this process's workers whose session no longer exists, e.g. right after `loop.forget(user)`
+        (a worker busy for that user would otherwise stop only at its next write, which the store refuses).
+        Returns how many were stopped."""
+        runtime = runtime_of(self._engine, create=False)
+        if runtime is None:
+            return 0
+        return await runtime.workers.reap(self.tenant)
+
+    async def status(self, *, user: str | None = None) -> AgentStatus:
+        """The agent's state for the tenant, or (`user`) only what concerns that user: their sessions'
+        workers and their packages, so one user learns nothing of the others' activity."""
         await self._engine.ensure_started()
         runtime = self.runtime
+        workers = [session for tenant, session in runtime.workers.sessions() if tenant == self.tenant]
+        if user is not None:
+            own = {s.session for s in await runtime.store.list_sessions(self._scope(user), None)}
+            workers = [session for session in workers if session in own]
         return AgentStatus(
             configured=runtime.model is not None,
             model=None if runtime.model is None else runtime.model.model_id,
             running=runtime.workers.running,
             run_workers=runtime.config.run_workers,
-            workers=[session for tenant, session in runtime.workers.sessions() if tenant == self.tenant],
-            queue=await runtime.store.queue_counts(self._scope(None)),
+            workers=workers,
+            queue=await runtime.store.queue_counts(self._scope(user)),
         )
 
     async def queue(self, session: str | None = None, *, user: str | None = None) -> QueueCounts:
@@ -307,9 +330,7 @@ class AgentService:
         path, workspace = check_path(path), self._workspace(user, project)
         if not isinstance(content, str) or len(content) > self.config.max_file_chars:
             raise ValidationError(f"content must be a string of at most {self.config.max_file_chars} characters")
-        verdict = self.runtime.content_gate.check(content)
-        if not verdict.allowed:
-            raise ValidationError(f"refused by the write gate: {verdict.reason}", rule=verdict.rule)
+        check_text(self.runtime.content_gate, content, "content")
         await self._engine.ensure_started()
         draft = EventDraft(
             actor=actor,
@@ -362,6 +383,7 @@ class AgentService:
     async def list_pages(
         self, *, user: str | None = None, project: str | None = None, limit: int = 100, offset: int = 0
     ) -> list[KnowledgePage]:
+        _check_page_bounds(limit, offset)
         await self._engine.ensure_started()
         return await self.runtime.store.list_pages(self._workspace(user, project), limit=limit, offset=offset)
 
@@ -374,6 +396,7 @@ class AgentService:
         limit: int = 100,
         offset: int = 0,
     ) -> list[KnowledgePointer]:
+        _check_page_bounds(limit, offset)
         await self._engine.ensure_started()
         workspace = self._workspace(user, project)
         return await self.runtime.store.list_pointers(workspace, page_id=page_id, limit=limit, offset=offset)

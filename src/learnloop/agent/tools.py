@@ -21,8 +21,18 @@ from ..llms.base import Message, ToolCall
 from ..models import EventAction, LearningType, Origin, Panel, Scope, Source, Status
 from ..prompting import estimate_tokens
 from ..stores.base import EventDraft
+from .gating import check_strings
 from .knowledge import ReanalysisRequest
-from .records import AgentSession, EditExperience, ExperienceOp, Job, StepCommit, WriteExperience, check_path
+from .records import (
+    AgentSession,
+    EditExperience,
+    ExperienceOp,
+    Job,
+    SessionGone,
+    StepCommit,
+    WriteExperience,
+    check_path,
+)
 from .schemas import KNOWLEDGE_WRITES, REANALYSIS
 
 if TYPE_CHECKING:
@@ -74,10 +84,12 @@ def _text(args: Mapping[str, Any], name: str, *, allow_empty: bool = False) -> s
     return value
 
 
-def _gated(ctx: StepContext, text: str) -> None:
-    verdict = ctx.runtime.content_gate.check(text)
-    if not verdict.allowed:
-        raise ValidationError(f"refused by the write gate: {verdict.reason}; do not write this", rule=verdict.rule)
+_REFUSED_HINT = "; do not write this"
+
+
+def _gated(ctx: StepContext, value: Any, field: str) -> None:
+    """Every string of what a tool would store, through the content gate (an app's knowledge port too)."""
+    check_strings(ctx.runtime.content_gate, value, field, hint=_REFUSED_HINT)
 
 
 def _short(value: Any, limit: int = 200) -> str:
@@ -113,7 +125,7 @@ async def _write_file(ctx: StepContext, args: Mapping[str, Any]) -> StepPlan:
     path = check_path(_text(args, "path"))
     content = _text(args, "content", allow_empty=True)
     _check_size(ctx, content)
-    _gated(ctx, content)
+    _gated(ctx, content, "content")
     effect = WriteExperience(ctx.session.workspace, path, content, ctx.session.session)
     data = {"path": path, "content": _short(content, 2000)}
     return StepPlan({"ok": True}, f"wrote {path}", EventAction.EXPERIENCE_WRITTEN, data, effect)
@@ -123,7 +135,7 @@ async def _edit_file(ctx: StepContext, args: Mapping[str, Any]) -> StepPlan:
     path = check_path(_text(args, "path"))
     old_text, new_text = _text(args, "old_text"), _text(args, "new_text", allow_empty=True)
     _check_size(ctx, new_text)
-    _gated(ctx, new_text)
+    _gated(ctx, new_text, "new_text")
     effect = EditExperience(ctx.session.workspace, path, old_text, new_text, ctx.session.session)
     data = {"path": path, "old_text": _short(old_text, 1000), "new_text": _short(new_text, 1000)}
     return StepPlan({"ok": True}, f"edited {path}", EventAction.EXPERIENCE_WRITTEN, data, effect)
@@ -159,13 +171,13 @@ async def _edit_knowledge(ctx: StepContext, args: Mapping[str, Any], tool: str) 
         item_id, references = _text(args, "pointer_id"), args.get("references")
         if not isinstance(references, list):
             raise ValidationError("'references' must be a list")
+        _gated(ctx, references, "references")
         edit = await port.update_cross_references(workspace, item_id, references)
     else:
         key = "pointer_id" if tool == "edit_pointer" else "page_id"
         item_id, field_name = _text(args, key), _text(args, "field")
         content = args.get("new_content")
-        if isinstance(content, str):
-            _gated(ctx, content)
+        _gated(ctx, content, "new_content")  # a string, or cross references (a list of anything)
         if tool == "edit_pointer":
             edit = await port.edit_pointer(workspace, item_id, field_name, content)  # type: ignore[arg-type]
         else:
@@ -287,6 +299,10 @@ async def run_step(ctx: StepContext, call: ToolCall, step: int) -> tuple[dict[st
     """Execute one tool call as step `step` of the package (or replay it if the ledger has it), publish its
     events, and return its result and the tool message now in the agent's conversation."""
     runtime, job = ctx.runtime, ctx.job
+    # Effects outside the step's transaction (learnings, knowledge edits, re-analysis) must not recreate a
+    # forgotten user's data either; the step's own commit checks again, in its transaction.
+    if await runtime.store.get_session(Scope(tenant=job.tenant, user=job.user), job.session) is None:
+        raise SessionGone(f"session {job.session!r} no longer exists", session=job.session)
     plan = await _plan(ctx, call)
     limit = runtime.config.tool_result_chars
 

@@ -1,10 +1,16 @@
-"""One worker per live session (seed 003 R4): an asyncio task that consumes the session's packages in order.
+"""One worker per session with work (seed 003 R4): an asyncio task that consumes the session's packages in order.
 
-Workers are spawned when a session opens, re-spawned for every open session when a process starts
-(`rehydrate`), and cancelled when their session closes. A worker claims the session's oldest unfinished
-package as a lease it renews while it works; a package whose worker was killed is taken over as soon as its
-process is gone (or its lease runs out) and resumes from its stored steps. A failed package is retried with
-backoff, then marked failed; errors are logged and the worker goes on with the next package.
+Workers are spawned when a session opens or a package is queued, re-spawned when a process starts and by a
+supervisor for every open session with unfinished packages (`rehydrate`: packages queued by other processes),
+and cancelled when their session closes. A worker that finds nothing `idle_polls` times in a row retires, so
+an idle process holds no task per session and polls nothing but the index of unfinished packages; the next
+package spawns the worker again. Polls read; only a claim that takes a package writes.
+
+A worker claims the session's oldest unfinished package as a lease it renews while it works; a package whose
+worker was killed is taken over as soon as its process is gone (or its lease runs out) and resumes from its
+stored steps. A failed package is retried with backoff, then marked failed; errors are logged and the worker
+goes on with the next package. A worker whose session disappears (its user was forgotten) stops at its next
+write, which the store refuses.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..models import EventAction, Panel, Scope
 from ..stores.base import EventDraft
 from .agent import TurnOutcome, run_learning_turn
-from .records import Job
+from .records import Job, SessionGone
 from .tools import ACTOR
 
 if TYPE_CHECKING:
@@ -70,7 +76,8 @@ class Workers:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     async def start(self) -> int:
-        """Start serving (idempotent): a worker for every open session of every tenant. Needs a model."""
+        """Start serving (idempotent): a worker for every open session of every tenant that has packages
+        waiting. Needs a model."""
         self._runtime.require_model()
         self._forget_closed_loop()
         if self._loop is None:
@@ -79,10 +86,11 @@ class Workers:
         return int(await self._on_worker_loop(self.rehydrate()))
 
     async def rehydrate(self) -> int:
-        """Spawn the missing workers of open sessions (after a restart, or sessions another process opened)."""
+        """Spawn the missing workers of open sessions with unfinished packages (after a restart, or packages
+        another process queued)."""
         await self._runtime.engine.ensure_started()
-        sessions = await self._runtime.store.list_sessions(None, "open")
-        return sum(self._spawn_here((s.tenant, s.session)) for s in sessions)
+        sessions = await self._runtime.store.sessions_with_work()
+        return sum(self._spawn_here(key) for key in sessions)
 
     async def stop(self) -> None:
         """Cancel every worker; their claimed packages go back to the queue untouched."""
@@ -114,6 +122,17 @@ class Workers:
             return False
         await self._on_worker_loop(_cancel_all([task]))
         return True
+
+    async def reap(self, tenant: str) -> int:
+        """Stop this process's workers of `tenant` whose session no longer exists (a forgotten user's), at
+        once rather than at their next write; returns how many."""
+        if not self.running:
+            return 0
+        alive = {s.session for s in await self._runtime.store.list_sessions(Scope(tenant=tenant), None)}
+        gone = [key for key in list(self._tasks) if key[0] == tenant and key[1] not in alive]
+        for key in gone:
+            await self.cancel(*key)
+        return len(gone)
 
     def wake(self, tenant: str, session: str) -> None:
         """A package was queued for the session: its worker looks now instead of at its next poll."""
@@ -162,6 +181,7 @@ class Workers:
         claimer = f"{self._process}:{uuid.uuid4().hex[:12]}"
         wake = self._wake[key]
         pause = 0.5
+        idle = 0
         try:
             while True:
                 wake.clear()  # before claiming: a package queued after the claim sets it again
@@ -177,15 +197,26 @@ class Workers:
                     continue
                 pause = 0.5
                 if claim.closed:
-                    log.info("learning agent: session %s/%s is closed; its worker stops", tenant, session)
+                    log.info("learning agent: session %s/%s is closed or gone; its worker stops", tenant, session)
                     return
                 if claim.job is not None and claim.job.attempts > config.max_attempts:
                     # Every earlier claim ended with its worker gone mid-package: stop feeding it to workers.
+                    idle = 0
                     await self._give_up(claim.job)
                     continue
                 if claim.job is not None:
-                    await self._handle(claim.job)
+                    idle = 0
+                    if not await self._handle(claim.job):
+                        return
                     continue
+                # A package held back (retry backoff, another live worker's lease) is work to come; an empty
+                # queue is idleness, and a worker idle for `idle_polls` polls retires.
+                idle = 0 if claim.retry_in is not None else idle + 1
+                if idle >= config.idle_polls and not wake.is_set():
+                    # No await between this check and leaving `_tasks` (the finally below): a `submit` on this
+                    # loop either woke us before it (we go on) or finds no live worker after it (it spawns one).
+                    log.debug("learning agent: session %s/%s is idle; its worker retires", tenant, session)
+                    return
                 timeout = config.poll_seconds if claim.retry_in is None else min(claim.retry_in, config.poll_seconds)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), timeout)
@@ -194,20 +225,25 @@ class Workers:
                 del self._tasks[key]
                 self._wake.pop(key, None)
 
-    async def _handle(self, job: Job) -> None:
+    async def _handle(self, job: Job) -> bool:
+        """Work on a claimed package; False when its session is gone and the worker must stop."""
         runtime = self._runtime
         store, config, engine = runtime.store, runtime.config, runtime.engine
         heartbeat = asyncio.create_task(self._heartbeat(job))
         try:
-            session = await store.get_session(Scope(tenant=job.tenant), job.session)
+            session = await store.get_session(Scope(tenant=job.tenant, user=job.user), job.session)
             if session is None:
-                raise LookupError(f"session {job.session!r} has disappeared")
+                raise SessionGone(f"session {job.session!r} has disappeared", session=job.session)
             outcome = await run_learning_turn(runtime, session, job)
         except asyncio.CancelledError:
             heartbeat.cancel()
             with contextlib.suppress(Exception):
                 await asyncio.shield(store.release(job))
             raise
+        except SessionGone:
+            # Its user was forgotten: the package and every row of the session are gone; record nothing.
+            log.info("learning agent: session %s/%s disappeared; its worker stops", job.tenant, job.session)
+            return False
         except Exception as exc:
             heartbeat.cancel()
             error = f"{type(exc).__name__}: {exc}"
@@ -225,13 +261,14 @@ class Workers:
                     await store.retry_later(job, error, engine.clock() + timedelta(seconds=delay))
             except Exception:  # the lease hands the package to the next claim
                 log.exception("learning agent: recording the failure of package %s failed", job.package_id)
-            return
+            return True
         finally:
             heartbeat.cancel()
         try:
             await self._finish(job, outcome, None)
         except Exception:
             log.exception("learning agent: finishing package %s failed", job.package_id)
+        return True
 
     async def _give_up(self, job: Job) -> None:
         error = f"abandoned: {job.attempts - 1} workers stopped in the middle of this package"

@@ -29,9 +29,16 @@ from ..errors import (
     ValidationError,
 )
 
-__all__ = ["ERROR_RESPONSES", "error_body", "install_error_handlers", "status_for"]
+__all__ = ["ERROR_RESPONSES", "UserRequired", "error_body", "install_error_handlers", "status_for"]
 
 log = logging.getLogger("learnloop.server")
+
+
+class UserRequired(ValidationError):
+    """A write with a tenant-wide (admin or app) key that names neither the user it is for nor `global`:
+    refused rather than silently stored as tenant-global, where every user's context would show it."""
+
+    code = "user_required"
 
 # Most specific class first: InvalidCategory is a ValidationError and shares its 422.
 _STATUS: list[tuple[type[LearnloopError], int]] = [

@@ -153,3 +153,10 @@ class KeyRing:
 
     def forget(self, key_id: str) -> None:
         self._cache.pop(key_id, None)
+
+    def forget_user(self, tenant: str, user: str) -> None:
+        """Drop the cached keys of a user who was just forgotten (the store deleted them), so this process
+        refuses them at once instead of when the cache runs out."""
+        for key_id, (_, record) in list(self._cache.items()):
+            if record is not None and record.tenant == tenant and record.user == user:
+                self._cache.pop(key_id, None)

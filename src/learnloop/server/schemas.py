@@ -11,10 +11,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..capture.write import SaveAction
-from ..models import DEFAULT_NAMESPACE, Learning, LearningType
+from ..models import _IDENT, _NAME, DEFAULT_NAMESPACE, Learning, LearningType
 
 __all__ = [
     "IDENT",
+    "MAX_INT",
     "NAME",
     "CategoryIn",
     "DeletedOut",
@@ -32,13 +33,18 @@ __all__ = [
     "ReasonIn",
     "RestoreIn",
     "RetrieveIn",
+    "Strict",
     "ToolCallIn",
     "ToolCallOut",
     "VocabularyIn",
 ]
 
-IDENT = r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,127}$"
-NAME = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+# The rules `learnloop.models.check_identifier` and namespace names follow, as schema patterns: one definition.
+IDENT = _IDENT.pattern
+NAME = _NAME.pattern
+# The largest integer any request may carry: stored integers are SQLite's 64-bit ones (a larger value raised
+# OverflowError deep in the store), and 2**53 is also the largest a JavaScript client holds exactly.
+MAX_INT = 2**53
 Ident = Annotated[str, StringConstraints(pattern=IDENT, max_length=128)]
 Name = Annotated[str, StringConstraints(pattern=NAME, max_length=64)]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=4000)]
@@ -49,6 +55,9 @@ Tag = Annotated[str, StringConstraints(max_length=64)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+_GLOBAL = "Write tenant-global learnings, shown to every user (admin and app keys, instead of `user`)"
 
 
 class LearningUpdate(Strict):
@@ -81,12 +90,16 @@ class DeletedOut(BaseModel):
 
 
 class ToolCallIn(Strict):
-    """A model's `save_learning` call: its raw arguments (object or JSON string) and who it was for."""
+    """A model's `save_learning` call: its raw arguments (object or JSON string) and who it was for.
+
+    With an admin or app key, name the `user` the learning is for, or send `"global": true` to save a
+    tenant-global learning (recalled for every user); naming neither is a 422 `user_required`."""
 
     arguments: dict[str, Any] | Annotated[str, StringConstraints(max_length=20_000)] = Field(
         examples=[{"learning": "Grainfather Gen 1 boil-off rate is ~3.5 L/hr", "category": "fact"}]
     )
     user: Ident | None = None
+    global_: bool = Field(default=False, alias="global", description=_GLOBAL)
     session: Short | None = None
     message: Short | None = None
     interaction: Short | None = None
@@ -114,15 +127,17 @@ class ObserveMeta(Strict):
 
 class ObserveIn(Strict):
     """One turn. `retrieved_ids` are the learnings shown to the model for this turn (from /api/retrieve), so
-    feedback on the next turn reaches them and recalled text is not learned again."""
+    feedback on the next turn reaches them and recalled text is not learned again. What it learns is
+    stored for `user`; admin and app keys name the user or send `"global": true` (else 422 `user_required`)."""
 
     user_message: Annotated[str, StringConstraints(max_length=20_000)]
     assistant_message: Annotated[str, StringConstraints(max_length=50_000)] = ""
     user: Ident | None = None
     session: Short = "default"
-    retrieved_ids: list[Annotated[int, Field(ge=1, le=2**53)]] = Field(default_factory=list, max_length=100)
+    retrieved_ids: list[Annotated[int, Field(ge=1, le=MAX_INT)]] = Field(default_factory=list, max_length=100)
     meta: ObserveMeta = Field(default_factory=ObserveMeta)
     namespace: Name = DEFAULT_NAMESPACE
+    global_: bool = Field(default=False, alias="global", description=_GLOBAL)
 
 
 class LimitsIn(Strict):

@@ -4,6 +4,10 @@ The event log is the source of truth and the bus is only a doorbell: on each rin
 for events other processes wrote, the stream reads the log after the last sequence number it sent. So the
 stream is in order, never skips an event, resumes exactly from `Last-Event-ID` (the event `seq`), and sees
 writes of every process sharing the database.
+
+A stream lives longer than the request that opened it, so the key is checked again at every poll and
+heartbeat (through the key ring's short cache): a revoked key, or a user-bound key whose user was forgotten
+(forgetting deletes the user's keys), ends the stream within the cache's lifetime plus one poll.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
+from ..errors import AuthenticationError
 from ..models import Event
-from .auth import Api, ApiDep
+from .auth import Api, ApiDep, presented_key
 from .errors import ERROR_RESPONSES
 from .eventview import sse_frame
 from .schemas import IDENT
@@ -42,6 +47,7 @@ _RETRY_MS = 2000
     },
 )
 async def events(
+    request: Request,
     api: ApiDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=32)] = None,
     after: Annotated[int | None, Query(ge=0, le=2**53, description="Start after this seq")] = None,
@@ -57,9 +63,11 @@ async def events(
         start = after
     if start is None:
         start = await api.service.store.tail_start(api.loop.scope(scope_user), tail)
+    key, _ = presented_key(request)
+    assert key is not None  # `api` was resolved from it
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(
-        stream_events(api, scope_user, start, max_seconds), media_type="text/event-stream", headers=headers
+        stream_events(api, key, scope_user, start, max_seconds), media_type="text/event-stream", headers=headers
     )
 
 
@@ -70,7 +78,10 @@ def _parse_seq(value: str | None) -> int | None:
     return seq if seq <= 2**53 else None
 
 
-async def stream_events(api: Api, user: str | None, start: int, max_seconds: float | None) -> AsyncIterator[str]:
+async def stream_events(
+    api: Api, key: str, user: str | None, start: int, max_seconds: float | None
+) -> AsyncIterator[str]:
+    """`key` is the API key the stream was opened with, checked again before every read of the log."""
     options = api.service.options
     bus = api.loop.engine.bus
     started = last_sent = time.monotonic()
@@ -79,6 +90,10 @@ async def stream_events(api: Api, user: str | None, start: int, max_seconds: flo
     # Subscribe before the first read, so an event committed in between rings the bell.
     async with bus.subscribe(api.principal.tenant, user) as subscription:
         while True:
+            if not await _still_valid(api, key):
+                # A comment, not an event: clients see the stream end; reconnecting gets the 401.
+                yield ": the API key was revoked (or its user forgotten); the stream ends\n\n"
+                return
             batch = await _read(api, user, last)
             for event in batch:
                 yield sse_frame(event)
@@ -100,6 +115,14 @@ async def stream_events(api: Api, user: str | None, start: int, max_seconds: flo
             if await subscription.get(min(waits)) is not None:
                 _drain(subscription.queue)
                 subscription.overflowed = False
+
+
+async def _still_valid(api: Api, key: str) -> bool:
+    """Whether `key` still resolves to the principal that opened the stream."""
+    try:
+        return await api.service.keys.resolve(key) == api.principal
+    except AuthenticationError:
+        return False
 
 
 async def _read(api: Api, user: str | None, after: int) -> list[Event]:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Annotated
@@ -15,8 +11,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import ValidationError as PydanticValidationError
 
 from ...errors import ValidationError
-from ...models import Vocabulary, check_identifier
-from ...portability import ExportedLearning, ImportReport
+from ...models import Vocabulary
+from ...portability import ImportReport
 from ..auth import ApiDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import IDENT, NAME, MeOut, PurgeIn, PurgeOut, VocabularyIn
@@ -28,7 +24,6 @@ router = APIRouter(prefix="/api", tags=["administration"], responses=ERROR_RESPO
 UserPath = Annotated[str, Path(pattern=IDENT, max_length=128)]
 UserQuery = Annotated[str | None, Query(pattern=IDENT, max_length=128)]
 _NDJSON = "application/x-ndjson"
-_NAME = re.compile(NAME)
 
 
 @router.get("/me", summary="The calling key: tenant, role and user")
@@ -72,7 +67,14 @@ async def purge_deprecated(api: ApiDep, body: PurgeIn) -> PurgeOut:
 async def forget_user(api: ApiDep, user: UserPath) -> dict[str, int]:
     """Removes every row, index entry and event of the user (and their user-bound keys); tenant-global
     learnings they contributed stay, anonymised. A user-bound key may forget only its own user."""
-    return await api.loop.forget(api.acting_for(user) or user)
+    target = api.acting_for(user) or user
+    removed = await api.loop.forget(target)
+    # The user's keys are gone from the store; refuse them here now rather than when the cache runs out
+    # (open event streams check their key again at every poll), and stop learning-agent workers still
+    # busy with the user's sessions instead of at their next write.
+    api.service.keys.forget_user(api.principal.tenant, target)
+    await api.loop.agent.reap_workers()
+    return removed
 
 
 @router.get(
@@ -111,9 +113,12 @@ async def import_lines(request: Request, api: ApiDep, user: UserQuery = None) ->
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValidationError("import body is not UTF-8 text", field="body") from exc
-    lines = text.splitlines()
-    _precheck(lines, forced_user=scope_user)
-    return await api.loop.import_jsonl(lines, user=scope_user, actor="import")
+    # `import_jsonl` checks every line (shape, owner, write gate, embedding size and values) and raises a
+    # ValidationError naming the lines before it writes anything; the error handler makes that the 422.
+    try:
+        return await api.loop.import_jsonl(text.splitlines(), user=scope_user, actor="import")
+    except RecursionError as exc:  # a line nested deeper than the JSON parser goes
+        raise ValidationError("import rejected, nothing written: a line is nested too deeply", field="body") from exc
 
 
 async def _read_limited(request: Request, limit: int) -> bytes:
@@ -125,37 +130,3 @@ async def _read_limited(request: Request, limit: int) -> bytes:
             raise HTTPException(413, f"import body is larger than {limit} bytes; split the file")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _precheck(lines: list[str], forced_user: str | None) -> None:
-    """Reject, before anything is written, what the importer would only discover halfway through a file
-    (unusable owners, embeddings that are not base64) or could not handle (absurdly nested JSON)."""
-    problems: list[str] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            if line.lstrip().startswith('{"vocabulary"'):
-                json.loads(line)  # the importer validates vocabulary lines; only nesting depth is checked here
-                continue
-            record = ExportedLearning.model_validate_json(line)
-            if record.user is not None and forced_user is None:
-                check_identifier(record.user, "user")
-            if not _NAME.match(record.namespace):
-                raise ValidationError(f"namespace {record.namespace!r} is not a valid name", field="namespace")
-            if record.embedding is not None:
-                base64.b64decode(record.embedding, validate=True)
-        except (PydanticValidationError, ValueError, binascii.Error, RecursionError) as exc:
-            problems.append(f"line {number}: {_first_message(exc)}")
-        except ValidationError as exc:
-            problems.append(f"line {number}: {exc.message}")
-        if len(problems) >= 10:
-            break
-    if problems:
-        raise ValidationError(f"import rejected, nothing written: {'; '.join(problems)}", problems=problems)
-
-
-def _first_message(exc: Exception) -> str:
-    if isinstance(exc, PydanticValidationError):
-        return str(exc.errors()[0]["msg"])
-    return str(exc) or type(exc).__name__

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints
 
 from ...agent import (
     AgentSession,
@@ -26,27 +26,23 @@ from ...agent import (
     QueueCounts,
     QueuedInteraction,
 )
+from ...agent.package import MAX_TURN
 from ...agent.records import SessionStatus
 from ..auth import ApiDep
 from ..errors import ERROR_RESPONSES
+from ..schemas import IDENT, MAX_INT, NAME, Ident, Strict
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["learning agent"], responses=ERROR_RESPONSES)
 
-_IDENT = r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,127}$"
-_PROJECT = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
-Ident = Annotated[str, StringConstraints(pattern=_IDENT, max_length=128)]
-Project = Annotated[str, StringConstraints(pattern=_PROJECT, max_length=64)]
-UserQuery = Annotated[str | None, Query(pattern=_IDENT, max_length=128, description="The end user (app keys)")]
-ProjectQuery = Annotated[str | None, Query(pattern=_PROJECT, max_length=64)]
+# Projects are named like namespaces (`learnloop.agent.records.check_project`).
+Project = Annotated[str, StringConstraints(pattern=NAME, max_length=64)]
+UserQuery = Annotated[str | None, Query(pattern=IDENT, max_length=128, description="The end user (app keys)")]
+ProjectQuery = Annotated[str | None, Query(pattern=NAME, max_length=64)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class InteractionIn(_Strict):
+class InteractionIn(Strict):
     """One finished turn of the main agent (seed 003's interaction package)."""
 
     session: Ident
@@ -59,13 +55,13 @@ class InteractionIn(_Strict):
     )
     actions: list[dict[str, Any]] = Field(default_factory=list, max_length=200)
     tool_calls: list[PackageToolCall] = Field(default_factory=list, max_length=200)
-    turn: int | None = Field(default=None, ge=0)
+    turn: int | None = Field(default=None, ge=0, le=MAX_TURN)
     id: Ident | None = None
     at: datetime | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
-class SessionIn(_Strict):
+class SessionIn(Strict):
     session: Ident | None = None
     user: Ident | None = None
     project: Project | None = None
@@ -77,7 +73,7 @@ class SessionOut(BaseModel):
     queue: QueueCounts
 
 
-class FileIn(_Strict):
+class FileIn(Strict):
     content: Annotated[str, StringConstraints(max_length=200_000)]
     user: Ident | None = None
     project: Project | None = None
@@ -87,7 +83,7 @@ class DeletedOut(BaseModel):
     deleted: bool
 
 
-class PageIn(_Strict):
+class PageIn(Strict):
     id: Ident
     title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
     content: Annotated[str, StringConstraints(max_length=100_000)] = ""
@@ -97,7 +93,7 @@ class PageIn(_Strict):
     project: Project = "default"
 
 
-class PointerIn(_Strict):
+class PointerIn(Strict):
     id: Ident
     page_id: Ident | None = None
     title: Annotated[str, StringConstraints(min_length=1, max_length=500)]
@@ -119,7 +115,8 @@ async def submit_interaction(api: ApiDep, body: InteractionIn) -> QueuedInteract
 
 @router.get("/agent", summary="Whether the learning agent is configured and running here")
 async def agent_status(api: ApiDep) -> AgentStatus:
-    return await api.loop.agent.status()
+    """A user-bound key sees its own user's workers and queue only; admin and app keys the tenant's."""
+    return await api.loop.agent.status(user=api.scope_user)
 
 
 @router.post("/agent/sessions", status_code=201, summary="Open a session and start its worker")
@@ -193,7 +190,7 @@ async def list_pages(
     user: UserQuery = None,
     project: ProjectQuery = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_INT)] = 0,
 ) -> list[KnowledgePage]:
     return await api.loop.agent.list_pages(user=api.acting_for(user), project=project, limit=limit, offset=offset)
 

@@ -12,8 +12,8 @@ from ...capture.observe import ObserveResult
 from ...capture.tool import DEFAULT_TOOL_NAME
 from ...errors import ValidationError
 from ...models import Filters, Limits, RetrievalResult, RetrievedItem, Status
-from ..auth import ApiDep
-from ..errors import ERROR_RESPONSES
+from ..auth import Api, ApiDep
+from ..errors import ERROR_RESPONSES, UserRequired
 from ..schemas import NAME, ObserveIn, PromptOut, RetrieveIn, ToolCallIn, ToolCallOut
 
 __all__ = ["router"]
@@ -35,12 +35,30 @@ def _arguments(raw: dict[str, Any] | str) -> dict[str, Any] | str:
     return parsed if isinstance(parsed, dict) else raw
 
 
+def _owner(api: Api, requested: str | None, shared: bool) -> str | None:
+    """Whose learnings a write creates. A tenant-wide key must say: a `user`, or `global: true` for learnings
+    every user of the tenant is shown; taking silence for "global" put private facts into everyone's context."""
+    if shared:
+        if requested is not None:
+            raise ValidationError("send either 'user' or 'global: true', not both", field="global")
+        api.principal.require_tenant_key("writing tenant-global learnings")
+        return None
+    user = api.acting_for(requested)
+    if user is None:
+        raise UserRequired(
+            "name the user this is for ('user'), or send 'global: true' to write tenant-global learnings",
+            field="user",
+        )
+    return user
+
+
 @router.post("/tools/save_learning", summary="Route the model's save_learning call")
 async def save_learning(api: ApiDep, body: ToolCallIn) -> ToolCallOut:
     """Runs the model's raw tool-call arguments through the governed write (validate, gate, dedupe). A
     category outside the vocabulary is a 422 listing the allowed ones; content the write gate refuses is a
-    200 with `ok: false` and `content` telling the model not to try again."""
-    user = api.acting_for(body.user)
+    200 with `ok: false` and `content` telling the model not to try again. Admin and app keys name the
+    `user`, or send `global: true`; neither is a 422 `user_required`. A user-bound key saves for its user."""
+    user = _owner(api, body.user, body.global_)
     called = await api.loop.handle_tool_call(
         _arguments(body.arguments),
         user=user,
@@ -84,7 +102,8 @@ async def proactive_learning(
 
 @router.post("/observe", summary="Observe one turn: judge the previous answer, keep what this turn taught")
 async def observe(api: ApiDep, body: ObserveIn) -> ObserveResult:
-    user = api.acting_for(body.user)
+    """Like `save_learning`, admin and app keys name the `user` or send `global: true`."""
+    user = _owner(api, body.user, body.global_)
     retrieved: RetrievalResult | None = None
     if body.retrieved_ids:
         # Ids the caller cannot see are ignored, exactly as if they had been deleted meanwhile.
