@@ -166,6 +166,7 @@ async def update(
     """Edit a learning. A new text is re-embedded and bumps the version. Edited text passes the write gate
     like any other write (`WriteRefused` names the rule)."""
     new_text = None if text is None else normalise_text(text)
+    await get(engine, scope, learning_id)  # an unknown id is a 404 whatever the new text holds
     for field_name, value in (("text", new_text), ("topic", topic), ("tags", " ".join(tags or ()))):
         if value:
             check_gate(engine, value, field_name)

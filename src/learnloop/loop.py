@@ -398,7 +398,9 @@ class Loop:
         """Remove every trace of a user (rows, index entries, events); shared knowledge they contributed
         stays, anonymised."""
         await self._engine.ensure_started()
-        return await self._engine.store.forget_user(self.tenant, self.scope(user).user or user)
+        removed = await self._engine.store.forget_user(self.tenant, self.scope(user).user or user)
+        await self.agent.reap_workers()  # a worker still busy for them must not write anything back
+        return removed
 
     async def history(self, learning_id: int, *, user: str | None = None) -> builtins.list[Event]:
         await governance.get(self._engine, self.scope(user), learning_id)

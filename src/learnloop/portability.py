@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 
@@ -20,13 +21,14 @@ from pydantic import ValidationError as PydanticValidationError
 from .capture.write import check_gate, normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ValidationError
-from .models import EventAction, Learning, LearningType, Origin, Scope, Source, Status, Vocabulary
+from .models import EventAction, Learning, LearningType, Origin, Scope, Source, Status, Vocabulary, check_identifier
 from .simhash import simhash64_hex
 from .stores.base import EventDraft, Insert, NewLearning, Operation, PutVocabulary, Update, Vector
 
 __all__ = ["ExportedLearning", "ImportReport", "export_lines", "import_lines"]
 
 _BATCH = 256
+_NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 
 class ExportedLearning(BaseModel):
@@ -114,7 +116,14 @@ def _parse(
             ):
                 if value:
                     check_gate(engine, value, field)
+            if record.user is not None:
+                check_identifier(record.user, "user")
+            if not _NAMESPACE.match(record.namespace):
+                raise ValidationError(f"namespace {record.namespace!r} is not a valid name", field="namespace")
             vector = _stored_vector(record, engine.embedder.model_id, engine.embedder.dimension)
+        except RecursionError:
+            problems.append(f"line {number}: nested too deeply")
+            continue
         except (PydanticValidationError, ValidationError, ValueError, KeyError) as exc:
             problems.append(f"line {number}: {_first_message(exc)}")
             continue

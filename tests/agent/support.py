@@ -33,7 +33,10 @@ def build_loop(
     llm = resolve_llm("openai:scripted-model", settings) if with_llm else None
     store = SQLiteStore(db, embedding_model=embedder.model_id, dimension=DIMENSION)
     loop = Loop(Engine(store=store, embedder=embedder, llm=llm), tenant)
-    loop.agent.configure(**({"poll_seconds": 0.05, "lease_seconds": 10.0, "retry_backoff": 0.05} | options))
+    # Workers retire after `idle_polls` empty polls; at 0.05 s a poll the production default (30) would retire
+    # them between two steps of a test, so tests that want retirement ask for it.
+    defaults = {"poll_seconds": 0.05, "lease_seconds": 10.0, "retry_backoff": 0.05, "idle_polls": 100_000}
+    loop.agent.configure(**(defaults | options))
     return loop
 
 

@@ -1,4 +1,5 @@
-"""The agent's store on SQLite: claims, leases, the step ledger, conversation trimming."""
+"""The agent's store on SQLite: claims, leases, the step ledger, conversation trimming, no writes for a session
+that is gone."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import os
 import socket
 from datetime import timedelta
 
-from learnloop.agent.records import EditExperience, Job, StepCommit, Workspace, WriteExperience
+import pytest
+
+from learnloop.agent.records import EditExperience, Job, SessionGone, StepCommit, Workspace, WriteExperience
 from learnloop.agent.store import AgentStore
 from learnloop.llms.base import Message
 from learnloop.loop import Loop
@@ -92,3 +95,23 @@ async def test_the_conversation_is_trimmed_by_whole_packages(agent_loop: Loop) -
     assert [m.package_id for m in kept] == ["pkg-c", "pkg-c"]  # 40 tokens > 25: only the latest package stays
     counts = await store.queue_counts(Scope(tenant="acme"), "s")
     assert counts.done == 3 and counts.unfinished == 0
+
+
+async def test_nothing_is_written_for_a_session_that_is_gone(agent_loop: Loop) -> None:
+    """After `forget`, a worker's writes for the user's session are refused in their own transaction."""
+    await _queue(agent_loop, "a")
+    store, now = _store(agent_loop), agent_loop.engine.clock()
+    job = (await store.claim("acme", "s", f"{LIVE}:w", now, 30.0)).job
+    assert job is not None
+    await agent_loop.forget("alice")
+    write = WriteExperience(Workspace("acme", "alice", "default"), "notes.md", "# Alice\n", "s")
+    draft = EventDraft(actor="agent:learning", action=EventAction.EXPERIENCE_WRITTEN)
+    commit = StepCommit("acme", "alice", "s", job.package_id, 0, "write_file", "d", {"ok": True}, [draft], write)
+    tool = Message(role="tool", content="ok", tool_call_id="c1")
+    with pytest.raises(SessionGone):
+        await store.commit_step(commit, lambda result: (tool, 1), now)
+    with pytest.raises(SessionGone):
+        await store.append_message(job, Message(role="assistant", content="more"), 1, now)
+    assert await store.messages("acme", "s") == [] and await store.steps("acme", job.package_id) == {}
+    assert await store.read_file(Workspace("acme", "alice", "default"), "notes.md") is None
+    assert [e for e in await agent_loop.events(limit=100) if e.user == "alice"] == []

@@ -174,10 +174,28 @@ def test_http_needs_the_api_key(server: HttpServer, api_keys: dict[str, str]) ->
     assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith("Bearer")
     wrong = httpx.post(server.url, json=body, headers={**headers, "Authorization": "Bearer not-the-key"})
     assert wrong.status_code == 401 and wrong.json()["error"]["message"] == "unknown API key"
-    # A user-bound key acts for its own user only.
-    as_alice = {**headers, "Authorization": f"Bearer {api_keys['bob']}", "X-Learnloop-User": USER}
-    refused = httpx.post(server.url, json=body, headers=as_alice)
-    assert refused.status_code == 403 and "acts for user 'bob' only" in refused.json()["error"]["message"]
+    # A malformed user header is the caller's mistake.
+    malformed = {**headers, "Authorization": f"Bearer {api_keys['cellar']}", "X-Learnloop-User": "a b"}
+    assert httpx.post(server.url, json=body, headers=malformed).status_code == 400
+
+
+@pytest.mark.server
+async def test_http_another_users_data_is_not_found_and_tenant_wide_writes_name_their_user(
+    server: HttpServer, api_keys: dict[str, str]
+) -> None:
+    # A user-bound key acts for its own user only: naming another reads as "not found", never "forbidden".
+    async with http_client(server.url, api_keys["bob"], user=USER) as as_alice:
+        listed = await as_alice.call_tool("list_learnings", {})
+        assert listed.is_error and f"user '{USER}' not found" in text(listed) and "permission" not in text(listed)
+    # A tenant-wide key without a user may not write: the save would reach every user of the tenant.
+    async with http_client(server.url, api_keys["cellar"]) as anyone:
+        refused = await anyone.call_tool("save_learning", {"learning": "The cellar is at 12 C", "category": "fact"})
+        assert refused.is_error and "user_required" in text(refused)
+    async with http_client(server.url, api_keys["cellar"], user="*global*") as everyone:
+        kept = await everyone.call_tool("save_learning", {"learning": "The cellar is at 12 C", "category": "fact"})
+        assert not kept.is_error, text(kept)
+        listed = await everyone.call_tool("list_learnings", {})
+        assert {item["owner"] for item in structured(listed)["items"]} == {None}  # no user's own learnings
 
 
 @pytest.mark.server

@@ -1,5 +1,6 @@
 """The MCP server's own decisions, in process (the SDK's in-memory client; real SQLite and embedder): schemas that
-follow each tenant's vocabulary, argument errors the model can read, read-only keys, the bearer middleware."""
+follow each tenant's vocabulary, argument errors the model can read, read-only keys, whose learnings a tenant-wide
+caller works on, other users' data reading as missing, the bearer middleware."""
 
 from __future__ import annotations
 
@@ -9,9 +10,17 @@ import pytest
 from mcp.client.client import Client
 
 from learnloop import Loop
-from learnloop.errors import PermissionDenied, ValidationError
+from learnloop.errors import NotFound, ValidationError
 from learnloop.mcp.server import LearnloopMCP
-from learnloop.mcp.server_auth import PRINCIPAL_KEY, BearerAuth, Principal, acting_for, resolve_key, shared_secret
+from learnloop.mcp.server_auth import (
+    GLOBAL_USER,
+    PRINCIPAL_KEY,
+    BearerAuth,
+    Principal,
+    acting_for,
+    resolve_key,
+    shared_secret,
+)
 
 from .test_server_harness import structured, text
 
@@ -127,8 +136,105 @@ async def test_shared_secret_maps_to_the_configured_identity() -> None:
 def test_only_a_tenant_wide_key_may_name_the_user_it_acts_for() -> None:
     tenant_wide = Principal("acme", None, "write")
     assert acting_for(tenant_wide, "carol") == Principal("acme", "carol", "write")
+    assert acting_for(tenant_wide, GLOBAL_USER) == Principal("acme", None, "write", shared=True)
     assert acting_for(Principal("acme", "bob"), "bob") == Principal("acme", "bob")
-    with pytest.raises(PermissionDenied):
+    # Another user is as missing as a user who does not exist (REST answers 404), never "forbidden".
+    with pytest.raises(NotFound, match="user 'carol' not found"):
         acting_for(Principal("acme", "bob"), "carol")
+    with pytest.raises(NotFound):
+        acting_for(Principal("acme", "bob"), GLOBAL_USER)
     with pytest.raises(ValidationError):
         acting_for(tenant_wide, "carol smith; drop table")
+
+
+async def test_another_users_data_reads_as_not_found_over_the_middleware(loop: Loop) -> None:
+    """A user-bound key naming someone else is let through, and every tool call answers "not found"."""
+    seen: list[Any] = []
+    sent: list[dict[str, Any]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(scope.get(PRINCIPAL_KEY))
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    headers = [(b"authorization", b"Bearer k-bob"), (b"x-learnloop-user", b"alice")]
+    # Where the app cannot answer for itself, the middleware says "not found", never "forbidden".
+    await BearerAuth(app, shared_secret("k-bob", "default", "bob"))(  # type: ignore[arg-type]
+        {"type": "http", "headers": headers},
+        None,
+        send,  # type: ignore[arg-type]
+    )
+    assert seen == [] and [m["status"] for m in sent if "status" in m] == [404]
+    sent.clear()
+    # LearnloopMCP lets the request through and answers every tool call with "not found".
+    middleware = BearerAuth(app, shared_secret("k-bob", "default", "bob"), defer_unknown_user=True)  # type: ignore[arg-type]
+    await middleware({"type": "http", "headers": headers}, None, send)  # type: ignore[arg-type]
+    assert sent == [] and seen == [Principal("default", "bob", "write", unknown_user="alice")]
+
+    await loop.save("Alice's kettle holds 40 L", user="alice", category="equipment", status="verified")
+    async with client(loop, seen[0]) as mcp:
+        for tool, arguments in (
+            ("list_learnings", {}),
+            ("recall", {"query": "kettle"}),
+            ("save_learning", {"learning": "Alice's kettle holds 41 L", "category": "equipment"}),
+            ("deprecate_learning", {"id": 1, "reason": "x"}),
+        ):
+            result = await mcp.call_tool(tool, arguments)
+            assert result.is_error and "not_found" in text(result) and "user 'alice' not found" in text(result)
+            assert "permission" not in text(result) and "40 L" not in text(result)
+    assert (await loop.list(user="alice")).total == 1  # nothing was saved for her
+
+    # A malformed user from a tenant-wide key is the caller's mistake: 400, not a silent global.
+    await BearerAuth(app, shared_secret("k-app", "default", None))(  # type: ignore[arg-type]
+        {"type": "http", "headers": [(b"authorization", b"Bearer k-app"), (b"x-learnloop-user", b"a b")]},
+        None,  # type: ignore[arg-type]
+        send,
+    )
+    assert [m["status"] for m in sent if "status" in m] == [400] and len(seen) == 1
+
+
+async def test_a_tenant_wide_caller_names_the_user_or_global_before_writing(loop: Loop) -> None:
+    alice = await loop.save("Alice mashes at 65 C", user="alice", category="technique", status="verified")
+    shared = await loop.save("The club mill gap is 1.0 mm", user=None, category="equipment", status="verified")
+    assert alice.learning is not None and shared.learning is not None
+
+    async with client(loop, Principal("default", None)) as anyone:  # an app key without X-Learnloop-User
+        refused = await anyone.call_tool("save_learning", {"learning": "Mash at 67 C", "category": "technique"})
+        assert refused.is_error and "user_required" in text(refused) and GLOBAL_USER in text(refused)
+        for tool in ("deprecate_learning", "confirm_learning"):
+            result = await anyone.call_tool(tool, {"id": shared.learning.id, "reason": "r"})
+            assert result.is_error and "user_required" in text(result)
+        # Reads see what recall sees: the global learnings, never every user's own.
+        listed = structured(await anyone.call_tool("list_learnings", {}))
+        assert [item["id"] for item in listed["items"]] == [shared.learning.id]
+    assert (await loop.list(text="67")).total == 0 and (await loop.get(shared.learning.id)).status == "verified"
+
+    async with client(loop, Principal("default", None, shared=True)) as everyone:  # X-Learnloop-User: *global*
+        saved = await everyone.call_tool(
+            "save_learning", {"learning": "The club kettle is 50 L", "category": "equipment"}
+        )
+        assert not saved.is_error, text(saved)
+        assert (await loop.get(structured(saved)["learning_id"])).user is None
+        # Global means the global learnings: a user's own is out of reach, though the scope is tenant-wide.
+        hidden = await everyone.call_tool("deprecate_learning", {"id": alice.learning.id, "reason": "not yours"})
+        assert hidden.is_error and "not found" in text(hidden)
+        assert (await loop.get(alice.learning.id)).status == "verified"
+        done = await everyone.call_tool("deprecate_learning", {"id": shared.learning.id, "reason": "new mill"})
+        assert not done.is_error and structured(done)["status"] == "deprecated"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("deprecate_learning", {"id": 2**70, "reason": "x"}, f"'id' must be at most {2**53}"),
+        ("confirm_learning", {"id": str(2**70)}, f"'id' must be at most {2**53}"),
+        ("list_learnings", {"offset": 2**70}, f"'offset' must be at most {2**53}"),
+    ],
+)
+async def test_huge_integers_are_argument_errors(
+    loop: Loop, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    async with client(loop, Principal("default", "alice")) as mcp:
+        result = await mcp.call_tool(tool, arguments)
+    assert result.is_error and message in text(result), text(result)

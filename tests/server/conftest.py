@@ -62,8 +62,9 @@ class RunningServer:
         return httpx.Client(base_url=self.url, headers=auth | headers, timeout=30)
 
     def save(self, key: str, text: str, category: str = "equipment", user: str | None = None, **extra: Any) -> Any:
-        """Save through the model's tool call, as an app would."""
-        body = {"arguments": {"learning": text, "category": category, **extra}, "user": user}
+        """Save through the model's tool call, as an app would; `user` None saves a tenant-global learning."""
+        owner: dict[str, Any] = {"user": user} if user is not None else {"global": True}
+        body = {"arguments": {"learning": text, "category": category, **extra}, **owner}
         with self.client(key) as c:
             response = c.post("/api/tools/save_learning", json=body)
         assert response.status_code == 200, response.text

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 
+import numpy as np
 import pytest
 
 from tests.server.conftest import RunningServer, error_of, file_contains
@@ -49,15 +51,16 @@ def test_save_learning_outcomes(service: RunningServer, key: str) -> None:
         assert refused.json()["ok"] is False and refused.json()["action"] == "refused"
         assert refused.json()["rule"]
         bad_category = c.post(
-            "/api/tools/save_learning", json={"arguments": {"learning": "x is 5", "category": "astrology"}}
+            "/api/tools/save_learning",
+            json={"arguments": {"learning": "x is 5", "category": "astrology"}, "user": "eve"},
         )
         assert bad_category.status_code == 422
         assert error_of(bad_category)["allowed"] == ["equipment", "technique", "recipe", "ingredient", "correction"]
         for arguments in ({"learning": "x"}, "{oops", "[1, 2]", {"learning": 5, "category": "recipe"}):
-            response = c.post("/api/tools/save_learning", json={"arguments": arguments})
+            response = c.post("/api/tools/save_learning", json={"arguments": arguments, "user": "eve"})
             assert response.status_code == 422, (arguments, response.text)
             assert error_of(response)["code"] == "validation_error"
-        deep = c.post("/api/tools/save_learning", json={"arguments": "[" * 5000 + "]" * 5000})
+        deep = c.post("/api/tools/save_learning", json={"arguments": "[" * 5000 + "]" * 5000, "user": "eve"})
         assert deep.status_code == 422
         # The refusal left no event, but its count (never its text) is persisted for the metrics.
         deadline = time.monotonic() + 5
@@ -157,8 +160,20 @@ def test_export_import_round_trip(service: RunningServer, key: str) -> None:
         rejected = c.post("/api/import", content=broken)
         bad_line = len(exported.text.splitlines()) + 1
         assert rejected.status_code == 422 and f"line {bad_line}" in error_of(rejected)["message"]
-        bad_vector = json.dumps({"text": "Gus likes IPAs", "embedding": "!!!", "embedding_model": "x"})
-        assert c.post("/api/import", content=bad_vector).status_code == 422
+        # A vector of this server's model must be sound (the importer checks it; the route answers 422).
+        model, dimension = service.loop.engine.embedder.model_id, service.loop.engine.embedder.dimension
+        bad_vectors = {
+            "!!!": "not valid base64",
+            base64.b64encode(np.ones(dimension - 1, dtype=np.float32).tobytes()).decode(): "dimensions",
+            base64.b64encode(np.full(dimension, np.nan, dtype=np.float32).tobytes()).decode(): "non-finite",
+        }
+        for embedding, problem in bad_vectors.items():
+            line = json.dumps({"text": "Gus likes IPAs", "embedding": embedding, "embedding_model": model})
+            rejected = c.post("/api/import", content=line)
+            assert rejected.status_code == 422 and problem in error_of(rejected)["message"], rejected.text
+            assert "nothing written" in error_of(rejected)["message"]
+        deep = '{"vocabulary": ' + "[" * 100_000 + "]" * 100_000 + "}"
+        assert c.post("/api/import", content=deep).status_code == 422
         assert c.post("/api/import", content=b"\xff\xfe").status_code == 422
         assert c.get("/api/learnings", params={"user": "gus"}).json()["total"] == 2
 
@@ -197,3 +212,31 @@ def test_metrics_json_and_prometheus(service: RunningServer, key: str) -> None:
         assert "learnloop_retrieval_hit_ratio" in text.text
     with service.client() as anonymous:
         assert anonymous.get("/metrics").status_code == 401
+
+
+def test_tenant_wide_writes_name_their_user_or_say_global(service: RunningServer) -> None:
+    """An admin or app key that names no user is refused (422 user_required) instead of saving a learning
+    that every user of the tenant would be shown; `"global": true` says that is what is meant."""
+    tenant = "capture-owner"
+    app, ulla = service.key(tenant, "app"), service.key(tenant, "user", "ulla")
+    save = {"arguments": {"learning": "Ulla's kettle holds 25 litres", "category": "equipment"}}
+    turn = {"user_message": "Actually my kettle holds 26 litres, not 25.", "assistant_message": "Noted."}
+    with service.client(app) as c:
+        for path, body in (("/api/tools/save_learning", save), ("/api/observe", turn)):
+            missing = c.post(path, json=body)
+            assert missing.status_code == 422 and error_of(missing)["code"] == "user_required", missing.text
+            assert "global" in error_of(missing)["message"]
+            both = c.post(path, json={**body, "user": "ulla", "global": True})
+            assert both.status_code == 422 and error_of(both)["code"] == "validation_error"
+        assert c.get("/api/learnings").json()["total"] == 0  # nothing was written
+
+        shared = c.post("/api/tools/save_learning", json={**save, "global": True}).json()
+        assert shared["action"] == "created" and shared["learning"]["user"] is None
+        mash = {"arguments": {"learning": "Ulla's mash tun holds 30 litres", "category": "equipment"}}
+        own = c.post("/api/tools/save_learning", json={**mash, "user": "ulla"}).json()
+        assert own["action"] == "created" and own["learning"]["user"] == "ulla"
+    with service.client(ulla) as c:
+        # A user-bound key writes for its user; tenant-global learnings are not its to write.
+        denied = c.post("/api/tools/save_learning", json={**save, "global": True})
+        assert denied.status_code == 403 and error_of(denied)["code"] == "permission_denied"
+        assert c.post("/api/observe", json=turn).status_code == 200

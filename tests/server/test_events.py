@@ -1,5 +1,6 @@
 """`GET /api/events`: live, in order, panels, resumable with Last-Event-ID, writes of other processes,
-heartbeats; and the structured log line every learning event produces."""
+heartbeats, streams that end when their key is revoked or their user forgotten; and the structured log line
+every learning event produces."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ from typing import Any
 import pytest
 
 from learnloop.embedders.base import Embedder
+from learnloop.models import utcnow
 from learnloop.server import ServiceOptions
+from learnloop.server.keys import parse_key
 from learnloop.server.logs import JsonFormatter
+from learnloop.server.state import service_store_for
 from tests.server.conftest import RunningServer, running_server
 
 pytestmark = pytest.mark.server
@@ -64,6 +68,11 @@ class Listener:
     def join(self) -> list[dict[str, Any]]:
         self._thread.join(timeout=30)
         return [event for _, event in self.events]
+
+    @property
+    def ended(self) -> bool:
+        """The server closed the stream (the thread finished reading it)."""
+        return not self._thread.is_alive()
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +162,34 @@ def test_structured_log_line_for_every_event(
     assert line["panel"] == "knowledge_update" and line["level"] == "info"
     # No learning text and no free-text reason in logs.
     assert "yeast starter" not in json.dumps(line) and "new starter" not in json.dumps(line)
+
+
+def test_a_revoked_key_ends_its_open_stream(service: RunningServer) -> None:
+    # A key of its own: revoking the module's shared key would break the other tests.
+    tenant = "events-revoke"
+    admin, watcher = service.key(tenant, "admin"), service.key(tenant, "app")
+    listener = Listener(service, watcher, 600.0)
+    service.save(admin, "Ned's kettle holds 30 litres", "equipment", "ned")
+    parsed = parse_key(watcher)
+    assert parsed is not None
+    # What `learnloop keys revoke` does, from outside the server's key cache.
+    assert service.call(service_store_for(service.loop).revoke_key(parsed[0], utcnow()))
+    listener.join()  # returns when the server ends the stream (or after 30 s, far short of the 600 asked for)
+    assert listener.ended, "the stream outlived its revoked key"
+    assert any("revoked" in comment for comment in listener.comments)
+    with service.client(watcher) as c:
+        assert c.get("/api/events", params={"max_seconds": 1}).status_code == 401  # and cannot reconnect
+
+
+def test_forgetting_a_user_ends_the_streams_of_their_keys(service: RunningServer) -> None:
+    tenant = "events-forget"
+    admin, own = service.key(tenant, "admin"), service.key(tenant, "user", "ola")
+    ola = Listener(service, own, 600.0)
+    others = Listener(service, service.key(tenant, "app"), 600.0)
+    service.save(admin, "Ola's mash tun is 40 litres", "equipment", "ola")
+    with service.client(admin) as c:
+        c.delete("/api/users/ola").raise_for_status()
+    ola.join()
+    assert ola.ended, "a forgotten user's key kept streaming"
+    assert not others.ended  # the tenant's other streams go on
+    others.stop()

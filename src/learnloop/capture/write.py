@@ -106,9 +106,10 @@ async def validated(engine: Engine, scope: Scope, request: SaveRequest) -> SaveR
 
 
 def check_gate(engine: Engine, text: str, field: str = "text") -> None:
-    """For paths that store text outside `save` (edits, imports): refuse what `save` would refuse."""
+    """For paths that store text outside `save` (edits, imports): refuse what `save` would refuse. Size
+    limits are for the learning's text; a short topic or tag is fine."""
     verdict = engine.gate.check(text)
-    if not verdict.allowed:
+    if not verdict.allowed and not (field != "text" and verdict.kind == "size"):
         raise WriteRefused(verdict.reason or "refused", verdict.rule, verdict.kind, field)
 
 

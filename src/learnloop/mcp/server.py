@@ -10,6 +10,10 @@ differs per tenant, and over HTTP the tenant is only known per request, from the
 
 Errors reach the model as tool results with `isError: true` whose text is the validator's, the write gate's or
 the lifecycle's own sentence (a refused secret names its rule; an unknown category lists the allowed ones).
+
+Whose learnings: the caller's user; without one (a tenant-wide key that sent no `X-Learnloop-User`) recall and
+list_learnings see the tenant's global learnings only, and the writing tools refuse (`user_required`) unless
+the caller said `X-Learnloop-User: *global*`, or the server was configured without a user (stdio).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from ..loop import Loop
 from ..models import DEFAULT_NAMESPACE, Learning, Limits, Status
 from . import server_args as a
 from . import server_tools as t
-from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, require_write
+from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, require_owner, require_write
 
 __all__ = ["PROMPT_NAME", "PROMPT_URI", "LearnloopMCP"]
 
@@ -107,7 +111,7 @@ class LearnloopMCP:
         if keys is None:
             return app
         self._keys_required = True
-        return BearerAuth(app, keys)
+        return BearerAuth(app, keys, defer_unknown_user=True)
 
     # -- identity --------------------------------------------------------------------------------------------
 
@@ -142,6 +146,8 @@ class LearnloopMCP:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
         try:
             principal = self._caller(ctx)
+            if principal.unknown_user is not None:
+                raise NotFound(f"user {principal.unknown_user!r} not found", user=principal.unknown_user)
             return await handler(self._loop_for(principal), principal, dict(params.arguments or {}), ctx)
         except LearnloopError as exc:
             return t.error_result(exc)
@@ -154,6 +160,7 @@ class LearnloopMCP:
         self, loop: Loop, principal: Principal, args: dict[str, Any], ctx: ServerRequestContext[Any, Any]
     ) -> types.CallToolResult:
         require_write(principal, t.SAVE)
+        require_owner(principal, t.SAVE)
         request = ctx.request
         session = request.headers.get("mcp-session-id") if request is not None else None
         call = await loop.handle_tool_call(args, user=principal.user, session=session, namespace=self.namespace)
@@ -185,12 +192,14 @@ class LearnloopMCP:
             (await loop.vocabulary(self.namespace)).check(category)
         page = await loop.list(
             user=principal.user,
+            # Without a user, the global learnings only (what recall searches), never every user's own.
+            global_only=principal.user is None,
             namespace=self.namespace,
             category=category,
             status=status,
             text=a.optional_str(args, "text"),
             limit=a.optional_int(args, "limit", minimum=1, maximum=100, default=20) or 20,
-            offset=a.optional_int(args, "offset", minimum=0, maximum=None, default=0) or 0,
+            offset=a.optional_int(args, "offset", minimum=0, maximum=a.MAX_INT, default=0) or 0,
         )
         return t.list_result(page)
 
@@ -198,8 +207,10 @@ class LearnloopMCP:
         self, loop: Loop, principal: Principal, args: dict[str, Any], ctx: ServerRequestContext[Any, Any]
     ) -> types.CallToolResult:
         require_write(principal, t.DEPRECATE)
+        require_owner(principal, t.DEPRECATE)
         learning_id = a.required_int(args, "id")
         reason = a.required_str(args, "reason")
+        await _changeable(loop, principal, learning_id)
         learning = await _owned(loop.deprecate(learning_id, reason, user=principal.user, actor=_ACTOR), learning_id)
         return t.changed_result(learning, "Deprecated; it will not be recalled again:")
 
@@ -207,8 +218,10 @@ class LearnloopMCP:
         self, loop: Loop, principal: Principal, args: dict[str, Any], ctx: ServerRequestContext[Any, Any]
     ) -> types.CallToolResult:
         require_write(principal, t.CONFIRM)
+        require_owner(principal, t.CONFIRM)
         learning_id = a.required_int(args, "id")
         reason = a.optional_str(args, "reason")
+        await _changeable(loop, principal, learning_id)
         learning = await _owned(
             loop.promote(learning_id, user=principal.user, actor=_ACTOR, reason=reason), learning_id
         )
@@ -263,6 +276,16 @@ class LearnloopMCP:
             description="Add to the system prompt so the model saves learnings proactively.",
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
         )
+
+
+async def _changeable(loop: Loop, principal: Principal, learning_id: int) -> None:
+    """A caller working on the global learnings (no user) changes those only, not some user's own: the
+    tenant-wide scope it runs with would otherwise reach every user's learnings."""
+    if principal.user is not None:
+        return  # the user's scope already limits changes to the user's own learnings
+    learning = await _owned(loop.get(learning_id), learning_id)
+    if learning.user is not None:
+        raise NotFound(f"learning {learning_id} not found among the learnings you can change", id=learning_id)
 
 
 async def _owned(change: Awaitable[Learning], learning_id: int) -> Learning:

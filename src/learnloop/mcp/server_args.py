@@ -8,7 +8,10 @@ from typing import Any
 
 from ..errors import ValidationError
 
-__all__ = ["optional_int", "optional_str", "required_int", "required_str", "str_list"]
+__all__ = ["MAX_INT", "optional_int", "optional_str", "required_int", "required_str", "str_list"]
+
+# Stored integers are SQLite's 64-bit ones: a larger id or offset failed deep in the store instead of here.
+MAX_INT = 2**53
 
 
 def required_str(arguments: Mapping[str, Any], name: str) -> str:
@@ -27,8 +30,8 @@ def optional_str(arguments: Mapping[str, Any], name: str) -> str | None:
     return value.strip() or None
 
 
-def required_int(arguments: Mapping[str, Any], name: str, *, minimum: int = 1) -> int:
-    value = optional_int(arguments, name, minimum=minimum, maximum=None)
+def required_int(arguments: Mapping[str, Any], name: str, *, minimum: int = 1, maximum: int = MAX_INT) -> int:
+    value = optional_int(arguments, name, minimum=minimum, maximum=maximum)
     if value is None:
         raise ValidationError(f"'{name}' is required and must be an integer", field=name)
     return value
@@ -48,7 +51,10 @@ def optional_int(
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(f"'{name}' must be an integer", field=name)
     if value < minimum or (maximum is not None and value > maximum):
-        bounds = f"at least {minimum}" if maximum is None else f"within {minimum}..{maximum}"
+        if maximum is not None and maximum < MAX_INT:
+            bounds = f"within {minimum}..{maximum}"
+        else:
+            bounds = f"at least {minimum}" if value < minimum else f"at most {maximum}"
         raise ValidationError(f"'{name}' must be {bounds}", field=name)
     return value
 

@@ -12,7 +12,7 @@ from ..errors import ConfigurationError
 from ..factory import build_loop
 from ..models import DEFAULT_NAMESPACE
 from .server import LearnloopMCP
-from .server_auth import KeyResolver, Principal, shared_secret
+from .server_auth import GLOBAL_USER, KeyResolver, Principal, shared_secret
 from .server_keys import chain, store_keys
 
 __all__ = ["Transport", "serve"]
@@ -40,18 +40,24 @@ async def serve(
 ) -> None:
     """Serve until the client disconnects (stdio) or the process is interrupted (HTTP).
 
-    Over stdio the caller is the configured tenant and `user`. Over HTTP every request needs an API key: `key`
-    (a shared secret standing for the configured tenant and user), one from `keys`, or one of the service's
-    keys (`learnloop keys create`), which carry their own tenant and user.
+    Over stdio the caller is the configured tenant and `user`; without a user it works on the tenant's global
+    learnings (the operator chose that by starting it so). Over HTTP every request needs an API key: `key` (a
+    shared secret standing for the configured tenant and user), one from `keys`, or one of the service's keys
+    (`learnloop keys create`), which carry their own tenant and user. A tenant-wide key (no user) names the
+    user per request, or `*global*`; `user="*global*"` makes the shared secret stand for the global learnings.
     """
+    everyone = user == GLOBAL_USER
+    user = None if everyone else user
     loop = build_loop(settings)
     try:
         await loop.engine.ensure_started()
-        mcp = LearnloopMCP(loop, Principal(tenant=loop.tenant, user=user), namespace=namespace)
+        configured = Principal(tenant=loop.tenant, user=user, shared=user is None)
+        mcp = LearnloopMCP(loop, configured, namespace=namespace)
         if transport == "stdio":
             await mcp.run_stdio()
             return
-        resolvers = [r for r in (shared_secret(key, loop.tenant, user) if key else None, keys, store_keys(loop)) if r]
+        secret = shared_secret(key, loop.tenant, user, shared=everyone) if key else None
+        resolvers = [r for r in (secret, keys, store_keys(loop)) if r]
         if not resolvers:
             raise ConfigurationError("serving over HTTP needs API keys: set --key (or LEARNLOOP_MCP_KEY)")
         await _serve_http(mcp, host=host, port=port, path=path, keys=chain(*resolvers), on_ready=on_ready)

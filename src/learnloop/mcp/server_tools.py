@@ -11,6 +11,7 @@ import mcp_types as types
 from ..capture.tool import ToolCallResult
 from ..errors import LearnloopError
 from ..models import Learning, Page, RetrievalResult, Status, Vocabulary
+from .server_args import MAX_INT
 
 __all__ = [
     "CONFIRM",
@@ -93,7 +94,12 @@ _LIST_OUTPUT = {
     },
     "required": ["items", "total", "offset", "limit"],
 }
-_ID = {"type": "integer", "minimum": 1, "description": "The learning's id, as returned by recall or list_learnings"}
+_ID = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": MAX_INT,
+    "description": "The learning's id, as returned by recall or list_learnings",
+}
 
 
 def tools(save_schema: Mapping[str, Any], vocabulary: Vocabulary) -> list[types.Tool]:
@@ -140,7 +146,7 @@ def tools(save_schema: Mapping[str, Any], vocabulary: Vocabulary) -> list[types.
                     "status": {"type": "string", "enum": _STATUSES},
                     "text": {"type": "string", "description": "Only learnings containing these words"},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                    "offset": {"type": "integer", "minimum": 0, "default": 0},
+                    "offset": {"type": "integer", "minimum": 0, "maximum": MAX_INT, "default": 0},
                 },
             },
             output_schema=_LIST_OUTPUT,

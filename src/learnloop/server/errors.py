@@ -40,6 +40,7 @@ class UserRequired(ValidationError):
 
     code = "user_required"
 
+
 # Most specific class first: InvalidCategory is a ValidationError and shares its 422.
 _STATUS: list[tuple[type[LearnloopError], int]] = [
     (NotFound, 404),
