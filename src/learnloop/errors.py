@@ -22,6 +22,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "StoreError",
+    "UserRequired",
     "ValidationError",
     "WriteRefused",
 ]
@@ -79,6 +80,13 @@ class WriteRefused(ValidationError):
 
     def __init__(self, reason: str, rule: str | None, kind: str | None = None, field: str = "text") -> None:
         super().__init__(f"refused by the write gate ({rule}): {reason}", rule=rule, kind=kind, field=field)
+
+
+class UserRequired(ValidationError):
+    """A write by a tenant-wide caller (admin or app key) that names neither the user it is for nor the
+    tenant's global learnings: refused rather than silently stored where every user's context would show it."""
+
+    code = "user_required"
 
 
 class NotFound(LearnloopError):

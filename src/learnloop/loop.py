@@ -50,7 +50,7 @@ from .recall import retrieve
 from .stores.base import EventDraft, ListQuery, Vector
 from .sync import SyncProxy
 from .tools import ToolIntelligence
-from .tools.intelligence import tools_of
+from .tools.intelligence import close_tools, tools_of
 
 __all__ = ["Loop"]
 
@@ -104,6 +104,7 @@ class Loop:
         runtime = runtime_of(self._engine, create=False)
         if runtime is not None:  # learning-agent workers first: they write to the store closed next
             await runtime.workers.stop()
+        await close_tools(self._engine)  # tool-layer background passes, for the same reason
         await self._engine.aclose()
 
     # -- the background learning agent (learnloop.agent) -------------------------------------------

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import socket
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from mcp import Client, MCPError, StdioServerParameters
 
 import learnloop
 from learnloop.mcp.downstream import load_config
+from learnloop.mcp.proxy import DEFAULT_PORT, SessionTable
 from learnloop.tools import SignalKind, Strength
+from tests.mcp.test_server_harness import http_client
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 ALL_TOOLS = {"get_forecast", "air_quality", "sunrise_times", "shop_analytics", "list_orders", "refund_order"}
@@ -135,36 +138,101 @@ async def test_the_2026_protocol_gets_list_changed_through_listen(config: Path, 
         assert "air_quality" in await names(client)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+KEY = "proxy-shared-secret-9d2e"
 
 
-@pytest.mark.slow
-async def test_the_proxy_serves_streamable_http(config: Path, tmp_path: Path) -> None:
-    port = free_port()
-    command = [sys.executable, "-m", "learnloop", "proxy", "--config", str(config), "--http", "--port", str(port)]
-    url = f"http://127.0.0.1:{port}/mcp"
-    async with await anyio.open_process(command, env={"LEARNLOOP_DB": str(tmp_path / "http.db")}) as process:
+async def service_keys(db: Path) -> dict[str, str]:
+    """Keys of the service's key store (`learnloop keys create`): a user key of the proxy's tenant, and an app
+    key of another tenant."""
+    from learnloop.server.keys import issue_key
+    from learnloop.server.state import service_store_for
+
+    issued = {"bob": issue_key("default", "user", user="bob"), "cellar": issue_key("cellar", "app")}
+    async with learnloop.open(str(db)) as loop:
+        await loop.engine.ensure_started()
+        for item in issued.values():
+            await service_store_for(loop).create_key(item.record)
+    return {name: item.key for name, item in issued.items()}
+
+
+@asynccontextmanager
+async def http_proxy(config: Path, db: Path, *extra: str) -> AsyncIterator[str]:
+    """`learnloop proxy --http --port 0` in a subprocess; yields its URL once it says it is serving."""
+    command = [sys.executable, "-m", "learnloop", "proxy", "--config", str(config), "--http", "--port", "0", *extra]
+    async with await anyio.open_process(command, env={"LEARNLOOP_DB": str(db)}) as process:
+        assert process.stderr is not None
+        log, url = b"", None
         try:
-            async with httpx.AsyncClient() as http:
-                with anyio.fail_after(60):
-                    while True:
-                        try:
-                            await http.get(url, timeout=0.5)
-                            break
-                        except httpx.HTTPError:
-                            await anyio.sleep(0.2)
-            async with Client(url, mode="legacy") as client:
-                await client.call_tool("set_context", {"query": "sunset time in Lisbon today"})
-                assert "sunrise_times" in await names(client)
-                result = await client.call_tool("sunrise_times", {"city": "Lisbon"})
-                assert result.content[0].text == "Lisbon: sunrise 06:12, sunset 20:41"  # type: ignore[union-attr]
+            with anyio.fail_after(120):
+                while url is None:
+                    chunk = await process.stderr.receive()
+                    log += chunk
+                    for line in log.decode(errors="replace").splitlines():
+                        if "serving on " in line:
+                            url = line.split("serving on ", 1)[1].strip()
+            async with anyio.create_task_group() as group:
+
+                async def drain() -> None:  # a full stderr pipe would block the proxy
+                    async for _ in process.stderr:  # type: ignore[union-attr]
+                        pass
+
+                group.start_soon(drain)
+                yield url
+                group.cancel_scope.cancel()
         finally:
             process.terminate()
             with anyio.fail_after(30):
                 await process.wait()
+
+
+@pytest.mark.slow
+async def test_the_proxy_serves_streamable_http_to_key_holders_only(config: Path, tmp_path: Path) -> None:
+    db = tmp_path / "http.db"
+    keys = await service_keys(db)
+    async with http_proxy(config, db, "--key", KEY) as url:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient() as http:
+            missing = await http.post(url, json=body, headers=headers)
+            assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith("Bearer")
+            for wrong in ("not-the-key", keys["cellar"]):  # a key of another tenant opens nothing here either
+                refused = await http.post(url, json=body, headers={**headers, "Authorization": f"Bearer {wrong}"})
+                assert refused.status_code == 401 and refused.json()["error"]["message"] == "unknown API key"
+        async with http_client(url, KEY, mode="legacy") as client:
+            await client.call_tool("set_context", {"query": "sunset time in Lisbon today"})
+            assert "sunrise_times" in await names(client)
+            result = await client.call_tool("sunrise_times", {"city": "Lisbon"})
+            assert result.content[0].text == "Lisbon: sunrise 06:12, sunset 20:41"  # type: ignore[union-attr]
+        async with http_client(url, keys["bob"], mode="legacy") as bob:
+            await bob.call_tool("set_context", {"query": "will it rain in Paris tomorrow?"})
+            assert not (await bob.call_tool("get_forecast", {"city": "Paris"})).is_error
+    async with learnloop.open(str(db)) as loop:
+        # A user key's calls are that user's signals; the shared secret stands for the configured user (none).
+        bobs = await loop.tools.signals(user="bob", kind=SignalKind.CALL)
+        assert [s.tool for s in bobs] == ["get_forecast"]
+        calls = await loop.tools.signals(kind=SignalKind.CALL)
+        assert {(s.tool, s.user) for s in calls} == {("sunrise_times", None), ("get_forecast", "bob")}
+
+
+def test_the_proxy_port_is_its_own() -> None:
+    assert DEFAULT_PORT not in (8765, 8766)  # `learnloop serve`, `learnloop mcp`
+
+
+def test_sessions_are_bounded_and_idle_ones_expire() -> None:
+    now = [0.0]
+    table = SessionTable(limit=2, ttl=60.0, clock=lambda: now[0])
+    first = table.get("a", "alice")
+    assert table.get("a", "alice") is first and first.user == "alice"
+    table.get("b", None)
+    table.get("a", "alice")  # "a" is now the most recently used
+    table.get("c", None)
+    assert len(table) == 2 and "b" not in table and "a" in table  # the least recently used went
+    now[0] = 30.0
+    table.get("c", None)
+    now[0] = 75.0  # "a" idle for 75 s, "c" for 45 s
+    table.get("d", None)
+    assert "a" not in table and "c" in table and "d" in table
+    assert table.get("a", "alice") is not first  # a dropped session starts afresh
 
 
 def test_config_errors_are_explained(tmp_path: Path) -> None:

@@ -174,7 +174,7 @@ def test_seed_001_recovery_flow(service: RunningServer) -> None:
             )
         )
         again = _ok(c.post("/api/tools/calls", json=failed | {"session": "s2", "user": "bob"}))
-        assert again["suggestion"]["recovery_params"] == FIXED
+        assert again["suggestion"]["recovery_params"] == {**FIXED, "limit": "<number>"}  # bob sees the shape only
         asked = {"tool": "shop_analytics", "arguments": FAILED, "error": ERROR, "user": "carol"}
         suggestion = _ok(c.post("/api/tools/recoveries/suggest", json=asked))["suggestion"]
         assert suggestion["description"] == pattern["description"] and suggestion["confidence"] == 1.0

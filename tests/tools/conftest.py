@@ -13,7 +13,19 @@ from learnloop.models import utcnow
 CATALOG = [
     {"name": "get_forecast", "description": "Weather forecast for a city for the next days: rain, wind, temperature"},
     {"name": "air_quality", "description": "Air quality index and pollen levels for a zip code"},
-    {"name": "shop_analytics", "description": "Analytics over store products, orders and customers with sort keys"},
+    {
+        "name": "shop_analytics",
+        "description": "Analytics over store products, orders and customers with sort keys",
+        # Declared values are the API's vocabulary: shared templates keep them (lowercase or not).
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "resource": {"type": "string", "enum": ["products", "orders", "customers"]},
+                "sort_key": {"type": "string"},
+                "limit": {"type": "integer"},
+            },
+        },
+    },
     {"name": "refund_order", "description": "Refund a customer's order by id"},
     {"name": "translate_text", "description": "Translate text between languages"},
     {"name": "currency_convert", "description": "Convert an amount between currencies at today's rate"},

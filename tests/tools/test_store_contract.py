@@ -169,12 +169,16 @@ async def test_templates_recoveries_and_statistics(tools: ToolStore) -> None:
         signature="sig-bad",
     )
     await tools.record_call(ALICE, failed, POLICY, now)
-    fixed = await tools.record_call(ALICE, call("refund", arguments={"id": 7}), POLICY, now)
-    assert fixed.recovery is not None and fixed.recovery.description == "Changed id from 'x' to '7'"
+    fixed = await tools.record_call(ALICE, call("refund", arguments={"id": 7}, pattern={"id": "<number>"}), POLICY, now)
+    # Shared rows keep shapes: the pattern given for the call, and `CallRecord.shape` of the failed one read back.
+    assert fixed.recovery is not None and fixed.recovery.description == "Changed id from '<text>' to '<number>'"
+    assert (fixed.recovery.failed_params, fixed.recovery.recovery_params) == ({"id": "<text>"}, {"id": "<number>"})
     again = await tools.record_call(BOB, failed, POLICY, now)
-    assert again.suggestion is not None and again.suggestion.recovery_params == {"id": 7}
+    assert again.suggestion is not None and again.suggestion.recovery_params == {"id": "<number>"}
     [template] = await tools.templates(ALICE, now, tool="refund")
-    assert template.successes == 1 and template.user is None
+    assert template.successes == 1 and template.user is None and template.params == {"id": "<number>"}
+    [signal] = await tools.signals(ALICE, kind=SignalKind.CALL, limit=1)
+    assert signal.arguments == {"id": "x"}  # the user's own row keeps the call as given
     await tools.record_call(
         ALICE, call("refund", ok=False, error="timeout", error_type="timeout", fingerprint="fp2"), POLICY, now
     )

@@ -13,14 +13,26 @@ tools/list, search and call is recorded as a signal (durable before the answer g
 the router: a listed tool that gets used is a strong signal, one found by search a discovery.
 
 Sessions: each stdio connection is one session; over streamable HTTP the `Mcp-Session-Id` header
-separates clients (the stateless 2026 protocol has no session: its clients share one window).
+separates clients (the stateless 2026 protocol has no session: a caller's clients share one window). The
+proxy keeps at most `max_sessions` of them and drops one idle for `session_ttl` seconds; a dropped session
+starts again from the most used tools.
+
+Over HTTP every request needs an API key (`Authorization: Bearer <key>`), checked by the same `BearerAuth`
+as `learnloop mcp`: a shared secret (`--key`, `LEARNLOOP_PROXY_KEY`) standing for the configured user, or a
+key of the service's key store (`learnloop keys create`) of the proxy's tenant, whose user — or the one a
+tenant key names in `X-Learnloop-User` — the signals are recorded for. The downstream servers are called
+with the credentials in servers.json, so a proxy reachable without a key would hand them to anyone.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import sys
 import time
 import uuid
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -32,15 +44,21 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp
 
 from ..config import Settings
-from ..errors import LearnloopError
+from ..errors import ConfigurationError, LearnloopError
 from ..factory import build_loop
 from ..loop import Loop
 from ..tools import ToolDef
 from .downstream import Downstreams, ProxyConfig
+from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, resolve_key, shared_secret
+from .server_keys import chain, store_keys
 
-__all__ = ["SEARCH_TOOL", "SET_CONTEXT_TOOL", "LearningProxy", "serve"]
+__all__ = ["DEFAULT_PORT", "SEARCH_TOOL", "SET_CONTEXT_TOOL", "LearningProxy", "SessionTable", "serve"]
+
+# `learnloop serve` listens on 8765 and `learnloop mcp` on 8766: the three run side by side.
+DEFAULT_PORT = 8767
 
 SET_CONTEXT_TOOL = "set_context"
 SEARCH_TOOL = "search_available_tools"
@@ -88,9 +106,45 @@ _OWN_TOOLS = [
 @dataclass
 class _Session:
     id: str
+    user: str | None = None  # whose signals the session records
     listed: list[str] | None = None  # exposed names shown for the current window
     context: str | None = None
     extra: list[str] = field(default_factory=list)  # found by search in this window
+    used_at: float = 0.0
+
+
+class SessionTable:
+    """The proxy's sessions by key, least recently used first: at most `limit` of them, none idle for more
+    than `ttl` seconds (every client that ever connected would otherwise stay in memory)."""
+
+    def __init__(self, limit: int = 1024, ttl: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
+        if limit < 1 or ttl <= 0:
+            raise ValueError("a session table needs limit >= 1 and ttl > 0")
+        self.limit, self.ttl, self._clock = limit, ttl, clock
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+
+    def get(self, key: str, user: str | None) -> _Session:
+        now = self._clock()
+        # Least recently used first: the idle ones are at the front.
+        while self._sessions:
+            oldest = next(iter(self._sessions.values()))
+            if now - oldest.used_at <= self.ttl:
+                break
+            self._sessions.popitem(last=False)
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = _Session(id=f"proxy-{uuid.uuid4().hex[:12]}", user=user)
+            while len(self._sessions) > self.limit:
+                self._sessions.popitem(last=False)
+        self._sessions.move_to_end(key)
+        session.used_at = now
+        return session
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._sessions
 
 
 class _ProxyServer(Server[Any]):
@@ -126,6 +180,8 @@ class LearningProxy:
         user: str | None = None,
         search_limit: int | None = None,
         name: str = "learnloop-proxy",
+        max_sessions: int = 1024,
+        session_ttl: float = 3600.0,
     ) -> None:
         self.loop = loop
         self.downstreams = downstreams
@@ -138,7 +194,8 @@ class LearningProxy:
             changes["search_limit"] = search_limit
         if changes:
             self.tools.configure(**changes)
-        self._sessions: dict[str, _Session] = {}
+        self.sessions = SessionTable(max_sessions, session_ttl)
+        self._keys_required = False
         self._bus = InMemorySubscriptionBus()
         self.server = _ProxyServer(
             name,
@@ -165,15 +222,35 @@ class LearningProxy:
             ]
             await self.tools.register(definitions, server=server, replace=True)
 
+    def http_app(self, *, keys: KeyResolver, path: str = "/mcp", host: str = "127.0.0.1") -> ASGIApp:
+        """The streamable HTTP endpoint at `path`; every request needs a bearer key `keys` knows for the
+        proxy's tenant. `host` is where it is served: on loopback the SDK protects against DNS rebinding."""
+        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        self._keys_required = True
+        return BearerAuth(app, _tenant_only(keys, self.loop.tenant))
+
     # -- sessions ----------------------------------------------------------------------------------------
 
+    def _caller(self, ctx: ServerRequestContext[Any, Any]) -> Principal | None:
+        scope = getattr(ctx.request, "scope", None)
+        found = scope.get(PRINCIPAL_KEY) if isinstance(scope, dict) else None
+        if isinstance(found, Principal):
+            return found
+        if self._keys_required and ctx.request is not None:
+            # Unreachable through BearerAuth; refuse rather than act without a key.
+            raise MCPError(types.INVALID_REQUEST, "this request carries no API key")
+        return None
+
     def _session(self, ctx: ServerRequestContext[Any, Any]) -> _Session:
+        caller = self._caller(ctx)
+        unknown = getattr(caller, "unknown_user", None)
+        if unknown is not None:  # a user-bound key named another user: as for `learnloop mcp`, that user is unknown
+            raise MCPError(types.INVALID_PARAMS, f"user {unknown!r} not found")
+        user = caller.user if caller is not None and caller.user is not None else self.user
         headers = getattr(ctx.request, "headers", None)
-        key = (headers.get("mcp-session-id") if headers is not None else None) or "default"
-        session = self._sessions.get(key)
-        if session is None:
-            session = self._sessions[key] = _Session(id=f"proxy-{uuid.uuid4().hex[:12]}")
-        return session
+        session_id = (headers.get("mcp-session-id") if headers is not None else None) or "default"
+        # The caller is part of the key: a session id seen on the wire does not open another user's window.
+        return self.sessions.get(f"{user or ''}\x00{session_id}", user)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         # Argument headers are checked against the whole catalog: searched tools are callable too.
@@ -196,12 +273,12 @@ class LearningProxy:
     ) -> types.ListToolsResult:
         session = self._session(ctx)
         if session.listed is None:
-            routed = await self.tools.route(None, user=self.user)  # no context yet: the most used tools
+            routed = await self.tools.route(None, user=session.user)  # no context yet: the most used tools
             session.listed = self._served([r.name for r in routed])
         names = list(dict.fromkeys([*session.listed, *session.extra]))
         # Only what the router chose counts as retrieved: a tool listed because a search found it stays a
         # discovery (seed 002: "they had to search for it, we missed it").
-        await self.tools.record_list(session.id, session.listed, user=self.user)
+        await self.tools.record_list(session.id, session.listed, user=session.user)
         listed = [self.downstreams.tools[n].tool for n in names if n in self.downstreams.tools]
         return types.ListToolsResult(tools=[*listed, *_OWN_TOOLS])
 
@@ -217,6 +294,9 @@ class LearningProxy:
             return await self._search(ctx, arguments)
         if params.name not in self.downstreams.tools:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        caller = self._caller(ctx)
+        if caller is not None and not caller.can_write:
+            raise MCPError(types.INVALID_REQUEST, f"this key's scope ({caller.scope!r}) may not call {params.name}")
         session = self._session(ctx)
         started = time.perf_counter()
         try:
@@ -236,7 +316,7 @@ class LearningProxy:
     ) -> None:
         latency = (time.perf_counter() - started) * 1000
         await self.tools.record_call(
-            session.id, tool, arguments, ok=ok, error=error, latency_ms=round(latency, 3), user=self.user
+            session.id, tool, arguments, ok=ok, error=error, latency_ms=round(latency, 3), user=session.user
         )
 
     async def _set_context(
@@ -249,7 +329,7 @@ class LearningProxy:
         session = self._session(ctx)
         try:
             routed = await self.tools.set_context(
-                session.id, query, user=self.user, intent=intent if isinstance(intent, str) else None
+                session.id, query, user=session.user, intent=intent if isinstance(intent, str) else None
             )
         except LearnloopError as exc:
             raise MCPError(types.INVALID_PARAMS, exc.message) from exc
@@ -268,7 +348,7 @@ class LearningProxy:
         limit = arguments.get("limit")
         limit = max(1, min(50, limit)) if isinstance(limit, int) else None
         session = self._session(ctx)
-        found = await self.tools.search(query, limit=limit, user=self.user, session=session.id)
+        found = await self.tools.search(query, limit=limit, user=session.user, session=session.id)
         served = [r for r in found if r.name in self.downstreams.tools]
         shown = set(session.listed or []) | set(session.extra)
         added = [r.name for r in served if r.name not in shown]
@@ -279,18 +359,49 @@ class LearningProxy:
         return _text(json.dumps(payload, ensure_ascii=False))
 
 
+def _tenant_only(resolver: KeyResolver, tenant: str) -> KeyResolver:
+    """`resolver`, knowing only keys of `tenant`: the proxy serves one tenant's downstream servers."""
+
+    async def resolve(api_key: str) -> Principal | None:
+        found = await resolve_key(resolver, api_key)
+        return found if found is not None and found.tenant == tenant else None
+
+    return resolve
+
+
+def _announce(url: str) -> None:
+    # stderr: scripts (and the tests) wait for this line to know the proxy is up, and on which port.
+    print(f"learnloop proxy: serving on {url}", file=sys.stderr, flush=True)
+
+
 async def serve(
     settings: Settings,
     config: ProxyConfig,
     *,
     transport: Literal["stdio", "http"] = "stdio",
     host: str = "127.0.0.1",
-    port: int = 8765,
+    port: int = DEFAULT_PORT,
     path: str = "/mcp",
+    key: str | None = None,
+    keys: KeyResolver | None = None,
+    on_ready: Callable[[str], None] = _announce,
 ) -> None:
-    """Connect the downstream servers, register their tools, then serve until the client goes away."""
+    """Connect the downstream servers, register their tools, then serve until the client goes away.
+
+    Over HTTP every request needs an API key: `key` (a shared secret standing for the configured user), one
+    from `keys`, or one of the service's keys (`learnloop keys create`) of the loop's tenant. Without any of
+    them the proxy refuses to start."""
     loop = build_loop(settings)
     try:
+        resolvers: list[KeyResolver] = []
+        if transport == "http":
+            await loop.engine.ensure_started()
+            found = (shared_secret(key, loop.tenant, config.user) if key else None, keys, store_keys(loop))
+            resolvers = [r for r in found if r is not None]
+            if not resolvers:
+                raise ConfigurationError(
+                    "serving the proxy over HTTP needs API keys: set --key (or LEARNLOOP_PROXY_KEY)"
+                )
         async with Downstreams(config.servers) as downstreams:
             proxy = LearningProxy(loop, downstreams, k=config.k, user=config.user, search_limit=config.search_limit)
             await proxy.register()
@@ -298,10 +409,23 @@ async def serve(
                 async with stdio_server() as (read, write):
                     await proxy.server.run(read, write, proxy.server.create_initialization_options())
                 return
-            import uvicorn
-
-            app = proxy.server.streamable_http_app(streamable_http_path=path, host=host)
-            await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
+            app = proxy.http_app(keys=chain(*resolvers), path=path, host=host)
+            await _serve_http(app, host=host, port=port, path=path, on_ready=on_ready)
     finally:
         await loop.tools.drain()
         await loop.aclose()
+
+
+async def _serve_http(app: ASGIApp, *, host: str, port: int, path: str, on_ready: Callable[[str], None]) -> None:
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and self.servers:
+                # With --port 0 the OS picks the port; report the real one.
+                bound = self.servers[0].sockets[0].getsockname()[1]
+                shown = f"[{host}]" if ":" in host else host
+                on_ready(f"http://{shown}:{bound}{path}")
+
+    await _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).serve()

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import NotFound, PermissionDenied, ValidationError
+from ..errors import NotFound, PermissionDenied, UserRequired, ValidationError
 from ..models import check_identifier
 
 __all__ = [
@@ -48,12 +48,6 @@ USER_HEADER = "x-learnloop-user"
 GLOBAL_USER = "*global*"
 
 _WRITE_SCOPES = frozenset({"write", "admin"})
-
-
-class UserRequired(ValidationError):
-    """A write by a tenant-wide caller that named neither a user nor `*global*`."""
-
-    code = "user_required"
 
 
 class Principal(NamedTuple):

@@ -26,19 +26,13 @@ from ..errors import (
     NotFound,
     PermissionDenied,
     StoreError,
+    UserRequired,
     ValidationError,
 )
 
 __all__ = ["ERROR_RESPONSES", "UserRequired", "error_body", "install_error_handlers", "status_for"]
 
 log = logging.getLogger("learnloop.server")
-
-
-class UserRequired(ValidationError):
-    """A write with a tenant-wide (admin or app) key that names neither the user it is for nor `global`:
-    refused rather than silently stored as tenant-global, where every user's context would show it."""
-
-    code = "user_required"
 
 
 # Most specific class first: InvalidCategory is a ValidationError and shares its 422.

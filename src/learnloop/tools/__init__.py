@@ -3,7 +3,8 @@
 `loop.tools` is a `ToolIntelligence` for the loop's tenant. The parts: `catalog` (tools and their
 vectors), `signals` (session correlation, seed 002's classes), `router` (fusing description, keyword and
 learned evidence), `templates`, `recovery`, `insights` (the anonymised aggregator), `decay`, `context`
-(the sections of the context block), and `base.ToolStore`, the storage contract.
+(the sections of the context block), `shapes` and `sharing` (the write gate over call values, and the call
+shapes that are all the tenant's shared knowledge keeps of them), and `base.ToolStore`, the storage contract.
 """
 
 from .base import ToolStore

@@ -5,13 +5,15 @@ Like the learnings `Store`, every read and write is bound to a `Scope` (tenant, 
 (templates and recovery patterns learned from everyone, with no user on them) is owned by the tenant;
 global insights are anonymised aggregates. A backend applies one `record_call` in one transaction —
 signal row, learned pair, statistics, template, recovery pattern — and returns only once it is durable.
-Decisions (signal class, learning weight, privacy, fingerprints) are made before the call, in
-`learnloop.tools`; the backend stores, indexes and looks up.
+Decisions (signal class, learning weight, privacy, fingerprints, what the write gate redacts, the shape a
+shared row keeps of a call) are made before the call, in `learnloop.tools`; the backend stores, indexes and
+looks up. A row every user of the tenant reads (user '') never holds a user's argument values: only shapes
+(`learnloop.tools.shapes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -32,6 +34,7 @@ from .models import (
     ToolSignal,
     ToolStat,
 )
+from .shapes import Shaper, types_only
 
 __all__ = [
     "CallRecord",
@@ -41,10 +44,15 @@ __all__ = [
     "InsightInputs",
     "LearningPolicy",
     "ObservationRecord",
+    "ShapeFn",
     "ToolEvidence",
     "ToolKnowledge",
     "ToolStore",
 ]
+
+
+# Reduces a call (tool, arguments) to what a shared row may keep of it (see `shapes.Shaper`).
+ShapeFn = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -75,11 +83,11 @@ class CallRecord:
 
     session: str
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any]  # the user's, with what the write gate refuses already redacted
     ok: bool
     signature: str
     intent: str = ""
-    error: str | None = None
+    error: str | None = None  # redacted like the arguments
     error_type: str | None = None
     fingerprint: str | None = None
     latency_ms: float | None = None
@@ -92,6 +100,9 @@ class CallRecord:
     embedding_model: str | None = None
     shared: bool = True  # templates and recoveries learned from this call belong to the tenant, not the user
     example: str | None = None  # query text kept as a template example (PrivacyMode.FULL only)
+    pattern: dict[str, Any] = field(default_factory=dict)  # what a shared template or recovery keeps of the call
+    # The same reduction for another stored call of the user: the failed call a recovery starts from, read back.
+    shape: ShapeFn = types_only
 
 
 @dataclass(frozen=True)
@@ -292,6 +303,11 @@ class ToolStore(Protocol):
     async def maintain(self, tenant: str, now: datetime) -> tuple[int, int, int]:
         """Archive templates and recovery patterns, prune learned pairs, whose decayed confidence fell
         below `decay.ARCHIVE_BELOW`: (templates, recoveries, pairs)."""
+        ...
+
+    async def scrub_shared(self, tenant: str, shaper: Shaper) -> int:
+        """Reduce the tenant's shared templates, recovery patterns and insights to shapes, as `shaper` makes
+        them (rows written before shapes, or under another gate); returns how many rows changed. Idempotent."""
         ...
 
     # -- privacy -----------------------------------------------------------------------------------------

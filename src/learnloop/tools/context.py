@@ -10,7 +10,9 @@ Sections in priority order — the budget drops lines from the lowest priority f
 5. global insights, only if room remains.
 
 Relevance is judged against the tools the router picks for the query, so a recovery pattern for a tool
-that has nothing to do with the question does not take room from one that does.
+that has nothing to do with the question does not take room from one that does. Every value and error text
+a line shows passes the write gate first (`shapes.Redactor`): stored rows were gated when written, but rows
+written before that, or under a stricter gate since, must not reach a prompt as they are.
 """
 
 from __future__ import annotations
@@ -27,8 +29,11 @@ from .base import ToolKnowledge, ToolStore
 from .config import ToolConfig, configured
 from .decay import EXCLUDE_BELOW, Knowledge, decayed
 from .insights import insight_line, insight_tools
+from .models import QueryTemplate
 from .recovery import MAX_ERROR_CHARS, recovery_line
 from .router import route
+from .shapes import Redactor
+from .sharing import ensure_scrubbed, tenant_shaper
 from .templates import rank_templates, template_line
 
 if TYPE_CHECKING:
@@ -65,10 +70,12 @@ def build_sections(
     *,
     relevant: set[str] | None,
     intent: str | None = None,
+    redactor: Redactor | None = None,
 ) -> list[Section]:
     """The tool sections for one query. `relevant` is the set of tools routed for it (None: no catalog, so
-    nothing can be judged irrelevant)."""
+    nothing can be judged irrelevant); `redactor` is the engine's gate (default: the built-in one)."""
     caps = config.sections
+    redactor = redactor or Redactor.default()
 
     def about(*tools: str) -> bool:
         return relevant is None or any(t in relevant for t in tools)
@@ -101,13 +108,14 @@ def build_sections(
         if decayed(1.0, failure.at, now, Knowledge.USER_PATTERN) < EXCLUDE_BELOW:
             continue
         seen.add(failure.fingerprint)
-        message = _clip(failure.error or "", MAX_ERROR_CHARS)
+        message = _clip(redactor.text(failure.error or ""), MAX_ERROR_CHARS)
         errors.append(f"[{failure.tool}] {failure.error_type or 'error'}: {message}")
         if len(errors) >= caps.errors:
             break
     insights: list[str] = []
     for insight in sorted(knowledge.insights, key=lambda i: -i.effective_confidence):
         line = insight_line(insight)
+        line = None if line is None else redactor.text(line)
         # An insight's confidence measures different things per type; its age is what retires it.
         if line is None or decayed(1.0, insight.updated_at, now, Knowledge.INSIGHT) < EXCLUDE_BELOW:
             continue
@@ -117,12 +125,16 @@ def build_sections(
         if len(insights) >= caps.insights:
             break
     sections = [
-        Section(RECOVERY_TITLE, [recovery_line(r) for r in recoveries], priority=1),
-        Section(TEMPLATES_TITLE, [template_line(t) for t in templates], priority=2),
+        Section(RECOVERY_TITLE, [recovery_line(r, redactor) for r in recoveries], priority=1),
+        Section(TEMPLATES_TITLE, [template_line(_gated(t, redactor)) for t in templates], priority=2),
         Section(ERRORS_TITLE, errors, priority=4),
         Section(INSIGHTS_TITLE, insights, priority=5),
     ]
     return [s for s in sections if s.lines]
+
+
+def _gated(template: QueryTemplate, redactor: Redactor) -> QueryTemplate:
+    return template.model_copy(update={"params": redactor.arguments(template.params)})
 
 
 async def tool_sections(
@@ -134,6 +146,7 @@ async def tool_sections(
     now: datetime,
     *,
     intent: str | None = None,
+    redactor: Redactor | None = None,
 ) -> list[Section]:
     """The tool-layer sections for (user, query); empty when the tenant has no tool knowledge."""
     since = now - timedelta(days=config.sections.error_days)
@@ -154,7 +167,7 @@ async def tool_sections(
     if knowledge.recoveries or knowledge.failures or knowledge.insights:
         routed = await route(store, scope, query, vector, config.k, config.weights, now, share=config.share_learning)
         relevant = {r.name for r in routed} if routed else None
-    return build_sections(knowledge, config, now, relevant=relevant, intent=intent)
+    return build_sections(knowledge, config, now, relevant=relevant, intent=intent, redactor=redactor)
 
 
 def render_with_tool_sections(
@@ -175,4 +188,6 @@ async def retrieval_sections(engine: Engine, scope: Scope, query: str, vector: V
     if store is None:
         return []
     config = configured(store, scope.tenant)
-    return await tool_sections(store, scope, query, vector, config, engine.clock())
+    redactor = Redactor.of(engine.gate)
+    await ensure_scrubbed(store, scope.tenant, lambda: tenant_shaper(store, scope.tenant, redactor, config))
+    return await tool_sections(store, scope, query, vector, config, engine.clock(), redactor=redactor)

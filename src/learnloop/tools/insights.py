@@ -2,7 +2,8 @@
 
 It reads aggregates only — counts per intent and tool, failure counts per error type and tool, shared
 templates and recovery patterns, the arguments of recent failed calls — and writes insights that carry no
-user identity and no user text:
+user identity and no user text: every call in them is reduced to its shape (`shapes.Shaper`), so the
+values they name are the API's own constants, never what a user passed:
 
 - `popular_intent`   how often each intent is asked for;
 - `tool_preference`  the tool that works best for an intent (success rate, then uses, then speed);
@@ -26,7 +27,8 @@ from .base import InsightDraft, InsightInputs, ToolStore
 from .config import ToolConfig
 from .decay import HALF_LIFE_DAYS, Knowledge
 from .models import AggregationReport, Insight
-from .templates import call_shape, compact_params
+from .shapes import Redactor, Shaper
+from .templates import compact_params
 
 __all__ = ["aggregate", "compute_insights", "insight_line", "insight_tools"]
 
@@ -97,20 +99,24 @@ def _common_mistakes(inputs: InsightInputs, min_count: int) -> list[InsightDraft
     return out
 
 
-def _best_practices(inputs: InsightInputs) -> list[InsightDraft]:
+def _best_practices(inputs: InsightInputs, shaper: Shaper) -> list[InsightDraft]:
     out = []
     for t in inputs.templates:
         if t.confidence < _BEST_PRACTICE_CONFIDENCE or t.successes < _BEST_PRACTICE_SUCCESSES:
             continue
         key = f"{t.intent or t.tool}:{t.signature}"
-        value = {"intent": t.intent, "use": t.tool, "params": t.params, "successes": t.successes}
+        # A seed's parameters are the app's own; a learned template's are reduced to its shape again, in case
+        # it was written under another gate or before shapes.
+        params = t.params if t.origin == "seed" else shaper.shape(t.tool, t.params)
+        value = {"intent": t.intent, "use": t.tool, "params": params, "successes": t.successes}
         out.append(InsightDraft("best_practice", key, value, t.successes + t.failures, t.confidence))
     return out
 
 
-def _parameter_values(inputs: InsightInputs, config: ToolConfig) -> list[InsightDraft]:
+def _parameter_values(inputs: InsightInputs, shaper: Shaper) -> list[InsightDraft]:
     def enum_values(tool: str, params: dict[str, Any]) -> dict[str, str]:
-        shape = call_shape(tool, params, config.key_params)
+        # The failed calls are every user's own arguments: only the constants their shapes keep are named.
+        shape = shaper.shape(tool, params)
         return {k: v for k, v in shape.items() if isinstance(v, str) and not v.startswith("<")}
 
     valid: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -139,17 +145,20 @@ def _parameter_values(inputs: InsightInputs, config: ToolConfig) -> list[Insight
     return out
 
 
-def compute_insights(inputs: InsightInputs, config: ToolConfig) -> list[InsightDraft]:
+def compute_insights(inputs: InsightInputs, config: ToolConfig, shaper: Shaper | None = None) -> list[InsightDraft]:
+    shaper = shaper or Shaper(Redactor.default(), config.key_params)
     return [
         *_popular_intents(inputs),
         *_tool_preferences(inputs),
         *_common_mistakes(inputs, config.mistake_min_count),
-        *_best_practices(inputs),
-        *_parameter_values(inputs, config),
+        *_best_practices(inputs, shaper),
+        *_parameter_values(inputs, shaper),
     ]
 
 
-async def aggregate(store: ToolStore, tenant: str, config: ToolConfig, now: datetime) -> AggregationReport:
+async def aggregate(
+    store: ToolStore, tenant: str, config: ToolConfig, now: datetime, shaper: Shaper | None = None
+) -> AggregationReport:
     flushed = 0
     while True:
         batch = await store.flush_weak(tenant, config.learning, now)
@@ -158,7 +167,8 @@ async def aggregate(store: ToolStore, tenant: str, config: ToolConfig, now: date
             break
     inputs = await store.insight_inputs(tenant, now - timedelta(days=config.insight_window_days), now)
     stale = now - timedelta(days=HALF_LIFE_DAYS[Knowledge.INSIGHT])
-    written, pruned = await store.put_insights(tenant, compute_insights(inputs, config), now, stale_before=stale)
+    drafts = compute_insights(inputs, config, shaper)
+    written, pruned = await store.put_insights(tenant, drafts, now, stale_before=stale)
     templates, recoveries, pairs = await store.maintain(tenant, now)
     return AggregationReport(
         written=written,

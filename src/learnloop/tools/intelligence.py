@@ -8,7 +8,12 @@ patterns, statistics, insights.
 
 `set_context` opens a correlation window and computes the query vector once; everything recorded in the
 session until the next `set_context` is attributed to that query and reuses the vector, so recording never
-calls the embedder. A recorded signal is durable when `record_call` returns.
+calls the embedder. A recorded signal is durable when `record_call` returns. Argument values and error
+texts pass the engine's write gate before they are stored; what the tenant shares keeps only call shapes
+(`learnloop.tools.shapes`).
+
+Background passes (weak-signal batches, insight aggregation) are drained and then cancelled by
+`close_tools(engine)`, which `Loop.aclose()` calls before the store closes.
 """
 
 from __future__ import annotations
@@ -37,16 +42,17 @@ from .models import (
     Strength,
     ToolInfo,
 )
-from .recovery import classify_error, error_fingerprint
+from .recovery import classify_error
 from .router import route
 from .signals import SessionWindow, SessionWindows, query_hash
-from .templates import call_signature
 
-__all__ = ["ToolIntelligence", "live_tools", "tools_of"]
+__all__ = ["CLOSE_TIMEOUT_S", "ToolIntelligence", "close_tools", "live_tools", "tools_of"]
 
 log = logging.getLogger("learnloop.tools")
 
 MAX_QUERY_CHARS = 4000
+# How long closing waits for background passes before it cancels them.
+CLOSE_TIMEOUT_S = 5.0
 
 
 class ToolIntelligence(ToolKnowledgeView):
@@ -58,6 +64,7 @@ class ToolIntelligence(ToolKnowledgeView):
         super().__init__(engine, tenant, config)
         self._windows = SessionWindows(self.config.max_sessions)
         self._background: set[asyncio.Task[Any]] = set()
+        self._closing = False
         self._pending_weak = 0
         self._last_flush = time.monotonic()
         self._calls = 0
@@ -74,12 +81,16 @@ class ToolIntelligence(ToolKnowledgeView):
         embedded. With `replace`, the server's tools that are not listed are removed."""
         store = await self._ready()
         now = self._engine.clock()
-        return await catalog.register(
+        report = await catalog.register(
             store, self._engine.embedder, self.tenant, tools, now, server=server, replace=replace
         )
+        self._constants = None  # the schemas' enum values may have changed: read them again on the next call
+        return report
 
     async def unregister(self, names: Sequence[str]) -> int:
-        return await (await self._ready()).remove_tools(self.tenant, list(names))
+        removed = await (await self._ready()).remove_tools(self.tenant, list(names))
+        self._constants = None
+        return removed
 
     async def catalog(self, *, server: str | None = None) -> list[ToolInfo]:
         store = await self._ready()
@@ -212,8 +223,10 @@ class ToolIntelligence(ToolKnowledgeView):
             window = None
         user = user if user is not None else (window.user if window else None)
         mode = await self._privacy_of(user)
-        args = dict(arguments or {})
-        keys = self.config.key_params
+        shaper = await self._shaper()
+        raw = dict(arguments or {})
+        # What is stored of the user's call: every value the write gate refuses is redacted first.
+        args = self.redactor.arguments(raw)
         strength = window.strength_of(tool) if window is not None else Strength.WEAK
         learnable = window is not None and window.vector is not None and mode is not PrivacyMode.OPT_OUT
         if not ok:
@@ -223,11 +236,11 @@ class ToolIntelligence(ToolKnowledgeView):
             tool=tool,
             arguments=args,
             ok=ok,
-            signature=call_signature(tool, args, keys),
+            signature=shaper.signature(tool, raw),
             intent=intent if intent is not None else (window.intent if window else ""),
-            error=error,
+            error=None if error is None else self.redactor.text(error),
             error_type=None if ok else error_type,
-            fingerprint=None if ok or error_type is None else error_fingerprint(error_type, tool, args, keys),
+            fingerprint=None if ok or error_type is None else shaper.fingerprint(error_type, tool, raw),
             latency_ms=latency_ms,
             strength=strength,
             # A failed call still says which tool the query needed, less surely than a successful one.
@@ -239,6 +252,8 @@ class ToolIntelligence(ToolKnowledgeView):
             embedding_model=self._engine.embedder.model_id,
             shared=self.config.share_learning,
             example=window.query if ok and window and mode is PrivacyMode.FULL else None,
+            pattern=shaper.shape(tool, raw),
+            shape=shaper.shape,
         )
         receipt = await store.record_call(self._scope(user), record, self.config.learning, self._engine.clock())
         if ok and window is not None and receipt.template_id is not None:
@@ -260,6 +275,10 @@ class ToolIntelligence(ToolKnowledgeView):
             self._spawn(self.aggregate_insights())
 
     def _spawn(self, work: Any) -> None:
+        if self._closing:  # the store is about to close: the next `flush`/aggregation picks the work up
+            work.close()
+            return
+
         async def guarded() -> None:
             try:
                 await work
@@ -274,6 +293,21 @@ class ToolIntelligence(ToolKnowledgeView):
         """Wait for background passes (weak-signal batches, insight aggregation) started so far."""
         while self._background:
             await asyncio.gather(*list(self._background))
+
+    async def close(self, grace: float = CLOSE_TIMEOUT_S) -> None:
+        """Before the store closes: wait up to `grace` seconds for background passes, then cancel the rest.
+        None starts meanwhile. A weak signal not folded in yet is durable and waits for the next batch."""
+        self._closing = True
+        try:
+            pending = set(self._background)
+            if pending:
+                _, pending = await asyncio.wait(pending, timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+        finally:
+            self._closing = False
 
     async def flush(self) -> int:
         """Fold queued weak signals into the learned pairs now."""
@@ -328,6 +362,14 @@ def tools_of(engine: Engine, tenant: str) -> ToolIntelligence:
     if found is None:
         found = live[tenant] = ToolIntelligence(engine, tenant)
     return found
+
+
+async def close_tools(engine: Engine, grace: float = CLOSE_TIMEOUT_S) -> None:
+    """Drain, then cancel, the background passes of every `ToolIntelligence` on `engine` (all tenants at once,
+    `grace` seconds at most): for `Loop.aclose()`, before the store closes."""
+    live: dict[str, ToolIntelligence] = engine.__dict__.get(_REGISTRY, {})
+    if live:
+        await asyncio.gather(*(tools.close(grace) for tools in list(live.values())))
 
 
 def live_tools(engine: Engine, tenant: str) -> ToolIntelligence | None:

@@ -1,6 +1,6 @@
 """The knowledge side of `loop.tools`: templates, recovery patterns, statistics, learned pairs, signals,
 insights, context sections and privacy choices — and the plumbing the whole facade shares (settings,
-store, scope, query vectors).
+store, scope, query vectors, the write gate and the call shapes shared rows keep: `shapes`, `sharing`).
 """
 
 from __future__ import annotations
@@ -32,12 +32,17 @@ from .models import (
     ToolSignal,
     ToolStat,
 )
-from .recovery import classify_error, error_fingerprint, suggest
-from .templates import call_signature, rank_templates
+from .recovery import classify_error, suggest
+from .shapes import Redactor, Shaper
+from .sharing import ensure_scrubbed, tenant_constants
+from .templates import rank_templates
 
 __all__ = ["ToolKnowledgeView", "tool_store_of"]
 
 _PRIVACY_TTL = 5.0
+# Schemas change when tools are registered, here (which resets this) or, rarely, in another process; reading
+# the catalog costs a pass over every schema, so it is not done per call.
+_CONSTANTS_TTL = 300.0
 
 
 def tool_store_of(engine: Engine) -> ToolStore | None:
@@ -52,6 +57,7 @@ class ToolKnowledgeView:
         self._engine = engine
         self.tenant = Scope(tenant=tenant).tenant
         self._privacy: dict[str, tuple[float, PrivacyMode]] = {}
+        self._constants: tuple[float, dict[str, frozenset[str]]] | None = None
         self.config = config or ToolConfig()
 
     @property
@@ -84,7 +90,22 @@ class ToolKnowledgeView:
 
     async def _ready(self) -> ToolStore:
         await self._engine.ensure_started()
-        return self.store
+        store = self.store
+        # Before the first read: shared rows written before shapes existed must not show user values.
+        await ensure_scrubbed(store, self.tenant, self._shaper)
+        return store
+
+    @property
+    def redactor(self) -> Redactor:
+        """The engine's write gate, as applied to tool-call values and error texts."""
+        return Redactor.of(self._engine.gate)
+
+    async def _shaper(self) -> Shaper:
+        """How this tenant's calls are reduced to shapes: the gate, the key parameters, the schemas' enums."""
+        cached = self._constants
+        if cached is None or time.monotonic() - cached[0] >= _CONSTANTS_TTL:
+            cached = self._constants = (time.monotonic(), await tenant_constants(self.store, self.tenant))
+        return Shaper(self.redactor, self.config.key_params, cached[1])
 
     async def _vector(self, query: str, given: Vector | None) -> Vector:
         if given is None:
@@ -149,11 +170,13 @@ class ToolKnowledgeView:
         return ranked[0] if ranked else None
 
     async def seed_templates(self, seeds: Iterable[SeedTemplate | Mapping[str, Any]]) -> int:
-        """Cold-start templates (seed 001 §8.2), shared by the tenant, starting at confidence 0.5."""
+        """Cold-start templates (seed 001 §8.2), shared by the tenant, starting at confidence 0.5. They are
+        the app's: their parameters are kept as given, except what the write gate refuses."""
         store = await self._ready()
+        shaper = await self._shaper()
         parsed = [s if isinstance(s, SeedTemplate) else SeedTemplate.model_validate(s) for s in seeds]
-        keys = self.config.key_params
-        pairs = [(s, call_signature(s.tool, s.params, keys)) for s in parsed]
+        gated = [s.model_copy(update={"params": self.redactor.arguments(s.params)}) for s in parsed]
+        pairs = [(s, shaper.signature(s.tool, s.params)) for s in gated]
         return await store.seed_templates(self.tenant, pairs, self._engine.clock())
 
     async def recovery_patterns(
@@ -175,7 +198,7 @@ class ToolKnowledgeView:
         """What worked before when this call failed like this (exact fingerprint, else same error and tool)."""
         store = await self._ready()
         error_type = error_type or classify_error(error)
-        fingerprint = error_fingerprint(error_type, tool, dict(arguments or {}), self.config.key_params)
+        fingerprint = (await self._shaper()).fingerprint(error_type, tool, dict(arguments or {}))
         scope, now = self._scope(user), self._engine.clock()
         patterns = await store.recovery_patterns(scope, now, fingerprint=fingerprint)
         patterns += await store.recovery_patterns(scope, now, error_type=error_type, tool=tool)
@@ -209,7 +232,7 @@ class ToolKnowledgeView:
     async def aggregate_insights(self) -> AggregationReport:
         """Run the cross-user aggregator now (it also runs every `insight_every` recorded calls)."""
         store = await self._ready()
-        return await insights.aggregate(store, self.tenant, self.config, self._engine.clock())
+        return await insights.aggregate(store, self.tenant, self.config, self._engine.clock(), await self._shaper())
 
     async def context_sections(
         self, user: str | None, query: str, *, query_vector: Vector | None = None, intent: str | None = None
@@ -218,15 +241,25 @@ class ToolKnowledgeView:
         store = await self._ready()
         vector = await self._vector(query, query_vector)
         now = self._engine.clock()
-        return await tool_sections(store, self._scope(user), query, vector, self.config, now, intent=intent)
+        scope, config = self._scope(user), self.config
+        return await tool_sections(store, scope, query, vector, config, now, intent=intent, redactor=self.redactor)
 
     # -- privacy -----------------------------------------------------------------------------------------
 
     async def set_privacy(self, user: str, mode: PrivacyMode | str) -> None:
         """What is kept of `user`'s queries: "full", "hashed" (hash + embedding) or "opt_out" (nothing)."""
         mode = PrivacyMode(mode)
-        await (await self._ready()).set_privacy(self.tenant, user, mode, self._engine.clock())
+        store = await self._ready()
+        await store.set_privacy(self.tenant, user, mode, self._engine.clock())
         self._privacy[user] = (time.monotonic(), mode)
+        # Shared rows hold no user values; a privacy change checks that again, under the current gate.
+        await ensure_scrubbed(store, self.tenant, self._shaper, again=True)
+
+    async def scrub_shared(self) -> int:
+        """Reduce the tenant's shared templates, recovery patterns and insights to call shapes now (done once
+        per process on first use anyway); returns how many rows changed."""
+        store = await self._ready()
+        return await ensure_scrubbed(store, self.tenant, self._shaper, again=True)
 
     async def privacy(self, user: str) -> PrivacyMode:
         return await self._privacy_of(user)

@@ -4,20 +4,20 @@ becomes a pattern "when X fails like this, do Y instead".
 The failure is identified by a fingerprint over the error type, the tool and the shape of its arguments
 (the same shape templates use), so the same mistake made with other dates or limits matches. The change
 that fixed it is described in words the model can apply ("Changed sort_key from 'REVENUE' to
-'BEST_SELLING'"). A pattern's confidence is times_succeeded / times_applied: reusing the fix and failing
-again lowers it.
+'BEST_SELLING'"); a pattern the tenant shares is described, and stores its calls, as shapes, so the change
+it names is between the API's own constants, never between one user's values. A pattern's confidence is
+times_succeeded / times_applied: reusing the fix and failing again lowers it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .models import RecoveryPattern, RecoverySuggestion
-from .templates import call_shape
+from .shapes import Redactor, Shaper
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -73,9 +73,8 @@ def _snake(name: str) -> str:
 def error_fingerprint(
     error_type: str, tool: str, params: Mapping[str, Any], key_params: Mapping[str, Sequence[str]]
 ) -> str:
-    normalised = {"error_type": error_type, "tool": tool, "params": call_shape(tool, params, key_params)}
-    text = json.dumps(normalised, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+    """Under the default write gate; the facade uses its engine's gate and the tools' schemas (`Shaper`)."""
+    return Shaper(Redactor.default(), key_params).fingerprint(error_type, tool, params)
 
 
 def _value(value: Any) -> str:
@@ -125,8 +124,9 @@ def suggest(
     )
 
 
-def recovery_line(pattern: RecoveryPattern) -> str:
+def recovery_line(pattern: RecoveryPattern, redactor: Redactor | None = None) -> str:
+    description = (redactor or Redactor.default()).text(pattern.description)
     return (
-        f"If {pattern.error_type} occurs with {pattern.failed_tool}: {pattern.description} "
+        f"If {pattern.error_type} occurs with {pattern.failed_tool}: {description} "
         f"(worked {pattern.times_succeeded}/{pattern.times_applied} times)"
     )

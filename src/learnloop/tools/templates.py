@@ -1,9 +1,11 @@
 """Query templates (seed 001 §4.1, §6.3, §8.2–§8.4): successful calls become reusable ways of calling a tool.
 
-A template is keyed by (intent, tool, call signature). The signature is the *shape* of the arguments:
-enum-like values (`BEST_SELLING`, `products`) are kept because they are what makes a call work or fail,
-numbers, dates and free text are reduced to their type so `limit=10` and `limit=20` reinforce the same
-template. Apps that know better name the identifying arguments per tool (`ToolConfig.key_params`).
+A template is keyed by (intent, tool, call signature). The signature is a hash of the *shape* of the
+arguments (`learnloop.tools.shapes`): the API's own constants (`BEST_SELLING`, enum values of the tool's
+schema) are kept because they are what makes a call work or fail, numbers, dates and free text are reduced
+to their type so `limit=10` and `limit=20` reinforce the same template. Apps that know better name the
+identifying arguments per tool (`ToolConfig.key_params`). A template shared by the tenant stores that shape
+as its parameters, never a user's values.
 
 Confidence is seed 001's `successes / (successes + failures)`, with response-quality feedback counted as
 fractional successes or failures and a seed template's prior of one of each (so it starts at 0.5).
@@ -12,14 +14,13 @@ Conflicts between templates of one intent are settled by confidence, then recenc
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .decay import EXCLUDE_BELOW
 from .models import QueryTemplate
+from .shapes import Redactor, Shaper
 
 __all__ = [
     "MAX_PARAMS_CHARS",
@@ -34,42 +35,16 @@ __all__ = [
 
 # Seed 001 §8.9: template parameters are cut to 200 characters in the prompt.
 MAX_PARAMS_CHARS = 200
-_ENUMISH = re.compile(r"^[A-Za-z][A-Za-z_.\-]{0,39}$")
-_MAX_DEPTH = 4
-_MAX_ITEMS = 16
-
-
-def _shape(value: Any, depth: int = 0) -> Any:
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return "<number>"
-    if isinstance(value, str):
-        return value if _ENUMISH.match(value) else "<text>"
-    if depth >= _MAX_DEPTH:
-        return "<nested>"
-    if isinstance(value, Mapping):
-        return {str(k): _shape(v, depth + 1) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(value, list | tuple):
-        shapes = [_shape(v, depth + 1) for v in value[:_MAX_ITEMS]]
-        # Order inside a list of enum values rarely matters to whether a call works.
-        return sorted(shapes, key=lambda s: json.dumps(s, sort_keys=True, default=str))
-    return f"<{type(value).__name__}>"
 
 
 def call_shape(tool: str, params: Mapping[str, Any], key_params: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """The part of a call that identifies its pattern (see the module docstring)."""
-    keys = key_params.get(tool)
-    if keys is not None:
-        return {k: params.get(k) for k in keys}
-    shaped = _shape(dict(params))
-    assert isinstance(shaped, dict)
-    return shaped
+    """The part of a call that identifies its pattern, under the default write gate (the facade uses its
+    engine's gate and the tools' schemas: `shapes.Shaper`)."""
+    return Shaper(Redactor.default(), key_params).identity(tool, params)
 
 
 def call_signature(tool: str, params: Mapping[str, Any], key_params: Mapping[str, Sequence[str]]) -> str:
-    text = json.dumps(call_shape(tool, params, key_params), sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return Shaper(Redactor.default(), key_params).signature(tool, params)
 
 
 def template_confidence(

@@ -90,7 +90,14 @@ def _reader(api: Api, user: str | None) -> str | None:
 
 def _session(api: Api, session: str) -> None:
     """A user-bound key may not touch a window another user (or a tenant key for nobody) opened: replacing it
-    would cut that user's calls off from their context, reading it would show what they asked."""
+    would cut that user's calls off from their context, reading it would show what they asked.
+
+    The owner is known only in memory, from the open correlation window of this process's `loop.tools`
+    (`ToolIntelligence.session_user`); nothing about it is persisted. Once the window is gone — the process
+    restarted, the window was evicted (`ToolConfig.max_sessions`, least recently used first), or the request
+    reached another worker — the session id is unknown here and a user-bound key may open a new window under
+    it. That window is its own: the old one's query is gone with it, and the stored signals of a session are
+    kept per user (a recovery pattern is only ever built from one user's calls), so no data crosses users."""
     if api.principal.role is not Role.USER:
         return
     open_, owner = _tools(api).session_user(session)

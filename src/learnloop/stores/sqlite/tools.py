@@ -39,7 +39,8 @@ from ...tools.models import (
     ToolSignal,
     ToolStat,
 )
-from . import tools_admin
+from ...tools.shapes import Shaper
+from . import tools_admin, tools_scrub
 from .connection import write_transaction
 from .tools_index import ToolIndex
 from .tools_reads import (
@@ -375,6 +376,9 @@ class SQLiteToolStore:
 
     async def maintain(self, tenant: str, now: datetime) -> tuple[int, int, int]:
         return await self._run(tools_admin.maintain, self._keeper, tenant, now)
+
+    async def scrub_shared(self, tenant: str, shaper: Shaper) -> int:
+        return await self._run(self._counted(tools_scrub.scrub_shared), tenant, shaper)
 
     # -- privacy -----------------------------------------------------------------------------------------
 

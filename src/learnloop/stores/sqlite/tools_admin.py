@@ -17,7 +17,7 @@ from .connection import write_transaction
 from .tools_index import ToolIndex
 from .tools_reads import read_recoveries, read_templates, visible_owners
 from .tools_rows import at
-from .tools_sync import IndexKeeper
+from .tools_sync import IndexKeeper, trim_changes
 
 __all__ = [
     "list_tools",
@@ -29,7 +29,8 @@ __all__ = [
     "template_feedback",
 ]
 
-# The change log only has to reach back as far as the slowest process; one that falls behind reloads.
+# The change log only has to reach back as far as the slowest process; one that falls behind reloads. Kept
+# per tenant: one tenant's writes never trim another's entries.
 _CHANGES_KEPT = 50_000
 
 
@@ -214,7 +215,7 @@ def maintain(conn: sqlite3.Connection, keeper: IndexKeeper, tenant: str, now: da
         for pair_id in faded:
             conn.execute("DELETE FROM tool_pairs WHERE id = ?", (pair_id,))
             index.remove_pair(pair_id)
-        conn.execute("DELETE FROM tool_changes WHERE seq <= (SELECT MAX(seq) FROM tool_changes) - ?", (_CHANGES_KEPT,))
+        trim_changes(conn, tenant, _CHANGES_KEPT)
         return len(faded)
 
     pairs = keeper.write(conn, tenant, work)

@@ -4,6 +4,11 @@ Triggers append every catalog and learned-pair change to `tool_changes`; before 
 the entries past its watermark, so writes of other processes and deletions made by `forget_user` reach it.
 Writes made here run in one transaction that first replays pending changes under the write lock, so the
 index never misses a row written between its last replay and the write.
+
+The log is trimmed per tenant (`trim_changes`): a busy tenant never pushes another tenant's entries out.
+Trimming leaves a marker, a 'catalog' entry whose `ref` is the last sequence number trimmed (the triggers'
+own catalog entries have ref 0): an index whose watermark is below it may have missed entries and is
+loaded again — inside the caller's transaction when there is one, since SQLite does not nest them.
 """
 
 from __future__ import annotations
@@ -11,13 +16,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
 from .connection import read_transaction, write_transaction
 from .rows import vector_from_blob
 from .tools_index import CatalogRow, PairRow, ToolIndex
 
-__all__ = ["IndexKeeper"]
+__all__ = ["IndexKeeper", "trim_changes"]
 
 T = TypeVar("T")
 
@@ -63,7 +69,9 @@ class IndexKeeper:
 
     def _load(self, conn: sqlite3.Connection, tenant: str) -> ToolIndex:
         index = ToolIndex(self.dimension)
-        with read_transaction(conn):
+        # One snapshot for the watermark and the rows; within a write transaction that one already is.
+        snapshot: AbstractContextManager[Any] = nullcontext() if conn.in_transaction else read_transaction(conn)
+        with snapshot:
             index.watermark = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tool_changes").fetchone()[0]
             index.load_catalog(self._catalog_rows(conn, tenant))
             for row in conn.execute(
@@ -90,13 +98,9 @@ class IndexKeeper:
         ]
 
     def _catch_up(self, conn: sqlite3.Connection, tenant: str, index: ToolIndex) -> ToolIndex:
-        oldest, newest = conn.execute(
-            "SELECT (SELECT MIN(seq) FROM tool_changes), (SELECT MAX(seq) FROM tool_changes)"
-        ).fetchone()
+        newest = conn.execute("SELECT MAX(seq) FROM tool_changes").fetchone()[0]
         if newest is None or newest <= index.watermark:
             return index  # nothing written anywhere since: the common case, one indexed lookup
-        if index.watermark and oldest > index.watermark + 1:
-            return self._load(conn, tenant)  # the changes it missed were pruned from the log
         changes = conn.execute(
             "SELECT seq, kind, ref FROM tool_changes WHERE tenant = ? AND seq > ? ORDER BY seq",
             (tenant, index.watermark),
@@ -104,6 +108,8 @@ class IndexKeeper:
         if not changes:
             index.watermark = newest  # only other tenants changed
             return index
+        if any(kind == "catalog" and ref > index.watermark for _, kind, ref in changes):
+            return self._load(conn, tenant)  # entries it had not replayed yet were trimmed from the log
         if any(kind == "catalog" for _, kind, _ in changes):
             index.load_catalog(self._catalog_rows(conn, tenant))
         pair_ids = sorted({ref for _, kind, ref in changes if kind == "pair"})
@@ -118,3 +124,17 @@ class IndexKeeper:
                     index.upsert_pair(self._pair(row))
         index.watermark = changes[-1][0]
         return index
+
+
+def trim_changes(conn: sqlite3.Connection, tenant: str, keep: int) -> int:
+    """Delete the tenant's change-log entries but its newest `keep`, leaving a marker (see the module
+    docstring); runs in the caller's write transaction. Returns how many were deleted."""
+    row = conn.execute(
+        "SELECT seq FROM tool_changes WHERE tenant = ? ORDER BY seq DESC LIMIT 1 OFFSET ?", (tenant, keep)
+    ).fetchone()
+    if row is None:
+        return 0
+    last = int(row[0])
+    deleted = conn.execute("DELETE FROM tool_changes WHERE tenant = ? AND seq <= ?", (tenant, last)).rowcount
+    conn.execute("INSERT INTO tool_changes (tenant, kind, ref) VALUES (?, 'catalog', ?)", (tenant, last))
+    return int(deleted)

@@ -2,8 +2,10 @@
 
 A call signal is one transaction: the signal row, the learned pair (strong, very strong and discovery
 signals), the per-intent statistics, the template it reinforces or weakens, and the recovery pattern it
-completes. The in-memory routing index is updated as rows are written; if the transaction fails the
-caller drops the index so it is reloaded from what was committed.
+completes. The signal row, the user's own, keeps the (redacted) arguments; a template or recovery pattern
+the tenant shares (user '') keeps only the call's shape (`CallRecord.pattern`, `CallRecord.shape`). The
+in-memory routing index is updated as rows are written; if the transaction fails the caller drops the index
+so it is reloaded from what was committed.
 """
 
 from __future__ import annotations
@@ -112,6 +114,11 @@ def _upsert_stats(conn: sqlite3.Connection, scope: Scope, record: CallRecord, no
     )
 
 
+def _params(record: CallRecord, owner_id: str) -> dict[str, Any]:
+    """What a template or recovery of `owner_id` keeps of this call: a shared row, only its shape."""
+    return record.pattern if owner_id == "" else record.arguments
+
+
 def _template_success(
     conn: sqlite3.Connection, scope: Scope, record: CallRecord, owner_id: str, policy: LearningPolicy, now: float
 ) -> int:
@@ -128,7 +135,7 @@ def _template_success(
             record.intent,
             record.tool,
             record.signature,
-            _dumps(record.arguments),
+            _dumps(_params(record, owner_id)),
             record.intent,
             latency or 0.0,
             int(latency is not None),
@@ -187,6 +194,10 @@ def _recovery(
         )
         return None
     failed_params = json.loads(failed_arguments)
+    if owner_id == "":
+        # The failed call is read back as the user stored it; the tenant's pattern keeps only its shape.
+        failed_params = record.shape(failed_tool, failed_params)
+    params = _params(record, owner_id)
     row = conn.execute(
         "INSERT INTO tool_recoveries (tenant, user_id, fingerprint, error_type, failed_tool, failed_params, "
         "recovery_tool, recovery_params, recovery_signature, description, created_at, last_used_at) "
@@ -199,11 +210,11 @@ def _recovery(
             fingerprint,
             error_type or "error",
             failed_tool,
-            failed_arguments,
+            _dumps(failed_params),
             record.tool,
-            _dumps(record.arguments),
+            _dumps(params),
             record.signature,
-            describe_change(failed_tool, failed_params, record.tool, record.arguments),
+            describe_change(failed_tool, failed_params, record.tool, params),
             now,
             now,
         ),

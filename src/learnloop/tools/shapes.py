@@ -1,0 +1,253 @@
+"""What of a tool call may be stored or shown, and what knowledge shared by a tenant keeps of it.
+
+Two rules, applied before anything reaches the store:
+
+* **The write gate sees every value.** Each argument value (with its name, so ``api_key: …`` reads as the
+  assignment it is) and each error text that is stored or shown in a prompt passes `engine.gate`; a value
+  it refuses as a secret, personal data, an injection or by an app rule becomes ``<redacted:RULE>``. The
+  gate's size and stability rules are off here: a short value is not a reusable learning, but it may still
+  be a password, and a date argument is not a leak.
+* **Shared rows keep the shape, not the values.** Templates and recovery patterns learned from anyone (user
+  '' rows every user of the tenant reads), and the insights drawn from them, store a call as its argument
+  names, the types of its values, and only those constants that are the API's own vocabulary rather than a
+  user's data: an enum value declared in the tool's input schema, an UPPER_SNAKE constant such as
+  ``BEST_SELLING``, or an identifier-like value of an argument the app named as a key parameter — each only
+  if the gate lets it through. The user's own values stay in the user's rows (their signals), which
+  `forget` deletes.
+
+A shape is also what identifies a call pattern: the signature of a template and the fingerprint of a
+failure are hashes of it, so ``limit=10`` and ``limit=20`` reinforce the same template while
+``sort_key=REVENUE`` and ``sort_key=BEST_SELLING`` do not. Shaping is idempotent, and shaping the stored
+(gated) arguments gives the shape the raw ones had, so a recovery can be described from a failed call read
+back from the store.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from ..capture.gate import WriteGate
+
+__all__ = ["REDACTED_KINDS", "Redactor", "Shaper", "schema_constants", "types_only"]
+
+# What the gate refuses that must not be stored: the rest (size, unstable facts) concerns learnings only.
+REDACTED_KINDS = frozenset({"secret", "personal_data", "injection", "custom"})
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,39}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+_PLACEHOLDER = re.compile(r"<[a-z]+>")  # a shape's own "<text>", "<number>": shaping twice changes nothing
+_SPACE = re.compile(r"(\s+)")
+_MAX_DEPTH = 4
+_MAX_ITEMS = 16
+_MAX_CONSTANT = 40
+_CACHE = 4096
+_CACHED_CHARS = 512
+
+
+class Redactor:
+    """The write gate applied to tool-call values and error texts. One per gate (`Redactor.of`)."""
+
+    def __init__(self, gate: WriteGate) -> None:
+        self.gate = gate.without("size", "empty", "unstable")
+        # Arguments repeat (every call of a pattern has the same constants): each short text is judged once.
+        self._cached = functools.lru_cache(maxsize=_CACHE)(self._refused)
+
+    @classmethod
+    def of(cls, gate: WriteGate) -> Redactor:
+        found = _BY_GATE.get(gate)
+        if found is None:
+            found = _BY_GATE[gate] = cls(gate)
+        return found
+
+    @classmethod
+    def default(cls) -> Redactor:
+        return _default_redactor()
+
+    def refused(self, text: str) -> str | None:
+        """The id of the rule refusing `text`, or None if it may be kept."""
+        # Long texts (documents passed as arguments) are rarely repeated: caching them would only hold memory.
+        return self._cached(text) if len(text) <= _CACHED_CHARS else self._refused(text)
+
+    def _refused(self, text: str) -> str | None:
+        verdict = self.gate.check(text)
+        if verdict.allowed or verdict.kind not in REDACTED_KINDS:
+            return None
+        return verdict.rule or str(verdict.kind)
+
+    def refused_value(self, key: str, value: str) -> str | None:
+        return self.refused(f"{key}: {value}" if key else value)
+
+    def value(self, key: str, value: Any, depth: int = 0) -> Any:
+        """`value` with every scalar the gate refuses replaced by ``<redacted:RULE>``."""
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str | int | float):
+            rule = self.refused_value(key, str(value))
+            return value if rule is None else f"<redacted:{rule}>"
+        if depth >= _MAX_DEPTH:
+            return "<nested>"
+        if isinstance(value, Mapping):
+            return {self._name(str(k)): self.value(str(k), v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(key, v, depth + 1) for v in value]
+        return f"<{type(value).__name__}>"
+
+    def arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        out = self.value("", dict(arguments))
+        assert isinstance(out, dict)
+        return out
+
+    def _name(self, name: str) -> str:
+        rule = self.refused(name)
+        return name if rule is None else f"<redacted:{rule}>"
+
+    def text(self, text: str) -> str:
+        """`text` with the words the gate refuses replaced; the whole text if it is refused as a whole."""
+        if self.refused(text) is None:
+            return text
+        parts = _SPACE.split(text)
+        previous = ""
+        for i, part in enumerate(parts):
+            if not part or part.isspace():
+                continue
+            # A word alone, or with the one before it: "password: hunter22" is refused for the pair. A word
+            # already replaced gives no context, or the word after it would be refused for its sake.
+            rule = self.refused(part) or (self.refused(f"{previous} {part}") if previous else None)
+            previous = part if rule is None else ""
+            if rule is not None:
+                parts[i] = f"<redacted:{rule}>"
+        cleaned = "".join(parts)
+        rule = self.refused(cleaned)
+        return cleaned if rule is None else f"<redacted:{rule}>"
+
+
+_BY_GATE: WeakKeyDictionary[WriteGate, Redactor] = WeakKeyDictionary()
+
+
+@functools.cache
+def _default_redactor() -> Redactor:
+    return Redactor(WriteGate())
+
+
+def schema_constants(schema: Mapping[str, Any]) -> frozenset[str]:
+    """The string values a tool's input schema declares (`enum`, `const`): the API's vocabulary."""
+    found: set[str] = set()
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 12:
+            return
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if key == "enum" and isinstance(value, list):
+                    found.update(v for v in value if isinstance(v, str))
+                elif key == "const" and isinstance(value, str):
+                    found.add(value)
+                else:
+                    walk(value, depth + 1)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, depth + 1)
+
+    walk(schema, 0)
+    return frozenset(v for v in found if 0 < len(v) <= 100)
+
+
+def _constant(value: str) -> bool:
+    """An UPPER_SNAKE constant, not a record id: `BEST_SELLING`, `UTF8`, but not `A7` or `ORD12345`."""
+    if len(value) > _MAX_CONSTANT or not _CONSTANT.fullmatch(value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    return digits <= 2 and len(value) - digits - value.count("_") >= 2
+
+
+def _hash(value: Any, size: int) -> str:
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=size).hexdigest()
+
+
+class Shaper:
+    """A call's shape for shared rows, its signature and failure fingerprint (see the module docstring).
+
+    `redactor` None keeps no constant at all (nothing can be checked); `key_params` names, per tool, the
+    arguments that identify a call pattern; `constants` holds, per tool, its schema's declared values.
+    """
+
+    def __init__(
+        self,
+        redactor: Redactor | None,
+        key_params: Mapping[str, Sequence[str]] | None = None,
+        constants: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.redactor = redactor
+        self.key_params = key_params or {}
+        self.constants = constants or {}
+
+    def __call__(self, tool: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        return self.shape(tool, params)
+
+    def _allowed(self, key: str, value: str) -> bool:
+        return self.redactor is not None and self.redactor.refused_value(key, value) is None
+
+    def _string(self, key: str, value: str, known: frozenset[str], named: bool) -> str:
+        if _PLACEHOLDER.fullmatch(value):
+            return value
+        vocabulary = value in known or _constant(value) or (named and bool(_IDENTIFIER.fullmatch(value)))
+        return value if vocabulary and self._allowed(key, value) else "<text>"
+
+    def _name(self, name: str) -> str:
+        if _PLACEHOLDER.fullmatch(name):
+            return name
+        # Without a gate an identifier-like argument name is still kept: the schema's, not the user's.
+        if _NAME.fullmatch(name) and (self.redactor is None or self._allowed("", name)):
+            return name
+        return "<name>"
+
+    def _shape(self, key: str, value: Any, known: frozenset[str], depth: int, named: bool = False) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int | float):
+            return "<number>"
+        if isinstance(value, str):
+            return self._string(key, value, known, named)
+        if depth >= _MAX_DEPTH:
+            return "<nested>"
+        if isinstance(value, Mapping):
+            items = sorted(value.items(), key=lambda kv: str(kv[0]))
+            return {self._name(str(k)): self._shape(str(k), v, known, depth + 1) for k, v in items}
+        if isinstance(value, list | tuple):
+            shapes = [self._shape(key, v, known, depth + 1) for v in value[:_MAX_ITEMS]]
+            # Order inside a list of enum values rarely matters to whether a call works.
+            return sorted(shapes, key=lambda s: json.dumps(s, sort_keys=True, default=str))
+        return f"<{type(value).__name__}>"
+
+    def shape(self, tool: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """What a shared row keeps of a call: names, value types, the API's own constants."""
+        known = self.constants.get(tool, frozenset())
+        named = set(self.key_params.get(tool, ()))
+        return {
+            self._name(str(k)): self._shape(str(k), v, known, 1, named=str(k) in named)
+            for k, v in sorted(params.items(), key=lambda kv: str(kv[0]))
+        }
+
+    def identity(self, tool: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The part of the shape that identifies a call pattern: the key parameters if the app named them."""
+        shape = self.shape(tool, params)
+        keys = self.key_params.get(tool)
+        return shape if keys is None else {k: shape.get(self._name(k)) for k in keys}
+
+    def signature(self, tool: str, params: Mapping[str, Any]) -> str:
+        return _hash(self.identity(tool, params), 8)
+
+    def fingerprint(self, error_type: str, tool: str, params: Mapping[str, Any]) -> str:
+        return _hash({"error_type": error_type, "tool": tool, "params": self.identity(tool, params)}, 12)
+
+
+def types_only(tool: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A shape that keeps no value at all: what a backend stores when it is given no better shaper."""
+    return Shaper(None).shape(tool, params)
