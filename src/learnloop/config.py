@@ -72,11 +72,6 @@ class Settings:
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
-    @property
-    def learning_model_spec(self) -> str | None:
-        """The background learning agent's model; defaults to the main model."""
-        return self.learning_model or self.llm
-
 
 def _coerce(name: str, raw: str, annotation: Any) -> Any:
     text = str(annotation)

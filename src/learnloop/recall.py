@@ -13,12 +13,10 @@ from .lifecycle import evidence_promotion
 from .models import EventAction, Filters, Learning, Limits, RetrievalResult, RetrievedItem, Scope, Status
 from .retrieval import rank_candidates, render_memories
 from .stores.base import AppendEvent, EventDraft, Operation, SearchRequest, Touch, Vector
-from .terms import query_terms
+from .terms import MAX_QUERY_CHARS, query_terms
 from .tools.context import render_with_tool_sections, retrieval_sections
 
 __all__ = ["retrieve"]
-
-MAX_QUERY_CHARS = 4000
 
 
 async def retrieve(

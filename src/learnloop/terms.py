@@ -7,7 +7,10 @@ from collections import Counter
 
 import snowballstemmer
 
-__all__ = ["STOPWORDS", "index_terms", "query_terms", "stem"]
+__all__ = ["MAX_QUERY_CHARS", "STOPWORDS", "index_terms", "query_terms", "stem"]
+
+# Longer queries are cut: the embedder reads 256 tokens at most and a prompt-sized query helps no ranking.
+MAX_QUERY_CHARS = 4000
 
 _WORD = re.compile(r"[^\W_]+(?:[.'][^\W_]+)*", re.UNICODE)
 

@@ -28,6 +28,7 @@ from ..engine import Engine
 from ..errors import ValidationError
 from ..models import Scope
 from ..stores.base import Vector
+from ..terms import MAX_QUERY_CHARS
 from . import catalog
 from .base import CallRecord, ObservationRecord
 from .config import ToolConfig
@@ -50,7 +51,6 @@ __all__ = ["CLOSE_TIMEOUT_S", "ToolIntelligence", "close_tools", "live_tools", "
 
 log = logging.getLogger("learnloop.tools")
 
-MAX_QUERY_CHARS = 4000
 # How long closing waits for background passes before it cancels them.
 CLOSE_TIMEOUT_S = 5.0
 
