@@ -17,6 +17,10 @@ the tool's name (discovery), recorded with `record_call`. Figures are reported p
 
 Control: a random `--control-share` of the tools (tool-disjoint) never appears in the replay. After it,
 their queries are ranked by the learned and the frozen router: tools never seen used must not get worse.
+
+Also reported for the last block: how many of the baseline's misses the learned router fixes (and how many
+of its hits it loses), how many queries ask for a tool never used before (learning cannot know those), and
+the ceiling the gold sets allow (recall@5 is below 1 only for a query with more than 5 gold tools).
 Query embeddings are cached under .bench-cache/. The data is read in place, never copied into the repo.
 """
 
@@ -32,6 +36,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +102,8 @@ async def embed_cached(embedder: LocalMiniLM, texts: list[str], quiet: bool) -> 
     key = hashlib.sha256(("\n".join(texts) + embedder.model_id).encode()).hexdigest()[:16]
     path = CACHE / f"tool-queries-{len(texts)}-{key}.npy"
     if path.exists():
-        return np.load(path)
+        cached: np.ndarray = np.load(path)
+        return cached
     progress(f"embedding {len(texts)} queries (cached afterwards in {path.parent})", quiet)
     chunks = []
     for start in range(0, len(texts), 500):
@@ -124,7 +130,7 @@ def split(
     return stream[: args.sessions * args.per_session], control[: args.control_queries]
 
 
-async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, object]:
+async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, Any]:
     stream, control = split(dataset, args)
     embedder = LocalMiniLM(threads=args.threads)
     vectors = await embed_cached(embedder, [q for q, _ in stream + control], args.quiet)
@@ -136,11 +142,14 @@ async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, object]:
     progress(f"registering {len(dataset.tools)} tools", args.quiet)
     await tools.register(dataset.tools)
     k = args.k
-    blocks: list[dict[str, object]] = []
+    blocks: list[dict[str, Any]] = []
     sums = {"recall@1": 0.0, "recall@5": 0.0, "baseline_recall@5": 0.0, "baseline_recall@1": 0.0}
     found_by = {"list": 0, "search": 0, "name_search": 0}
     counted = 0
     block_start = 1
+    used: set[str] = set()
+    # Per block: baseline misses fixed by learning, baseline hits lost, queries whose gold was never used.
+    block_counts = {"fixed": 0, "broken": 0, "baseline_misses": 0, "gold_never_used": 0, "ceiling": 0.0}
     for index, ((query, gold), vector) in enumerate(zip(stream, vectors[: len(stream)], strict=True)):
         session_number = index // args.per_session
         session = f"s{session_number}"
@@ -152,6 +161,13 @@ async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, object]:
         sums["baseline_recall@1"] += recall(gold, baseline, 1)
         sums["baseline_recall@5"] += recall(gold, baseline, 5)
         counted += 1
+        learned_hit, baseline_hit = recall(gold, routed, 5), recall(gold, baseline, 5)
+        block_counts["baseline_misses"] += baseline_hit < 1
+        block_counts["fixed"] += baseline_hit < learned_hit
+        block_counts["broken"] += learned_hit < baseline_hit
+        block_counts["gold_never_used"] += not used & set(gold)
+        block_counts["ceiling"] += min(1.0, 5 / len(gold))
+        used.update(gold)
         for tool in gold:
             if tool in routed:
                 found_by["list"] += 1
@@ -173,17 +189,25 @@ async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, object]:
                     "baseline_recall@1": round(sums["baseline_recall@1"] / counted, 4),
                     "baseline_recall@5": round(sums["baseline_recall@5"] / counted, 4),
                     "queries": counted,
+                    "baseline_misses": int(block_counts["baseline_misses"]),
+                    "baseline_misses_fixed": int(block_counts["fixed"]),
+                    "baseline_hits_lost": int(block_counts["broken"]),
+                    "gold_never_used": int(block_counts["gold_never_used"]),
+                    "ceiling_recall@5": round(block_counts["ceiling"] / counted, 4),
                 }
             )
             progress(f"block {len(blocks)}: {blocks[-1]}", args.quiet)
             sums = dict.fromkeys(sums, 0.0)
+            block_counts = dict.fromkeys(block_counts, 0)
             counted = 0
             block_start = session_number + 2
     await tools.flush()
-    learned_5 = base_5 = 0.0
+    learned_5 = base_5 = learned_1 = base_1 = 0.0
     for (query, gold), vector in zip(control, vectors[len(stream) :], strict=True):
-        learned_5 += recall(gold, [r.name for r in await tools.route(query, k, user="user0", query_vector=vector)], 5)
-        base_5 += recall(gold, [r.name for r in await tools.route(query, k, query_vector=vector, learned=False)], 5)
+        learned = [r.name for r in await tools.route(query, k, user="user0", query_vector=vector)]
+        frozen = [r.name for r in await tools.route(query, k, query_vector=vector, learned=False)]
+        learned_5, base_5 = learned_5 + recall(gold, learned, 5), base_5 + recall(gold, frozen, 5)
+        learned_1, base_1 = learned_1 + recall(gold, learned, 1), base_1 + recall(gold, frozen, 1)
     pairs = len(await tools.learned_pairs(limit=1_000_000))
     await loop.aclose()
     n_control = max(len(control), 1)
@@ -195,12 +219,20 @@ async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, object]:
         "queries": len(stream),
         "k": k,
         "blocks": blocks,
-        "gain_recall@5_last_block": round(float(last["recall@5"]) - float(last["baseline_recall@5"]), 4),  # type: ignore[arg-type]
+        "gain_recall@5_last_block": round(float(last["recall@5"]) - float(last["baseline_recall@5"]), 4),
+        "gain_recall@1_last_block": round(float(last["recall@1"]) - float(last["baseline_recall@1"]), 4),
+        "baseline_misses_fixed_last_block": round(
+            int(last["baseline_misses_fixed"]) / max(1, int(last["baseline_misses"])),
+            4,
+        ),
         "control_tools": round(len(dataset.tools) * args.control_share),
         "control_queries": len(control),
         "control_recall@5": round(learned_5 / n_control, 4),
         "control_baseline_recall@5": round(base_5 / n_control, 4),
         "control_delta_recall@5": round((learned_5 - base_5) / n_control, 4),
+        "control_recall@1": round(learned_1 / n_control, 4),
+        "control_baseline_recall@1": round(base_1 / n_control, 4),
+        "control_delta_recall@1": round((learned_1 - base_1) / n_control, 4),
         "found_by": found_by,
         "learned_pairs": pairs,
     }
@@ -245,7 +277,7 @@ def main() -> None:
     rows = [
         [b["sessions"], b["queries"], b["recall@1"], b["recall@5"], b["baseline_recall@1"], b["baseline_recall@5"]]
         for b in figures["blocks"]
-    ]  # type: ignore[union-attr]
+    ]
     print_table(
         f"{figures['dataset']}: learned routing vs frozen description-only baseline "
         f"({figures['tools']} tools, {figures['queries']} queries in {figures['sessions']} sessions, k={figures['k']})",
@@ -263,10 +295,14 @@ def main() -> None:
             ],
             ["control baseline recall@5", figures["control_baseline_recall@5"]],
             ["control delta recall@5", figures["control_delta_recall@5"]],
+            ["control delta recall@1", figures["control_delta_recall@1"]],
+            ["gain recall@1, last block", figures["gain_recall@1_last_block"]],
+            ["share of the baseline's misses fixed, last block", figures["baseline_misses_fixed_last_block"]],
+            ["ceiling recall@5 of the gold sets, last block", figures["blocks"][-1]["ceiling_recall@5"]],
             [
                 "gold found in list / search / name search",
                 "{list} / {search} / {name_search}".format(**figures["found_by"]),
-            ],  # type: ignore[arg-type]
+            ],
             ["learned pairs kept", figures["learned_pairs"]],
         ],
     )

@@ -116,6 +116,27 @@ async def test_evidence_fuses_description_keywords_and_learned_pairs(tools: Tool
     assert private["translate"].learned == 0.0
 
 
+def basis(axis: int) -> np.ndarray:
+    vector = np.zeros(16, dtype=np.float32)
+    vector[axis] = 1.0
+    return vector
+
+
+async def test_evidence_says_how_unlike_every_use_of_a_tool_the_query_is(tools: ToolStore) -> None:
+    for axis in (1, 2, 3):
+        await tools.record_call(ALICE, call("translate", query=f"q{axis}", vector=basis(axis)), POLICY, utcnow())
+    far = {h.name: h for h in await tools.evidence(BOB, request(basis(0)))}
+    # Three uses, none like the query: fully unfamiliar, times 3 / (3 + 5) for how well its uses are known.
+    assert far["translate"].unfamiliar == pytest.approx(3 / 8) and far["translate"].learned == 0.0
+    assert far["forecast"].unfamiliar == 0.0  # never used: nothing known against it
+    near = {h.name: h for h in await tools.evidence(BOB, request(basis(2)))}
+    assert near["translate"].unfamiliar == 0.0 and near["translate"].learned > 0
+    private = {h.name: h for h in await tools.evidence(BOB, request(basis(0), share=False))}
+    assert private["translate"].unfamiliar == 0.0  # alice's uses are not bob's
+    off = EvidenceRequest(vector=basis(0), terms=[], now=utcnow(), use_learned=False)
+    assert all(h.unfamiliar == 0.0 for h in await tools.evidence(BOB, off))
+
+
 async def test_a_call_is_one_durable_transaction(backend: str, tmp_path: Path) -> None:
     store, tools = await open_pair(backend, tmp_path)
     await tools.put_tools("t1", [entry(n) for n in NAMES], utcnow())

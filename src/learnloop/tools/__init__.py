@@ -7,7 +7,7 @@ learned evidence), `templates`, `recovery`, `insights` (the anonymised aggregato
 shapes that are all the tenant's shared knowledge keeps of them), and `base.ToolStore`, the storage contract.
 """
 
-from .base import ToolStore
+from .base import Familiarity, ToolStore
 from .config import RouterWeights, SectionCaps, ToolConfig
 from .intelligence import ToolIntelligence
 from .models import (
@@ -32,6 +32,7 @@ from .models import (
 
 __all__ = [
     "AggregationReport",
+    "Familiarity",
     "Insight",
     "LearnedPair",
     "PrivacyMode",

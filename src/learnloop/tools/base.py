@@ -40,6 +40,7 @@ __all__ = [
     "CallRecord",
     "CatalogEntry",
     "EvidenceRequest",
+    "Familiarity",
     "InsightDraft",
     "InsightInputs",
     "LearningPolicy",
@@ -118,6 +119,22 @@ class ObservationRecord:
 
 
 @dataclass(frozen=True)
+class Familiarity:
+    """When a query lies outside everything a tool has been used for (see `learnloop.tools.router`).
+
+    A tool's uses map the queries it serves. Once it has a few, a query unlike all of them (its nearest
+    use less similar than `similarity`) is less likely to be for it than its description alone suggests.
+    The tool's `unfamiliar` evidence ramps from 0 at `similarity` to 1 at `similarity - margin`, times the
+    confidence that its uses are known: pairs / (pairs + `prior`). Tools never used get none. Pairs count
+    whatever their age: maintenance prunes the ones decay has worn out."""
+
+    weight: float = 0.2  # subtracted from the fused score, times the unfamiliar evidence
+    similarity: float = 0.45
+    margin: float = 0.1
+    prior: float = 5.0
+
+
+@dataclass(frozen=True)
 class EvidenceRequest:
     vector: Vector | None
     terms: Sequence[str]  # the query's content words, for keyword match
@@ -125,9 +142,10 @@ class EvidenceRequest:
     pool: int = 50  # how many tools to return, best fused score first
     weights: tuple[float, float, float] = (1.0, 0.1, 1.0)  # description, keyword, learned (see tools.router)
     share: bool = True  # learned pairs of every user of the tenant, not only the caller's
-    learned_floor: float = 0.55  # learned queries less similar than this say nothing about the tool
+    learned_floor: float = 0.5  # learned queries less similar than this say nothing for the tool
     learned_support: int = 3  # a tool's learned evidence is the mean of its best this-many pairs
     use_learned: bool = True
+    familiarity: Familiarity = Familiarity()
 
 
 @dataclass
@@ -142,6 +160,7 @@ class ToolEvidence:
     keyword: float  # BM25 over name and description, scaled by the best score of the query (0..1)
     learned: float  # mean of the tool's best pairs' decayed confidence × scaled similarity (0..1)
     learned_uses: int
+    unfamiliar: float = 0.0  # how far the query lies from every use of a well-used tool (0..1, see Familiarity)
 
 
 @dataclass

@@ -107,6 +107,8 @@ class RoutedTool(BaseModel):
     learned: float
     learned_uses: int
     why: str
+    # How far the context lies from every past use of this well-used tool (0..1); weighted, it is subtracted.
+    unfamiliar: float = 0.0
 
 
 class ToolSignal(BaseModel):

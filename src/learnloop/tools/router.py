@@ -1,6 +1,6 @@
 """The tool router: which tools to show for a context.
 
-Three kinds of evidence are fused into one score per tool:
+Four kinds of evidence are fused into one score per tool:
 
 - **description similarity** — cosine between the query vector and the tool's name+description vector;
   the only evidence a tool nobody has used yet has, so it is never scaled away;
@@ -9,10 +9,15 @@ Three kinds of evidence are fused into one score per tool:
 - **learned evidence** — seed 002's learned query→tool pairs: for each tool, the mean over its three best
   pairs of (decayed confidence) × (similarity to the current query above a floor, scaled to 0..1). A pair
   only speaks for queries close to one that led to the tool being used, and it takes several consistent
-  uses to move a tool far, so tools never used keep their place for queries unlike anything learned.
+  uses to move a tool far, so tools never used keep their place for queries unlike anything learned;
+- **unfamiliarity** — the same pairs read the other way (`base.Familiarity`): a tool with several uses,
+  none of them like the current query, is demoted a little. Its uses say what it is for; a description
+  that happens to be close to a query it has never served is weaker evidence than one that has not been
+  tested yet. This is what lets tools nobody has used yet rise above well-used tools for queries unlike
+  anything learned, instead of only holding their place.
 
-score = w_d · description + w_k · keyword + w_l · learned. Ties go to the name, so routing is
-deterministic.
+score = w_d · description + w_k · keyword + w_l · learned − w_u · unfamiliar. With learning off (the
+frozen baseline) both learned terms are 0. Ties go to the name, so routing is deterministic.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from .models import RoutedTool
 __all__ = ["fuse", "fused_score", "route"]
 
 
-def _why(evidence: ToolEvidence, learned: float) -> str:
+def _why(evidence: ToolEvidence, learned: float, unfamiliar: float) -> str:
     parts = [f"description {evidence.description_similarity:.2f}"]
     if evidence.keyword > 0:
         parts.append(f"keywords {evidence.keyword:.2f}")
@@ -38,15 +43,19 @@ def _why(evidence: ToolEvidence, learned: float) -> str:
         parts.append(
             f"learned {learned:.2f} from {evidence.learned_uses} use{'s' if evidence.learned_uses != 1 else ''}"
         )
+    if unfamiliar > 0:
+        parts.append(f"unlike its past uses {unfamiliar:.2f}")
     return "; ".join(parts)
 
 
 def fused_score(evidence: ToolEvidence, weights: RouterWeights, use_learned: bool = True) -> float:
-    learned = evidence.learned if use_learned else 0.0
+    if not use_learned:
+        return weights.description * evidence.description_similarity + weights.keyword * evidence.keyword
     return (
         weights.description * evidence.description_similarity
         + weights.keyword * evidence.keyword
-        + weights.learned * learned
+        + weights.learned * evidence.learned
+        - weights.familiarity.weight * evidence.unfamiliar
     )
 
 
@@ -57,6 +66,7 @@ def fuse(
     routed = []
     for score, e in scored[:k]:
         learned = e.learned if use_learned else 0.0
+        unfamiliar = e.unfamiliar if use_learned else 0.0
         routed.append(
             RoutedTool(
                 name=e.name,
@@ -68,7 +78,8 @@ def fuse(
                 keyword=round(e.keyword, 6),
                 learned=round(learned, 6),
                 learned_uses=e.learned_uses if learned > 0 else 0,
-                why=_why(e, learned),
+                unfamiliar=round(unfamiliar, 6),
+                why=_why(e, learned, unfamiliar),
             )
         )
     return routed
@@ -97,5 +108,6 @@ async def route(
         learned_floor=weights.learned_floor,
         learned_support=weights.learned_support,
         use_learned=use_learned,
+        familiarity=weights.familiarity,
     )
     return fuse(await store.evidence(scope, request), weights, k, use_learned=use_learned)

@@ -90,7 +90,13 @@ def _has_any(conn: sqlite3.Connection, tenant: str) -> bool:
 
 
 def _evidence(
-    index: ToolIndex, position: int, description: float, keyword: float, learned: float, uses: int
+    index: ToolIndex,
+    position: int,
+    description: float,
+    keyword: float,
+    learned: float,
+    uses: int,
+    unfamiliar: float = 0.0,
 ) -> ToolEvidence:
     row = index.rows[position]
     return ToolEvidence(
@@ -102,6 +108,7 @@ def _evidence(
         keyword=keyword,
         learned=learned,
         learned_uses=uses,
+        unfamiliar=unfamiliar,
     )
 
 
@@ -233,9 +240,11 @@ class SQLiteToolStore:
             pool=request.pool,
             use_learned=request.use_learned,
             support=request.learned_support,
+            familiarity=request.familiarity,
         )
         return [
-            _evidence(index, h.position, h.description_similarity, h.keyword, h.learned, h.learned_uses) for h in hits
+            _evidence(index, h.position, h.description_similarity, h.keyword, h.learned, h.learned_uses, h.unfamiliar)
+            for h in hits
         ]
 
     async def popular_tools(self, scope: Scope, limit: int) -> list[ToolEvidence]:

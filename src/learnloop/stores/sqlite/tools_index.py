@@ -3,7 +3,9 @@
 SQLite holds every row; this index is loaded on first use and kept in step with the `tool_changes` log
 (written by triggers), so writes of other processes, and deletions made by forgetting a user, are seen on
 the next call. It lives on the store's executor thread, like the learnings partitions, so it needs no lock.
-Ranking a query is two matrix-vector products (catalog, learned pairs) and one BM25 pass.
+Ranking a query is two matrix-vector products (catalog, learned pairs) and one BM25 pass. The pairs also
+say how familiar the query is to each used tool (`tools.base.Familiarity`): its nearest pair's similarity
+and how many pairs it has, counted per tool as pairs come and go.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...terms import index_terms, stem
+from ...tools.base import Familiarity
 from ...tools.catalog import keyword_document
 from ...tools.decay import HALF_LIFE_DAYS, Knowledge
 from .keywords import KeywordIndex, TermCodebook
@@ -60,6 +63,7 @@ class Hit:
     keyword: float
     learned: float
     learned_uses: int
+    unfamiliar: float = 0.0
 
 
 class ToolIndex:
@@ -92,10 +96,15 @@ class ToolIndex:
         self.tool_codes: dict[str, int] = {}
         self.owner_codes: dict[str, int] = {}
         self.code_position = np.zeros(0, dtype=np.int32)  # tool code -> catalog position, -1 if absent
+        self.code_pairs = np.zeros(0, dtype=np.int64)  # tool code -> learned pairs of every user
+        # Bumped by every change to the catalog or the pairs; keys `_uses_cache` (see `_known_uses`).
+        self._version = 0
+        self._uses_cache: tuple[int, float, npt.NDArray[np.float32]] | None = None
 
     # -- catalog -------------------------------------------------------------------------------------------
 
     def load_catalog(self, rows: Sequence[CatalogRow]) -> None:
+        self._version += 1
         self.rows = list(rows)
         self.names = [r.name for r in rows]
         self.position = {name: i for i, name in enumerate(self.names)}
@@ -114,6 +123,7 @@ class ToolIndex:
         code = self.tool_codes.get(tool)
         if code is None:
             code = self.tool_codes[tool] = len(self.tool_codes)
+            self.code_pairs = np.append(self.code_pairs, np.int64(0))
             self._map_codes()
         return code
 
@@ -148,6 +158,7 @@ class ToolIndex:
             setattr(self, name, grown)
 
     def upsert_pair(self, pair: PairRow) -> None:
+        self._version += 1
         row = self.pair_row.get(pair.id)
         if row is None:
             self._reserve(1)
@@ -157,7 +168,9 @@ class ToolIndex:
         else:
             old = (int(self.pair_owner[row]), int(self.pair_tool[row]), self.pair_hash[pair.id])
             self.pair_by_key.pop(old, None)
+            self.code_pairs[old[1]] -= 1
         owner, tool = self.owner_code(pair.owner), self._tool_code(pair.tool)
+        self.code_pairs[tool] += 1
         self.pair_ids[row] = pair.id
         self.pair_vectors[row] = pair.vector
         self.pair_tool[row] = tool
@@ -174,8 +187,10 @@ class ToolIndex:
         row = self.pair_row.pop(pair_id, None)
         if row is None:
             return
+        self._version += 1
         key = (int(self.pair_owner[row]), int(self.pair_tool[row]), self.pair_hash.pop(pair_id))
         self.pair_by_key.pop(key, None)
+        self.code_pairs[key[1]] -= 1
         last = self.pair_count - 1
         if row != last:
             for name in (
@@ -264,9 +279,11 @@ class ToolIndex:
         pool: int,
         use_learned: bool,
         support: int = 3,
+        familiarity: Familiarity | None = None,
     ) -> list[Hit]:
-        """The `pool` tools with the best fused score (description, keyword, learned `weights`), best first.
-        `owners` limits learned pairs to those users (None: every user of the tenant)."""
+        """The `pool` tools with the best fused score (description, keyword, learned `weights`, minus the
+        weighted unfamiliarity), best first. `owners` limits learned pairs to those users (None: every user
+        of the tenant)."""
         n = len(self.names)
         if n == 0:
             return []
@@ -281,14 +298,23 @@ class ToolIndex:
                 fused += np.float32(weights[1]) * keyword
         learned: npt.NDArray[np.float64] | None = None
         uses: npt.NDArray[np.int64] | None = None
+        unfamiliar: npt.NDArray[np.float32] | None = None
         if use_learned and vector is not None and self.pair_count:
-            rows, sims = self._pair_similarities(vector, floor)
+            familiar = familiarity if familiarity is not None and familiarity.weight > 0 else None
+            lowest = floor if familiar is None else min(floor, familiar.similarity - familiar.margin)
+            rows, sims = self._pair_similarities(vector, lowest)
             positions = self.code_position[self.pair_tool[rows]]
             keep = positions >= 0
+            codes: npt.NDArray[np.int32] | None = None
             if owners is not None:
-                codes = [self.owner_codes[o] for o in owners if o in self.owner_codes]
-                keep &= np.isin(self.pair_owner[rows], np.asarray(codes, dtype=np.int32))
+                codes = np.asarray([self.owner_codes[o] for o in owners if o in self.owner_codes], dtype=np.int32)
+                keep &= np.isin(self.pair_owner[rows], codes)
             rows, sims, positions = rows[keep], sims[keep], positions[keep]
+            if familiar is not None:
+                unfamiliar = self._unfamiliar(positions, sims, codes, n, familiar)
+                fused -= np.float32(familiar.weight) * unfamiliar
+            above = sims >= floor
+            rows, sims, positions = rows[above], sims[above], positions[above]
             if rows.size:
                 scaled = (sims - floor) / max(1e-6, 1.0 - floor)
                 values = self._weights(rows, now) * scaled
@@ -306,9 +332,53 @@ class ToolIndex:
                 0.0 if keyword is None else float(keyword[i]),
                 0.0 if learned is None else float(learned[i]),
                 0 if uses is None else int(uses[i]),
+                0.0 if unfamiliar is None else float(unfamiliar[i]),
             )
             for i in chosen
         ]
+
+    def _unfamiliar(
+        self,
+        positions: npt.NDArray[np.int32],
+        sims: npt.NDArray[np.float32],
+        owner_codes: npt.NDArray[np.int32] | None,
+        n: int,
+        familiar: Familiarity,
+    ) -> npt.NDArray[np.float32]:
+        """Per catalog position, how far the query lies from the tool's nearest pair (ramp 0..1 below
+        `familiar.similarity`), times pairs / (pairs + prior). `positions` and `sims` are the candidate
+        pairs (those of `owner_codes` only, when given); a used tool none of whose pairs is among them is
+        as unfamiliar as it gets. Beyond `cells_from` pairs only the probed cells are candidates, so a
+        faraway cell's pair counts as far, which it almost always is."""
+        unfamiliar = self._known_uses(owner_codes, n, familiar.prior).copy()
+        if positions.size:
+            # Only the few tools with a pair near the query leave the ramp's floor: work on those alone.
+            order = np.argsort(positions, kind="stable")
+            grouped = positions[order]
+            starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+            nearest = np.maximum.reduceat(sims[order], starts)
+            ramp = np.clip((familiar.similarity - nearest) / max(1e-6, familiar.margin), 0.0, 1.0)
+            unfamiliar[grouped[starts]] *= ramp.astype(np.float32)
+        return unfamiliar
+
+    def _known_uses(self, owner_codes: npt.NDArray[np.int32] | None, n: int, prior: float) -> npt.NDArray[np.float32]:
+        """Per catalog position, pairs / (pairs + prior): how well the tool's uses are known. For every user
+        it only changes with the pairs or the catalog, so it is kept until they do."""
+        if owner_codes is None and self._uses_cache is not None and self._uses_cache[:2] == (self._version, prior):
+            return self._uses_cache[2]
+        if owner_codes is None:
+            per_code = self.code_pairs
+        else:
+            m = self.pair_count
+            mine = np.isin(self.pair_owner[:m], owner_codes)
+            per_code = np.bincount(self.pair_tool[:m][mine], minlength=len(self.tool_codes))
+        counts = np.zeros(n, dtype=np.float32)
+        known = self.code_position >= 0
+        counts[self.code_position[known]] = per_code[known]
+        known_uses = counts / (counts + np.float32(max(1e-6, prior)))
+        if owner_codes is None:
+            self._uses_cache = (self._version, prior, known_uses)
+        return known_uses
 
 
 def _support_mean(
