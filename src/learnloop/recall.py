@@ -11,8 +11,8 @@ from .errors import ValidationError
 from .governance import status_update
 from .lifecycle import evidence_promotion
 from .models import EventAction, Filters, Learning, Limits, RetrievalResult, RetrievedItem, Scope, Status
-from .retrieval import rank_candidates, render_memories
-from .stores.base import AppendEvent, EventDraft, Operation, SearchRequest, Touch, Vector
+from .retrieval import Scored, rank_candidates, render_memories
+from .stores.base import AppendEvent, Candidate, EventDraft, Operation, SearchRequest, Touch, Vector
 from .terms import MAX_QUERY_CHARS, query_terms
 from .tools.context import render_with_tool_sections, retrieval_sections
 
@@ -50,12 +50,21 @@ async def retrieve(
         vector_k=pool,
         text_k=pool,
     )
+    now = engine.clock()
+    ranked: list[Scored] = []
+
+    def select(candidates: list[Candidate]) -> list[Candidate]:
+        # Called by the store between its two reads, so whole rows are read only for what ranks.
+        ranked.extend(rank_candidates(candidates, filters, limits, engine.retrieval, now))
+        return [r.candidate for r in ranked]
+
     # Both reads queue on the store; starting them together overlaps their hand-offs.
-    candidates, tool_sections = await asyncio.gather(
-        engine.store.search(scope, request), retrieval_sections(engine, scope, query, query_vector)
+    loaded, tool_sections = await asyncio.gather(
+        engine.store.search(scope, request, select=select), retrieval_sections(engine, scope, query, query_vector)
     )
-    ranked = rank_candidates(candidates, filters, limits, engine.retrieval, engine.clock())
-    items = [r.item(r.candidate.learning()) for r in ranked]
+    present = {c.id for c in loaded}
+    kept = [r for r in ranked if r.candidate.id in present]
+    items = [r.item(r.candidate.learning()) for r in kept]
     if tool_sections:
         block, included = render_with_tool_sections(items, limits, tool_sections)
     else:
@@ -67,7 +76,7 @@ async def retrieve(
         items=included,
         block=block.text,
         tokens=block.tokens,
-        dropped=len(ranked) - len(included),
+        dropped=len(kept) - len(included),
     )
 
 

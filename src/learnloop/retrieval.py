@@ -9,6 +9,7 @@ which `top_k` items are kept; among those, verified learnings are shown before c
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -119,27 +120,34 @@ def rank_candidates(
     now: datetime,
 ) -> list[Scored]:
     """The `top_k` most relevant candidates, verified ones first."""
+    statuses = {status for status in filters.statuses if status is not Status.DEPRECATED}
+    tags = None if filters.tags is None else set(filters.tags)
+    min_similarity = config.min_similarity
     kept_candidates = [
         item
         for item in candidates
-        if item.status is not Status.DEPRECATED
-        and item.status in filters.statuses
-        and (filters.tags is None or set(filters.tags) & set(item.tags))
-        and (item.text_rank is not None or (item.vector_similarity or 0.0) >= config.min_similarity)
+        if item.status in statuses
+        and (tags is None or not tags.isdisjoint(item.tags))
+        and (item.text_rank is not None or (item.vector_similarity or 0.0) >= min_similarity)
     ]
     fuse = _fuser(kept_candidates, config)
     now_ts = now.timestamp()
-    scored: list[Scored] = []
+    half_life, recency_weight, hits_weight = config.half_life_days, config.recency_weight, config.hits_weight
+    # Tuples in ranking order (best score, then the more recently updated, the more used, the older id), and
+    # `Scored` only for the few kept: this loop runs over the whole candidate pool of every query.
+    rows: list[tuple[float, float, int, int, float, float, Candidate]] = []
+    min_relevance = limits.min_relevance
     for item in kept_candidates:
         relevance = fuse(item)
-        if relevance < limits.min_relevance:
+        if relevance < min_relevance:
             continue
-        recency = _recency(item.updated_at, now_ts, config.half_life_days)
-        score = relevance * (1 - config.recency_weight * (1 - recency))
-        score *= 1 + config.hits_weight * math.log1p(item.hits)
-        scored.append(Scored(item, score, relevance, recency))
-    scored.sort(key=lambda r: (-r.score, -r.candidate.updated_at, -r.candidate.hits, r.candidate.id))
-    kept = scored[: limits.top_k]
+        updated_at = item.updated_at
+        recency = _recency(updated_at, now_ts, half_life)
+        score = relevance * (1 - recency_weight * (1 - recency))
+        score *= 1 + hits_weight * math.log1p(item.hits)
+        rows.append((-score, -updated_at, -item.hits, item.id, relevance, recency, item))
+    best = heapq.nsmallest(limits.top_k, rows)
+    kept = [Scored(item, -negated, relevance, recency) for negated, _, _, _, relevance, recency, item in best]
     kept.sort(key=lambda r: (-_STATUS_TIER[r.candidate.status], -r.score))
     return kept
 

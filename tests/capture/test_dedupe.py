@@ -77,3 +77,11 @@ def test_decide_explains_itself() -> None:
     assert decision.action is DedupeAction.NEW_VERSION
     assert "#9" in decision.reason and "3.5 l/hr became 4 l/hr" in decision.reason
     assert decide("x", [], DedupePolicy()).reason == "nothing similar is known"
+
+
+def test_numbers_are_shared_read_only() -> None:
+    text = "boil-off 3.5 L/hr for 60 minutes"
+    first = numbers(text)
+    assert numbers(text) is first
+    with pytest.raises(TypeError):
+        first.values["l/hr"] = frozenset()  # type: ignore[index]

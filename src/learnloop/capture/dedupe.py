@@ -12,11 +12,13 @@ Order of checks (each explained in the decision's reason):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 
 from ..models import Learning
 from ..terms import index_terms
@@ -142,6 +144,11 @@ class DedupePolicy:
     identical_similarity: float = 0.97
     neighbours: int = 5
 
+    @property
+    def lowest_similarity(self) -> float:
+        """Below this a neighbour cannot be about the same subject, so `decide` never needs to see it."""
+        return min(self.same_subject_similarity, self.related_similarity)
+
 
 @dataclass(frozen=True)
 class DedupeDecision:
@@ -165,10 +172,12 @@ def _unit(raw: str | None) -> str:
 class Numbers:
     """Values (grouped by unit, "" for none) and labels ("Gen 1", "Batch 12", "#7": part of the subject)."""
 
-    values: dict[str, frozenset[str]]
+    values: Mapping[str, frozenset[str]]
     labels: frozenset[str]
 
 
+# One save compares its text and each neighbour's up to four times (conflict, labels, sameness, specificity).
+@functools.lru_cache(maxsize=256)
 def numbers(text: str) -> Numbers:
     values: dict[str, set[str]] = defaultdict(set)
     labels: set[str] = set()
@@ -183,10 +192,11 @@ def numbers(text: str) -> Numbers:
             labels.add(value)
         else:
             values[unit].add(value)
-    return Numbers({u: frozenset(v) for u, v in values.items()}, frozenset(labels))
+    # Read-only: the result is cached and shared.
+    return Numbers(MappingProxyType({u: frozenset(v) for u, v in values.items()}), frozenset(labels))
 
 
-def values_by_unit(text: str) -> dict[str, frozenset[str]]:
+def values_by_unit(text: str) -> Mapping[str, frozenset[str]]:
     """Numbers in `text` grouped by the unit that follows them ("" for none); labels excluded."""
     return numbers(text).values
 

@@ -152,39 +152,65 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
         if decision is not None:
             return _skipped(decision)
     vector = await engine.embed_one(request.text)
-    neighbours = await engine.store.similar(owner, vector, request.namespace, engine.dedupe.neighbours)
-    decision = decide(request.text, neighbours, engine.dedupe)
+    decided: list[DedupeDecision] = []
+
+    def plan(neighbours: list[tuple[Learning, float]]) -> list[Operation]:
+        # The store calls this inside the write's transaction: what it judges is what the operations change.
+        decision = decide(request.text, neighbours, engine.dedupe)
+        decided.append(decision)
+        return _operations(engine, scope, request, vector, simhash, decision)
+
+    result = await engine.store.plan_and_apply(
+        scope,
+        owner,
+        vector,
+        request.namespace,
+        engine.dedupe.neighbours,
+        plan,
+        min_similarity=engine.dedupe.lowest_similarity,
+    )
+    engine.bus.publish(result.events)
+    decision = decided[0]
     if decision.action is DedupeAction.SKIP:
         return _skipped(decision)
-    if decision.action is DedupeAction.MERGE:
-        assert decision.target is not None
-        return await _merge(engine, scope, request, vector, decision)
-    record = _record(engine, scope, request, vector, simhash)
-    ops: list[Operation] = []
-    related = None
-    if decision.action is DedupeAction.NEW_VERSION:
-        old = decision.target
-        assert old is not None
-        related = old.id
-        record = replace(record, supersedes=old.id, version=old.version + 1)
-        ops.append(Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED, reason=decision.reason)))
-        check_transition(old.status, Status.DEPRECATED, request.actor)
-        ops.append(
-            Update(
-                id=old.id,
-                changes={"status": Status.DEPRECATED},
-                event=EventDraft(actor=request.actor, action=EventAction.SUPERSEDED, reason=decision.reason),
-                expect_revision=old.revision,
-            )
-        )
-    else:
-        ops.append(Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED)))
-    result = await engine.apply(scope, ops)
-    learning = result.learnings[0]
+    learning, target = result.learnings[0], decision.target
     assert learning is not None
-    action = SaveAction.NEW_VERSION if related is not None else SaveAction.CREATED
-    reason = f"saved as #{learning.id}" + (f"; {decision.reason}" if related is not None else "")
-    return SaveResult(action=action, learning=learning, related_id=related, reason=reason)
+    if target is None:
+        return SaveResult(action=SaveAction.CREATED, learning=learning, reason=f"saved as #{learning.id}")
+    if decision.action is DedupeAction.MERGE:
+        reason = f"merged into #{target.id}: {decision.reason}"
+        return SaveResult(action=SaveAction.MERGED, learning=learning, related_id=target.id, reason=reason)
+    reason = f"saved as #{learning.id}; {decision.reason}"
+    return SaveResult(action=SaveAction.NEW_VERSION, learning=learning, related_id=target.id, reason=reason)
+
+
+def _operations(
+    engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, simhash: str, decision: DedupeDecision
+) -> list[Operation]:
+    """What the decision writes: nothing for a skip, an update for a merge, an insert (and, for a new
+    version, the old one deprecated) otherwise."""
+    if decision.action is DedupeAction.SKIP:
+        return []
+    if decision.action is DedupeAction.MERGE:
+        return [_merge(engine, request, vector, simhash, decision)]
+    record = _record(engine, scope, request, vector, simhash)
+    if decision.action is not DedupeAction.NEW_VERSION:
+        return [Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED))]
+    old = decision.target
+    assert old is not None
+    check_transition(old.status, Status.DEPRECATED, request.actor)
+    return [
+        Insert(
+            replace(record, supersedes=old.id, version=old.version + 1),
+            EventDraft(actor=request.actor, action=EventAction.CREATED, reason=decision.reason),
+        ),
+        Update(
+            id=old.id,
+            changes={"status": Status.DEPRECATED},
+            event=EventDraft(actor=request.actor, action=EventAction.SUPERSEDED, reason=decision.reason),
+            expect_revision=old.revision,
+        ),
+    ]
 
 
 def _skipped(decision: DedupeDecision) -> SaveResult:
@@ -217,9 +243,7 @@ def _record(engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, 
     )
 
 
-async def _merge(
-    engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, decision: DedupeDecision
-) -> SaveResult:
+def _merge(engine: Engine, request: SaveRequest, vector: Vector, simhash: str, decision: DedupeDecision) -> Update:
     """hits + 1, version + 1, updated now; the better of the two texts is kept; a user's confirmation
     (a verified save) promotes a candidate."""
     target = decision.target
@@ -227,13 +251,13 @@ async def _merge(
     changes: dict[str, Any] = {"version": target.version + 1}
     adopt = better_text(request.text, target.text) == request.text and request.text != target.text
     if adopt:
-        changes |= {"text": request.text, "simhash64": simhash64_hex(request.text)}
+        changes |= {"text": request.text, "simhash64": simhash}
     if request.status is Status.VERIFIED and target.status is Status.CANDIDATE:
         check_transition(target.status, Status.VERIFIED, request.actor)
         changes |= {"status": Status.VERIFIED, "confidence": max(target.confidence, request.confidence)}
     if request.tags:
         changes["tags"] = list(dict.fromkeys([*target.tags, *request.tags]))
-    op = Update(
+    return Update(
         id=target.id,
         changes=changes,
         event=EventDraft(
@@ -243,13 +267,4 @@ async def _merge(
         embedding_model=engine.embedder.model_id if adopt else None,
         expect_revision=target.revision,
         increments={"hits": 1},
-    )
-    result = await engine.apply(scope, [op])
-    learning = result.learnings[0]
-    assert learning is not None
-    return SaveResult(
-        action=SaveAction.MERGED,
-        learning=learning,
-        related_id=target.id,
-        reason=f"merged into #{target.id}: {decision.reason}",
     )

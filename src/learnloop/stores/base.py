@@ -42,8 +42,10 @@ __all__ = [
     "ListQuery",
     "NewLearning",
     "Operation",
+    "Plan",
     "PutVocabulary",
     "SearchRequest",
+    "Select",
     "Store",
     "Touch",
     "TurnRecord",
@@ -149,6 +151,8 @@ class PutVocabulary:
 
 Operation = Insert | Update | Delete | Touch | AppendEvent | PutVocabulary
 FollowUp = Callable[[list[Learning]], Sequence[Operation]]
+# Nearest learnings with their cosine similarity → the operations to apply (see `Store.plan_and_apply`).
+Plan = Callable[[list[tuple[Learning, float]]], Sequence[Operation]]
 
 
 @dataclass(frozen=True)
@@ -210,6 +214,9 @@ class Candidate:
         return self._learning
 
 
+Select = Callable[[list[Candidate]], Sequence[Candidate]]
+
+
 @dataclass(frozen=True)
 class TurnRecord:
     """What the observer remembers of one turn of a session (no message text, only its hash and terms)."""
@@ -255,7 +262,14 @@ class Store(Protocol):
 
     async def list_learnings(self, scope: Scope, query: ListQuery) -> Page[Learning]: ...
 
-    async def search(self, scope: Scope, request: SearchRequest) -> list[Candidate]: ...
+    async def search(self, scope: Scope, request: SearchRequest, *, select: Select | None = None) -> list[Candidate]:
+        """Vector and keyword candidates, filtered before top-k, each carrying what ranking needs.
+
+        With `select`, the store calls it with those candidates (on its own thread: it must be quick and do no
+        I/O) and returns only the ones it picked, in its order, with their learnings ready: a retrieval then
+        reads whole rows for the few it shows rather than for the whole candidate pool.
+        """
+        ...
 
     async def near_duplicates(
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
@@ -264,10 +278,27 @@ class Store(Protocol):
         ...
 
     async def similar(
-        self, owner: Scope, vector: Vector, namespace: str | None, k: int
+        self, owner: Scope, vector: Vector, namespace: str | None, k: int, *, min_similarity: float = -1.0
     ) -> list[tuple[Learning, float]]:
         """The owner's own live learnings (exactly that user, or the global ones for user None) nearest to
-        `vector`, with cosine similarity, closest first. Used to deduplicate writes."""
+        `vector`, with cosine similarity, closest first; of the `k` nearest, those below `min_similarity` are
+        left out (and their rows never read). Used to deduplicate writes."""
+        ...
+
+    async def plan_and_apply(
+        self,
+        scope: Scope,
+        owner: Scope,
+        vector: Vector,
+        namespace: str | None,
+        k: int,
+        plan: Plan,
+        *,
+        min_similarity: float = -1.0,
+    ) -> ApplyResult:
+        """In one transaction: the owner's learnings nearest to `vector` (as `similar` finds them), the
+        operations `plan` makes of them (it runs on the store's thread: quick, no I/O), applied like `apply`.
+        A deduplicated write then decides on neighbours nobody can change before it commits."""
         ...
 
     async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:

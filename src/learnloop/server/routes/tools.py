@@ -164,7 +164,8 @@ async def remove_tool(api: ApiDep, name: ToolPath) -> RemovedOut:
 @router.post("/route", summary="Rank tools for a context")
 async def route(api: ApiDep, body: RouteIn) -> list[RoutedTool]:
     """The `k` tools to show for `context`, best first, each with its score, the parts of the score
-    (description similarity, keyword match, learned evidence) and `why` in words. Records nothing."""
+    (description similarity, keyword match, learned evidence, unlike its past uses) and `why` in words.
+    Records nothing."""
     user = api.acting_for(body.user)
     return await _tools(api).route(body.context, body.k, user=user, learned=body.learned)
 

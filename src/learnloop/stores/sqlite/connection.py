@@ -98,7 +98,10 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 @contextmanager
 def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A consistent snapshot across several SELECTs."""
+    """A consistent snapshot across several SELECTs (inside a transaction already open, that one's)."""
+    if conn.in_transaction:
+        yield conn
+        return
     conn.execute("BEGIN")
     try:
         yield conn

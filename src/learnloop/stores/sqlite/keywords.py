@@ -145,5 +145,5 @@ class KeywordIndex:
             if scores is None:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.
-            scores[slots] += (idf * tf * (_K1 + 1) / norm).astype(np.float32)
+            scores[slots] += (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False)
         return scores

@@ -9,6 +9,7 @@ per-slot codes before top-k selection, so filtered-out rows never take a slot in
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -21,17 +22,17 @@ import numpy as np
 import numpy.typing as npt
 
 from ...models import Filters, Status
+from .ann import Ann
 from .keywords import IntArray, KeywordIndex
 
-__all__ = ["STATUS_CODES", "Codebook", "Partition", "RowCodes"]
+__all__ = ["STATUS_CODES", "Codebook", "Partition", "RowCodes", "Selection"]
 
 log = logging.getLogger("learnloop.vectors")
 
 STATUS_CODES = {Status.CANDIDATE: 1, Status.VERIFIED: 2}
-_HNSW_M = 16
-_HNSW_EF_CONSTRUCTION = 128
-_HNSW_EF_SEARCH = 96
 _MIN_DEAD_FOR_COMPACTION = 256
+# Unindexed vectors allowed before writes index them as they go (searches score these exactly).
+_MAX_UNINDEXED = 128
 
 Mask = npt.NDArray[np.bool_]
 Vectors = npt.NDArray[np.float32]
@@ -63,67 +64,12 @@ class RowCodes:
     term_counts: IntArray
 
 
-class _Ann:
-    """An hnswlib index keyed by learning id, inner-product space (vectors are unit length)."""
+@dataclass(frozen=True)
+class Selection:
+    """The slots that are alive and pass a query's filters (shared and cached: callers must not modify it)."""
 
-    def __init__(self, index: Any) -> None:
-        self.index = index
-        self.index.set_ef(_HNSW_EF_SEARCH)
-        self.deleted: set[int] = set()
-
-    @classmethod
-    def build(cls, dim: int, ids: npt.NDArray[np.int64], vectors: Vectors) -> _Ann:
-        import hnswlib
-
-        index = hnswlib.Index(space="ip", dim=dim)
-        index.init_index(max_elements=max(2 * len(ids), 1024), ef_construction=_HNSW_EF_CONSTRUCTION, M=_HNSW_M)
-        ann = cls(index)
-        ann.upsert(ids, vectors)
-        return ann
-
-    @classmethod
-    def load(cls, path: Path, dim: int, capacity: int, deleted: Iterable[int]) -> _Ann:
-        import hnswlib
-
-        index = hnswlib.Index(space="ip", dim=dim)
-        index.load_index(str(path), max_elements=capacity)
-        ann = cls(index)
-        ann.deleted = set(deleted)
-        return ann
-
-    @property
-    def live(self) -> int:
-        return int(self.index.get_current_count()) - len(self.deleted)
-
-    def upsert(self, ids: npt.NDArray[np.int64], vectors: Vectors) -> None:
-        needed = self.index.get_current_count() + len(ids)
-        if needed > self.index.get_max_elements():
-            self.index.resize_index(max(needed, self.index.get_max_elements() * 2))
-        for learning_id in ids.tolist():
-            if learning_id in self.deleted:
-                self.index.unmark_deleted(learning_id)
-                self.deleted.discard(learning_id)
-        self.index.add_items(vectors, ids, num_threads=1)
-
-    def remove(self, learning_id: int) -> None:
-        if learning_id in self.deleted:
-            return
-        try:
-            self.index.mark_deleted(learning_id)
-        except RuntimeError:
-            return  # never added: nothing to hide
-        self.deleted.add(learning_id)
-
-    def query(self, vector: Vectors, k: int) -> list[tuple[int, float]]:
-        k = min(k, self.live)
-        while k > 0:
-            try:
-                labels, distances = self.index.knn_query(vector, k=k, num_threads=1)
-            except RuntimeError:
-                k //= 2  # fewer reachable elements than asked for
-                continue
-            return list(zip(labels[0].tolist(), (1.0 - distances[0]).tolist(), strict=True))
-        return []
+    mask: Mask
+    count: int  # slots set in `mask`
 
 
 class Partition:
@@ -153,12 +99,17 @@ class Partition:
         self.simhash = np.zeros(0, dtype=np.uint64)
         self.slot_of: dict[int, int] = {}
         self.keywords = KeywordIndex()
-        self.ann: _Ann | None = None
+        self.ann: Ann | None = None
         self.ann_dirty = False
+        # Live ids whose current vector the ANN index does not hold yet: searches score them exactly, and
+        # they are indexed when the store is idle (an HNSW insert costs a few hundred microseconds).
+        self.unindexed: dict[int, None] = {}
         # Filter masks are rebuilt only when the rows change: most queries repeat the same filters.
         self.version = 0
-        self._masks: dict[tuple[Any, ...], Mask] = {}
-        self._masks_version = 0
+        self._selections: dict[tuple[Any, ...], Selection] = {}
+        self._selections_version = 0
+        # (data_version, total_changes) of the connection when this partition last caught up (see PartitionCache).
+        self.synced: tuple[int, int] | None = None
 
     @property
     def n(self) -> int:
@@ -196,18 +147,36 @@ class Partition:
         self.version += 1
 
     def upsert(self, learning_id: int, vector: Vectors, codes: RowCodes) -> None:
+        old = self.slot_of.get(learning_id)
+        # A status or category change keeps the vector, and the index needs no costly re-insert for it.
+        moved = old is None or not np.array_equal(self.vectors[old], vector)
         self._kill(learning_id)
         self.bulk_load([learning_id], vector.reshape(1, -1), [codes])
-        if self.ann is not None:
-            self.ann.upsert(np.array([learning_id], dtype=np.int64), vector.reshape(1, -1))
-            self.ann_dirty = True
+        if self.ann is not None and moved:
+            self.unindexed[learning_id] = None
+            if len(self.unindexed) > _MAX_UNINDEXED:  # writes without a pause: keep the exact part small
+                self.index_pending(len(self.unindexed) - _MAX_UNINDEXED)
         self._maybe_compact()
 
     def remove(self, learning_id: int) -> None:
         if self._kill(learning_id) and self.ann is not None:
+            self.unindexed.pop(learning_id, None)
             self.ann.remove(learning_id)
             self.ann_dirty = True
         self._maybe_compact()
+
+    def index_pending(self, limit: int | None = None) -> bool:
+        """Add up to `limit` (default: all) of the unindexed vectors to the ANN index; True while some remain."""
+        if self.ann is None:
+            self.unindexed.clear()
+            return False
+        ids = list(itertools.islice(self.unindexed, limit))
+        if ids:
+            self.ann.upsert(np.array(ids, dtype=np.int64), self.vectors[[self.slot_of[i] for i in ids]])
+            self.ann_dirty = True
+            for learning_id in ids:
+                del self.unindexed[learning_id]
+        return bool(self.unindexed)
 
     def _kill(self, learning_id: int) -> bool:
         slot = self.slot_of.pop(learning_id, None)
@@ -245,8 +214,9 @@ class Partition:
         if self.ann_path is not None and self._load_ann():
             return
         live = np.flatnonzero(self.alive[: self.size])
-        self.ann = _Ann.build(self.dim, self.ids[live], self.vectors[live])
+        self.ann = Ann.build(self.dim, self.ids[live], self.vectors[live])
         self.ann_dirty = True
+        self.unindexed.clear()
         self.save_ann()
 
     def _load_ann(self) -> bool:
@@ -260,7 +230,7 @@ class Partition:
             changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
             if changed is None:
                 return False  # saved by a newer writer, or the change log no longer covers the gap
-            ann = _Ann.load(self.ann_path, self.dim, 2 * self.n + 1024, meta.get("deleted", []))
+            ann = Ann.load(self.ann_path, self.dim, 2 * self.n + 1024, meta.get("deleted", []))
         except (OSError, ValueError, KeyError, RuntimeError):
             return False
         for learning_id in set(changed):  # replay what happened since the file was written
@@ -273,9 +243,12 @@ class Partition:
             return False
         self.ann = ann
         self.ann_dirty = bool(changed)
+        self.unindexed.clear()
         return True
 
     def save_ann(self) -> None:
+        if self.ann_path is not None:
+            self.index_pending()  # the file must hold every vector up to the watermark it records
         if self.ann is None or self.ann_path is None or not self.ann_dirty:
             return
         self.ann_path.parent.mkdir(parents=True, exist_ok=True)
@@ -293,33 +266,37 @@ class Partition:
 
     # -- queries -------------------------------------------------------------------------------------
 
-    def mask(self, filters: Filters, codebook: Codebook) -> Mask:
-        """Slots that are alive and pass the filters (shared and cached: callers must not modify it)."""
-        if self._masks_version != self.version:
-            self._masks, self._masks_version = {}, self.version
+    def select(self, filters: Filters, codebook: Codebook) -> Selection:
+        """Slots that are alive and pass the filters."""
+        if self._selections_version != self.version:
+            self._selections, self._selections_version = {}, self.version
         key = (
             tuple(sorted(filters.statuses)),
             filters.namespace,
             None if filters.categories is None else tuple(sorted(filters.categories)),
             None if filters.types is None else tuple(sorted(filters.types)),
         )
-        found = self._masks.get(key)
+        found = self._selections.get(key)
         if found is None:
-            found = self._masks[key] = self._build_mask(filters, codebook)
-            found.setflags(write=False)
+            mask = self._build_mask(filters, codebook)
+            mask.setflags(write=False)
+            found = self._selections[key] = Selection(mask, int(np.count_nonzero(mask)))
         return found
 
     def _build_mask(self, filters: Filters, codebook: Codebook) -> Mask:
         size = self.size
         mask = self.alive[:size].copy()
 
-        def restrict(column: npt.NDArray[Any], allowed: Iterable[int]) -> None:
+        def restrict(column: npt.NDArray[Any], allowed: list[int]) -> None:
             nonlocal mask
-            mask &= np.isin(column[:size], np.fromiter(allowed, dtype=column.dtype))
+            if len(allowed) == 1:  # the usual case (one namespace), and far cheaper than isin
+                mask &= column[:size] == allowed[0]
+            else:
+                mask &= np.isin(column[:size], np.asarray(allowed, dtype=column.dtype))
 
         statuses = {STATUS_CODES[s] for s in filters.statuses if s in STATUS_CODES}
         if statuses != set(STATUS_CODES.values()):
-            restrict(self.status, statuses)
+            restrict(self.status, sorted(statuses))
         if filters.namespace is not None:
             restrict(self.namespace, _codes(codebook, [filters.namespace]))
         if filters.categories is not None:
@@ -328,30 +305,51 @@ class Partition:
             restrict(self.type, _codes(codebook, [t.value for t in filters.types]))
         return mask
 
-    def search(self, vector: Vectors, k: int, mask: Mask) -> list[tuple[int, float]]:
-        """(learning id, cosine similarity) of the nearest live rows passing `mask`, best first."""
+    def search(self, vector: Vectors, k: int, selection: Selection) -> list[tuple[int, float]]:
+        """(learning id, cosine similarity) of the nearest live rows passing `selection`, best first."""
         if self.n == 0 or k <= 0:
             return []
         self.ensure_ann()
-        if self.ann is not None and float(mask.mean()) > 0.25:
+        if self.ann is not None and selection.count / self.size > 0.25:
             found = self.ann.query(vector, k * 2)
-            kept = [(i, s) for i, s in found if (slot := self.slot_of.get(i)) is not None and mask[slot]]
-            if len(kept) >= min(k, int(mask.sum())):
+            if self.unindexed:
+                found = self._with_unindexed(found, vector, k * 2)
+            if selection.count == self.n:  # every live row passes, and the index holds only live rows
+                kept = [(i, s) for i, s in found if i in self.slot_of]
+            else:
+                mask = selection.mask
+                kept = [(i, s) for i, s in found if (slot := self.slot_of.get(i)) is not None and mask[slot]]
+            if len(kept) >= min(k, selection.count):
                 return kept[:k]
-        return self._top(self.vectors[: self.size] @ vector, k, mask, positive_only=False)
+        return self._top(self.vectors[: self.size] @ vector, k, selection.mask, positive_only=False)
 
-    def keyword_search(self, terms: Sequence[int], k: int, mask: Mask) -> list[tuple[int, float]]:
-        """(learning id, BM25 score) of the best keyword matches passing `mask`, best first."""
+    def _with_unindexed(self, found: list[tuple[int, float]], vector: Vectors, k: int) -> list[tuple[int, float]]:
+        """ANN hits with the unindexed rows scored exactly (their index entries, if any, are stale), best first."""
+        ids = np.fromiter(self.unindexed, dtype=np.int64, count=len(self.unindexed))
+        scores = self.vectors[[self.slot_of[i] for i in ids.tolist()]] @ vector
+        if len(ids) > k:
+            best = np.argpartition(-scores, k - 1)[:k]
+            ids, scores = ids[best], scores[best]
+        merged = [(i, s) for i, s in found if i not in self.unindexed]
+        merged += zip(ids.tolist(), scores.tolist(), strict=True)
+        merged.sort(key=lambda pair: -pair[1])
+        return merged
+
+    def keyword_search(self, terms: Sequence[int], k: int, selection: Selection) -> list[tuple[int, float]]:
+        """(learning id, BM25 score) of the best keyword matches passing `selection`, best first."""
         scores = self.keywords.scores(terms)
         if scores is None:
             return []
-        return self._top(scores[: self.size], k, mask, positive_only=True)
+        return self._top(scores[: self.size], k, selection.mask, positive_only=True)
 
     def _top(
         self, scores: npt.NDArray[np.float32], k: int, mask: Mask, *, positive_only: bool
     ) -> list[tuple[int, float]]:
-        keep = mask & (scores > 0) if positive_only else mask
-        slots = np.flatnonzero(keep)
+        if positive_only:  # scores are never negative: the nonzero ones, then the mask over just those
+            slots = np.flatnonzero(scores)
+            slots = slots[mask[slots]]
+        else:
+            slots = np.flatnonzero(mask)
         if slots.size == 0:
             return []
         values = scores[slots]
@@ -361,14 +359,14 @@ class Partition:
         order = np.argsort(-values, kind="stable")
         return list(zip(self.ids[slots[order]].tolist(), values[order].tolist(), strict=True))
 
-    def near_simhash(self, simhash: int, max_distance: int, mask: Mask) -> list[tuple[int, int]]:
+    def near_simhash(self, simhash: int, max_distance: int, selection: Selection) -> list[tuple[int, int]]:
         if self.n == 0:
             return []
         distances = np.bitwise_count(self.simhash[: self.size] ^ np.uint64(simhash))
-        slots = np.flatnonzero((distances <= max_distance) & mask)
+        slots = np.flatnonzero((distances <= max_distance) & selection.mask)
         order = slots[np.argsort(distances[slots], kind="stable")]
         return list(zip(self.ids[order].tolist(), distances[order].astype(int).tolist(), strict=True))
 
 
 def _codes(codebook: Codebook, values: Iterable[str]) -> list[int]:
-    return [code for value in values if (code := codebook.known(value)) is not None]
+    return sorted({code for value in values if (code := codebook.known(value)) is not None})

@@ -26,13 +26,15 @@ from .connection import read_transaction
 from .keywords import TermCodebook
 from .partition import STATUS_CODES, Codebook, Partition, RowCodes
 from .rows import vector_from_blob
-from .search import partition_keys
+from .search import Hit, Hits, partition_keys
 
 __all__ = ["PartitionCache", "PartitionKey"]
 
 PartitionKey = tuple[str, str]
-Hits = dict[int, dict[str, Any]]
 
+_NO_HIT: Hit = (None, None, None, None)
+# Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
+_INDEX_STEP = 4
 _COLUMNS = "id, status, category, namespace, type, simhash64, embedding, text, topic, tags"
 
 
@@ -49,32 +51,33 @@ class PartitionCache:
         self.terms = TermCodebook()
         self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
         self._forget_epoch: int | None = None
+        self._forgets_checked: tuple[int, int] | None = None
+        self._unindexed: set[PartitionKey] = set()  # partitions that may hold vectors their ANN index lacks
 
     # -- queries -------------------------------------------------------------------------------------
 
     def search(self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest) -> Hits:
         """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores."""
         partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
-        masks = [p.mask(request.filters, self.codebook) for p in partitions]
+        selections = [p.select(request.filters, self.codebook) for p in partitions]
         vector_hits: list[tuple[int, float]] = []
         if request.vector is not None and request.vector_k > 0:
             query = np.ascontiguousarray(request.vector, dtype=np.float32)
             if query.shape != (self.dimension,):
                 raise StoreError(f"query vector has shape {query.shape}, expected ({self.dimension},)")
-            for partition, mask in zip(partitions, masks, strict=True):
-                vector_hits += partition.search(query, request.vector_k, mask)
+            for partition, selection in zip(partitions, selections, strict=True):
+                vector_hits += partition.search(query, request.vector_k, selection)
             vector_hits = sorted(vector_hits, key=lambda pair: -pair[1])[: request.vector_k]
         text_hits: list[tuple[int, float]] = []
         terms = self.terms.known([stem(t) for t in request.terms])
         if terms and request.text_k > 0:
-            for partition, mask in zip(partitions, masks, strict=True):
-                text_hits += partition.keyword_search(terms, request.text_k, mask)
+            for partition, selection in zip(partitions, selections, strict=True):
+                text_hits += partition.keyword_search(terms, request.text_k, selection)
             text_hits = sorted(text_hits, key=lambda pair: -pair[1])[: request.text_k]
-        found: Hits = {}
-        for rank, (learning_id, similarity) in enumerate(vector_hits, start=1):
-            found[learning_id] = {"vector_similarity": similarity, "vector_rank": rank}
+        found: Hits = {i: (similarity, rank, None, None) for rank, (i, similarity) in enumerate(vector_hits, start=1)}
         for rank, (learning_id, score) in enumerate(text_hits, start=1):
-            found.setdefault(learning_id, {}).update(text_score=score, text_rank=rank)
+            similarity, vector_rank, _, _ = found.get(learning_id, _NO_HIT)
+            found[learning_id] = (similarity, vector_rank, score, rank)
         return found
 
     def near_simhash(
@@ -90,7 +93,7 @@ class PartitionCache:
         found: list[tuple[int, int]] = []
         for key in partition_keys(scope, include_global):
             partition = self.get(conn, key)
-            found += partition.near_simhash(simhash, max_distance, partition.mask(filters, self.codebook))
+            found += partition.near_simhash(simhash, max_distance, partition.select(filters, self.codebook))
         return sorted(found, key=lambda pair: pair[1])
 
     def nearest(
@@ -99,7 +102,7 @@ class PartitionCache:
         """The owner's own partition only (exactly that user, or the global one for user None)."""
         partition = self.get(conn, (owner.tenant, owner.user or ""))
         query = np.ascontiguousarray(vector, dtype=np.float32)
-        return partition.search(query, k, partition.mask(Filters(namespace=namespace), self.codebook))
+        return partition.search(query, k, partition.select(Filters(namespace=namespace), self.codebook))
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -111,17 +114,40 @@ class PartitionCache:
             self._partitions.clear()
         self._forget_epoch = epoch
 
+    @staticmethod
+    def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:
+        """Moves whenever anything may have changed the file: another connection committed (data_version) or
+        this one wrote (total_changes). While it stands still, the change log has nothing new to replay."""
+        return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+
     def get(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
-        self._follow_forgets(conn)
+        stamp = self._stamp(conn)
+        if stamp != self._forgets_checked:
+            self._follow_forgets(conn)
+            self._forgets_checked = stamp
         partition = self._partitions.get(key)
         if partition is None:
             partition = self._load(conn, key)
             self._partitions[key] = partition
             self._evict()
         else:
-            self._catch_up(conn, key, partition)
+            if partition.synced != stamp:
+                self._catch_up(conn, key, partition)
             self._partitions.move_to_end(key)
+        partition.synced = stamp
         return partition
+
+    def index_pending(self, conn: sqlite3.Connection) -> bool:
+        """One small step of adding new vectors to the partitions' ANN indexes; True while more remain."""
+        while self._unindexed:
+            key = next(iter(self._unindexed))
+            partition = self._partitions.get(key)
+            if partition is not None and partition.index_pending(_INDEX_STEP):
+                return True
+            self._unindexed.discard(key)
+            if partition is not None:
+                return bool(self._unindexed)
+        return False
 
     def forget(self, key: PartitionKey) -> None:
         """Drop a partition and its persisted ANN index (the user is being forgotten)."""
@@ -210,6 +236,8 @@ class PartitionCache:
             else:
                 partition.remove(learning_id)
         partition.watermark = changes[-1][0]
+        if partition.unindexed:
+            self._unindexed.add(key)
 
     def _evict(self) -> None:
         total = sum(p.n for p in self._partitions.values())

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future
@@ -20,7 +19,7 @@ from typing import Any, TypeVar
 from threadpoolctl import threadpool_limits
 
 from ...errors import LearnloopError, StoreError, ValidationError
-from ...models import Event, Learning, Page, Scope, Status, Vocabulary, utcnow
+from ...models import Event, Learning, Page, Scope, Vocabulary, utcnow
 from ..base import (
     ApplyResult,
     Candidate,
@@ -28,18 +27,20 @@ from ..base import (
     FollowUp,
     ListQuery,
     Operation,
+    Plan,
     PutVocabulary,
     SearchRequest,
-    Touch,
+    Select,
     TurnRecord,
     Vector,
 )
 from . import maintenance, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
-from .connection import connect, read_transaction, write_transaction
+from .connection import connect, write_transaction
+from .listing import list_learnings
 from .partitions import PartitionCache
 from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
-from .search import match_expression
+from .search import candidates
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
 from .worker import ConnectionWorker
 from .writes import apply_operations, visible_clause
@@ -49,7 +50,6 @@ __all__ = ["SQLiteStore"]
 T = TypeVar("T")
 
 _EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data"
-_STATUSES = {status.value: status for status in Status}
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,9 @@ class SQLiteStore:
             ann_threshold=ann_threshold,
             max_vectors=max_cached_vectors,
         )
-        self._worker = ConnectionWorker(self._connect, self._apply_deferred, name="learnloop-sqlite")
+        self._worker = ConnectionWorker(
+            self._connect, self._apply_deferred, name="learnloop-sqlite", idle=self._partitions.index_pending
+        )
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
@@ -169,10 +171,10 @@ class SQLiteStore:
                 assert isinstance(item, _Bookkeeping)
                 conn.execute("SAVEPOINT bookkeeping")
                 try:
-                    learnings, events = apply_operations(conn, item.scope, item.operations, now)
+                    touched: list[Learning] = []
+                    learnings, events = apply_operations(conn, item.scope, item.operations, now, touched=touched)
                     if item.then is not None:
-                        touched = [i for op in item.operations if isinstance(op, Touch) for i in op.ids]
-                        more = list(item.then(self._get_many(conn, item.scope, touched)))
+                        more = list(item.then(touched))
                         if more:
                             extra_learnings, extra_events = apply_operations(conn, item.scope, more, now)
                             learnings, events = learnings + extra_learnings, events + extra_events
@@ -225,77 +227,18 @@ class SQLiteStore:
         return {row[0]: vector_from_blob(row[1]) for row in rows}
 
     async def list_learnings(self, scope: Scope, query: ListQuery) -> Page[Learning]:
-        return await self._run(self._list, scope, query)
-
-    def _list(self, conn: sqlite3.Connection, scope: Scope, query: ListQuery) -> Page[Learning]:
-        clause, params = visible_clause(scope)
-        where = [clause]
-        if query.global_only:
-            where.append("user_id = ''")
-        elif query.user is not None:
-            where.append("user_id = ?")
-            params.append(query.user)
-        for column, value in (
-            ("namespace", query.namespace),
-            ("category", query.category),
-            ("status", query.status),
-            ("origin", query.origin),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(getattr(value, "value", value))
-        if query.updated_before is not None:
-            where.append("updated_at < ?")
-            params.append(query.updated_before.timestamp())
-        if query.text:
-            expression = match_expression(query.text, prefix=True)
-            if expression is None:
-                return Page(items=[], total=0, offset=query.offset, limit=query.limit)
-            where.append("id IN (SELECT rowid FROM learnings_fts WHERE learnings_fts MATCH ?)")
-            params.append(expression)
-        order = {
-            "newest": "created_at DESC, id DESC",
-            "oldest": "created_at ASC, id ASC",
-            "updated": "updated_at DESC, id DESC",
-        }[query.order]
-        sql_where = " AND ".join(where)
-        with read_transaction(conn):
-            total = conn.execute(f"SELECT COUNT(*) FROM learnings WHERE {sql_where}", params).fetchone()[0]
-            rows = conn.execute(
-                f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
-                [*params, query.limit, query.offset],
-            ).fetchall()
-        return Page(items=[learning_from_row(r) for r in rows], total=total, offset=query.offset, limit=query.limit)
+        return await self._run(list_learnings, scope, query)
 
     # -- search --------------------------------------------------------------------------------------
 
-    async def search(self, scope: Scope, request: SearchRequest) -> list[Candidate]:
+    async def search(self, scope: Scope, request: SearchRequest, *, select: Select | None = None) -> list[Candidate]:
         # Ranking may trail the gathering hit counts by a few milliseconds; not waiting for them is the point.
-        return await self._run(self._search, scope, request, stale_ok=True)
+        return await self._run(self._search, scope, request, select, stale_ok=True)
 
-    def _search(self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest) -> list[Candidate]:
-        found = self._partitions.search(conn, scope, request)
-        if not found:
-            return []
-        clause, params = visible_clause(scope, by_id=True)
-        ids = list(found)
-        marks = ", ".join("?" for _ in ids)
-        rows = conn.execute(
-            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
-        ).fetchall()
-        # Column positions in LEARNING_COLUMNS: 0 id, 8 tags, 9 status, 11 hits, 25 updated_at.
-        return [
-            Candidate(
-                id=row[0],
-                status=_STATUSES[row[9]],
-                hits=row[11],
-                updated_at=row[25],
-                tags=[] if row[8] == "[]" else json.loads(row[8]),
-                build=functools.partial(learning_from_row, row),
-                **found[row[0]],
-            )
-            for row in rows
-        ]
+    def _search(
+        self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest, select: Select | None
+    ) -> list[Candidate]:
+        return candidates(conn, scope, self._partitions.search(conn, scope, request), select)
 
     async def near_duplicates(
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
@@ -305,16 +248,51 @@ class SQLiteStore:
         )
 
     async def similar(
-        self, owner: Scope, vector: Vector, namespace: str | None, k: int
+        self, owner: Scope, vector: Vector, namespace: str | None, k: int, *, min_similarity: float = -1.0
     ) -> list[tuple[Learning, float]]:
-        return await self._run(self._similar, owner, vector, namespace, k)
+        return await self._run(self._similar, owner, vector, namespace, k, min_similarity)
 
     def _similar(
-        self, conn: sqlite3.Connection, owner: Scope, vector: Vector, namespace: str | None, k: int
+        self,
+        conn: sqlite3.Connection,
+        owner: Scope,
+        vector: Vector,
+        namespace: str | None,
+        k: int,
+        min_similarity: float,
     ) -> list[tuple[Learning, float]]:
-        hits = self._partitions.nearest(conn, owner, vector, namespace, k)
+        hits = [hit for hit in self._partitions.nearest(conn, owner, vector, namespace, k) if hit[1] >= min_similarity]
         learnings = {learning.id: learning for learning in self._get_many(conn, owner, [i for i, _ in hits])}
         return [(learnings[i], similarity) for i, similarity in hits if i in learnings]
+
+    async def plan_and_apply(
+        self,
+        scope: Scope,
+        owner: Scope,
+        vector: Vector,
+        namespace: str | None,
+        k: int,
+        plan: Plan,
+        *,
+        min_similarity: float = -1.0,
+    ) -> ApplyResult:
+        return await self._run(self._plan_and_apply, scope, owner, vector, namespace, k, plan, min_similarity)
+
+    def _plan_and_apply(
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        owner: Scope,
+        vector: Vector,
+        namespace: str | None,
+        k: int,
+        plan: Plan,
+        min_similarity: float,
+    ) -> ApplyResult:
+        with write_transaction(conn):
+            operations = list(plan(self._similar(conn, owner, vector, namespace, k, min_similarity)))
+            learnings, events = apply_operations(conn, scope, operations, self.clock())
+        return ApplyResult(learnings=learnings, events=events)
 
     async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:
         return await self._run(self._existing_texts, owner, namespace, list(texts))

@@ -6,6 +6,7 @@ hits and streaks a retrieval records) are deferred: they collect and commit toge
 before the next job that could observe them, when the thread has been idle for a moment, or when enough
 have gathered. Jobs marked `stale_ok` (searches, whose ranking may be a few milliseconds behind on hit
 counts) run ahead of them, so back-to-back retrievals do not each wait for the previous one's write.
+Housekeeping that no caller waits for (indexing new vectors) runs in small steps once the thread is idle.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ log = logging.getLogger("learnloop.store")
 
 T = TypeVar("T")
 Flush = Callable[[sqlite3.Connection, list[tuple[Any, "Future[Any]"]]], None]
+# One step of idle housekeeping; True while more remains.
+Idle = Callable[[sqlite3.Connection], bool]
 
 _IDLE_FLUSH_SECONDS = 0.02
 _MAX_DEFERRED = 64
@@ -44,9 +47,11 @@ class ConnectionWorker:
         connect: Callable[[], sqlite3.Connection],
         flush: Flush,
         name: str,
+        idle: Idle | None = None,
     ) -> None:
         self._connect = connect
         self._flush_batch = flush
+        self._idle = idle
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._deferred: list[tuple[Any, Future[Any]]] = []
         self._lock = threading.Lock()
@@ -102,11 +107,14 @@ class ConnectionWorker:
     # -- the thread ----------------------------------------------------------------------------------
 
     def _serve(self) -> None:
+        idle_work = False  # after any job, until the idle step reports nothing left
         while True:
             try:
-                job = self._jobs.get(timeout=_IDLE_FLUSH_SECONDS) if self._deferred else self._jobs.get()
+                waiting = self._deferred or idle_work
+                job = self._jobs.get(timeout=_IDLE_FLUSH_SECONDS) if waiting else self._jobs.get()
             except queue.Empty:
                 self._flush()  # idle: commit what has gathered
+                idle_work = self._idle_step()
                 continue
             if job is None:
                 self._flush()
@@ -119,6 +127,16 @@ class ConnectionWorker:
                 job.future.set_result(job.fn(self._connection()))
             except BaseException as exc:  # handed to the caller, never lost in this thread
                 job.future.set_exception(exc)
+            idle_work = self._idle is not None
+
+    def _idle_step(self) -> bool:
+        if self._idle is None:
+            return False
+        try:
+            return self._idle(self._connection())
+        except Exception:
+            log.exception("idle housekeeping failed")
+            return False
 
     def _connection(self) -> sqlite3.Connection:
         if self.connection is None:

@@ -27,8 +27,10 @@ from .rows import (
 __all__ = ["apply_operations", "owner_clause", "visible_clause"]
 
 _COUNTERS = {"hits", "streak", "failures", "version"}
-# A change to any of these must reach the in-memory vector partitions.
-_INDEXED_FIELDS = {"status", "category", "namespace", "type", "simhash64", "user"}
+# LEARNING_COLUMNS after the id, as `new_learning_values` names them.
+_STORED_COLUMNS = tuple(column.strip() for column in LEARNING_COLUMNS.split(",")[1:])
+# A change to any of these must reach the in-memory partitions (their filters, SimHashes and keyword index).
+_INDEXED_FIELDS = {"status", "category", "namespace", "type", "simhash64", "user", "text", "topic", "tags"}
 
 
 def visible_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
@@ -114,8 +116,8 @@ def _insert(conn: sqlite3.Connection, scope: Scope, op: Insert, now: datetime) -
     columns = ", ".join(values)
     marks = ", ".join("?" for _ in values)
     cursor = conn.execute(f"INSERT INTO learnings ({columns}) VALUES ({marks})", list(values.values()))
-    learning = _fetch(conn, "id = ?", [cursor.lastrowid])
-    assert learning is not None
+    # The row as stored, from what was just written: reading it back would only repeat these values.
+    learning = learning_from_row((cursor.lastrowid, *(values[column] for column in _STORED_COLUMNS)))
     _note_vector_change(conn, learning)
     event = _append_event(conn, scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
     return learning, event
@@ -158,9 +160,10 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
     if op.vector is not None:
         assignments += ["embedding = ?", "embedding_model = ?"]
         params += [np.ascontiguousarray(op.vector, dtype=np.float32).tobytes(), op.embedding_model]
-    conn.execute(f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ?", [*params, op.id])
-    after = _fetch(conn, "id = ?", [op.id])
-    assert after is not None
+    row = conn.execute(
+        f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ? RETURNING {LEARNING_COLUMNS}", [*params, op.id]
+    ).fetchone()
+    after = learning_from_row(row)
     if op.vector is not None or _INDEXED_FIELDS & op.changes.keys():
         _note_vector_change(conn, before)
         if after.user != before.user:
@@ -181,22 +184,30 @@ def _delete(conn: sqlite3.Connection, scope: Scope, op: Delete, now: datetime) -
     return before, event
 
 
-def _touch(conn: sqlite3.Connection, scope: Scope, op: Touch) -> None:
+def _touch(conn: sqlite3.Connection, scope: Scope, op: Touch) -> list[Learning]:
     if not op.ids:
-        return
+        return []
     clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in op.ids)
-    conn.execute(
+    rows = conn.execute(
         f"UPDATE learnings SET hits = hits + 1, streak = streak + 1, last_retrieved_at = ? "
-        f"WHERE id IN ({marks}) AND {clause}",
+        f"WHERE id IN ({marks}) AND {clause} RETURNING {LEARNING_COLUMNS}",
         [op.at.timestamp(), *op.ids, *params],
-    )
+    ).fetchall()
+    by_id = {row[0]: row for row in rows}
+    return [learning_from_row(by_id[i]) for i in op.ids if i in by_id]
 
 
 def apply_operations(
-    conn: sqlite3.Connection, scope: Scope, operations: Sequence[Operation], now: datetime
+    conn: sqlite3.Connection,
+    scope: Scope,
+    operations: Sequence[Operation],
+    now: datetime,
+    *,
+    touched: list[Learning] | None = None,
 ) -> tuple[list[Learning | None], list[Event]]:
-    """Apply every operation or none (the caller holds the write transaction)."""
+    """Apply every operation or none (the caller holds the write transaction). The rows `Touch` operations
+    changed, as they are after them, are added to `touched` if given."""
     learnings: list[Learning | None] = []
     events: list[Event] = []
     for op in operations:
@@ -214,7 +225,9 @@ def apply_operations(
             learnings.append(learning)
             events.append(event)
         elif isinstance(op, Touch):
-            _touch(conn, scope, op)
+            rows = _touch(conn, scope, op)
+            if touched is not None:
+                touched += rows
             learnings.append(None)
         elif isinstance(op, PutVocabulary):
             conn.execute(

@@ -1,0 +1,81 @@
+"""The approximate nearest-neighbour index of a large partition: hnswlib, keyed by learning id."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Ann"]
+
+_HNSW_M = 16
+_HNSW_EF_CONSTRUCTION = 128
+_HNSW_EF_SEARCH = 96
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Ann:
+    """An hnswlib index keyed by learning id, inner-product space (vectors are unit length)."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+        self.index.set_ef(_HNSW_EF_SEARCH)
+        self.deleted: set[int] = set()
+
+    @classmethod
+    def build(cls, dim: int, ids: npt.NDArray[np.int64], vectors: Vectors) -> Ann:
+        import hnswlib
+
+        index = hnswlib.Index(space="ip", dim=dim)
+        index.init_index(max_elements=max(2 * len(ids), 1024), ef_construction=_HNSW_EF_CONSTRUCTION, M=_HNSW_M)
+        ann = cls(index)
+        ann.upsert(ids, vectors)
+        return ann
+
+    @classmethod
+    def load(cls, path: Path, dim: int, capacity: int, deleted: Iterable[int]) -> Ann:
+        import hnswlib
+
+        index = hnswlib.Index(space="ip", dim=dim)
+        index.load_index(str(path), max_elements=capacity)
+        ann = cls(index)
+        ann.deleted = set(deleted)
+        return ann
+
+    @property
+    def live(self) -> int:
+        return int(self.index.get_current_count()) - len(self.deleted)
+
+    def upsert(self, ids: npt.NDArray[np.int64], vectors: Vectors) -> None:
+        needed = self.index.get_current_count() + len(ids)
+        if needed > self.index.get_max_elements():
+            self.index.resize_index(max(needed, self.index.get_max_elements() * 2))
+        for learning_id in ids.tolist():
+            if learning_id in self.deleted:
+                self.index.unmark_deleted(learning_id)
+                self.deleted.discard(learning_id)
+        self.index.add_items(vectors, ids, num_threads=1)
+
+    def remove(self, learning_id: int) -> None:
+        if learning_id in self.deleted:
+            return
+        try:
+            self.index.mark_deleted(learning_id)
+        except RuntimeError:
+            return  # never added: nothing to hide
+        self.deleted.add(learning_id)
+
+    def query(self, vector: Vectors, k: int) -> list[tuple[int, float]]:
+        k = min(k, self.live)
+        while k > 0:
+            try:
+                labels, distances = self.index.knn_query(vector, k=k, num_threads=1)
+            except RuntimeError:
+                k //= 2  # fewer reachable elements than asked for
+                continue
+            return list(zip(labels[0].tolist(), (1.0 - distances[0]).tolist(), strict=True))
+        return []
