@@ -116,7 +116,9 @@ def _derived_table(source: Path, tokenizer: Any, cache_dir: Path, threads: int) 
     """The token table for `source`, read from the cache or derived and cached (atomically)."""
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     name = f"minilm-static-v{TABLE_VERSION}-{digest}.npy"
-    for folder in (cache_dir, Path(tempfile.gettempdir()) / f"learnloop-{os.getuid()}"):
+    # A read-only home falls back to the temp folder, else the table lives in memory only.
+    folders = (cache_dir, Path(tempfile.gettempdir()) / f"learnloop-{os.getuid()}")
+    for folder in folders:
         target = folder / name
         if target.exists():
             try:
@@ -124,14 +126,14 @@ def _derived_table(source: Path, tokenizer: Any, cache_dir: Path, threads: int) 
             except (OSError, ValueError):
                 logger.warning("ignoring an unreadable static table at %s", target)
     table = _derive(source, tokenizer, threads)
-    for folder in (cache_dir, Path(tempfile.gettempdir()) / f"learnloop-{os.getuid()}"):
+    for folder in folders:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=folder, suffix=".npy", delete=False) as handle:
                 np.save(handle, table.astype(np.float16))
             os.replace(handle.name, folder / name)  # concurrent processes never see half a file
             break
-        except OSError:  # a read-only home: fall back to the temp folder, else keep it in memory only
+        except OSError:
             continue
     return table
 
