@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from learnloop.errors import NotFound
-from learnloop.models import EventAction, Filters, Learning, Origin, Scope, Source, Status, utcnow
+from learnloop.models import Event, EventAction, Filters, Learning, Origin, Scope, Source, Status, utcnow
 from learnloop.stores.base import Candidate, EventDraft, Insert, Operation, SearchRequest, Store, Update
 from learnloop.stores.sqlite import SQLiteStore
 from learnloop.stores.sqlite.partition import Codebook, Partition, RowCodes
@@ -75,6 +75,8 @@ async def test_written_rows_are_returned_as_stored(store: Store) -> None:
         assert learning is not None
         assert learning == await store.get(ALICE, learning.id)
         assert learning.model_fields_set == set(Learning.model_fields)
+    assert result.events[0].model_fields_set == set(Event.model_fields)
+    assert result.events == (await store.events(ALICE))[:1]
     first = result.learnings[0]
     assert first is not None
     updated = await store.apply(

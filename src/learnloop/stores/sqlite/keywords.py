@@ -54,6 +54,8 @@ class KeywordIndex:
         self.post_tf = np.zeros(0, dtype=np.float32)
         # Delta part: slots >= frozen.
         self.delta: dict[int, tuple[list[int], list[int]]] = {}
+        # See `_normalisation` (None: to recompute).
+        self._length_norm: npt.NDArray[np.float32] | None = None
 
     @property
     def slots(self) -> int:
@@ -69,6 +71,7 @@ class KeywordIndex:
             self.doc_len = np.resize(self.doc_len, size)
             self.alive = np.resize(self.alive, size)
         self.doc_len[slot] = length
+        self._length_norm = None
         self.alive[slot] = True
         self.live_docs += 1
         self.total_len += length
@@ -87,6 +90,7 @@ class KeywordIndex:
         self.alive[slot] = False
         self.live_docs -= 1
         self.total_len -= int(self.doc_len[slot])
+        self._length_norm = None
         for term in self.doc_terms[slot].tolist():
             self.df[term] -= 1
 
@@ -114,6 +118,7 @@ class KeywordIndex:
         self.doc_terms = [self.doc_terms[s] for s in kept]
         self.doc_tf = [self.doc_tf[s] for s in kept]
         self.doc_len = self.doc_len[keep].copy()
+        self._length_norm = None
         self.alive = np.ones(len(kept), dtype=bool)
         self.freeze()
 
@@ -129,19 +134,27 @@ class KeywordIndex:
             np.concatenate((frozen_tf, np.asarray(recent[1], dtype=np.float32))),
         )
 
+    def _normalisation(self) -> npt.NDArray[np.float32]:
+        """BM25's length normalisation of every slot, k1 · (1 − b + b · length / average length): computed once
+        per change of the average rather than per term and query, with the same float32 operations as on a
+        term's postings, so scores stay bit for bit the same."""
+        if self._length_norm is None:
+            average = self.total_len / self.live_docs
+            self._length_norm = _K1 * (1 - _B + _B * self.doc_len[: self.slots] / average)
+        return self._length_norm
+
     def scores(self, query_terms: Sequence[int]) -> npt.NDArray[np.float32] | None:
         """BM25 of every slot for the query (zero where no term matches), or None when nothing matches."""
         if self.live_docs == 0:
             return None
         scores: npt.NDArray[np.float32] | None = None
-        average = self.total_len / self.live_docs
         for term in set(query_terms):
             df = self.df.get(term, 0)
             if df <= 0:
                 continue
             idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
             slots, tf = self.postings(term)
-            norm = tf + _K1 * (1 - _B + _B * self.doc_len[slots] / average)
+            norm = tf + self._normalisation()[slots]
             if scores is None:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.

@@ -345,11 +345,8 @@ class Partition:
     def _top(
         self, scores: npt.NDArray[np.float32], k: int, mask: Mask, *, positive_only: bool
     ) -> list[tuple[int, float]]:
-        if positive_only:  # scores are never negative: the nonzero ones, then the mask over just those
-            slots = np.flatnonzero(scores)
-            slots = slots[mask[slots]]
-        else:
-            slots = np.flatnonzero(mask)
+        keep = mask & (scores > 0) if positive_only else mask
+        slots = np.flatnonzero(keep)
         if slots.size == 0:
             return []
         values = scores[slots]
