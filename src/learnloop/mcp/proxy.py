@@ -30,10 +30,7 @@ import json
 import socket
 import sys
 import time
-import uuid
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import mcp_types as types
@@ -52,6 +49,8 @@ from ..factory import build_loop
 from ..loop import Loop
 from ..tools import ToolDef
 from .downstream import Downstreams, ProxyConfig
+from .proxy_sessions import ProxySession, SessionTable
+from .proxy_tools import INSTRUCTIONS, PROXY_TOOLS, SEARCH_TOOL, SET_CONTEXT_TOOL
 from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, resolve_key, shared_secret
 from .server_keys import chain, store_keys
 
@@ -59,92 +58,6 @@ __all__ = ["DEFAULT_PORT", "SEARCH_TOOL", "SET_CONTEXT_TOOL", "LearningProxy", "
 
 # `learnloop serve` listens on 8765 and `learnloop mcp` on 8766: the three run side by side.
 DEFAULT_PORT = 8767
-
-SET_CONTEXT_TOOL = "set_context"
-SEARCH_TOOL = "search_available_tools"
-
-_INSTRUCTIONS = (
-    "This server shows the tools that fit the current request. Call set_context with the user's request "
-    "whenever the topic changes; the tool list is then updated. If no listed tool fits, call "
-    "search_available_tools to find one among all available tools."
-)
-
-_OWN_TOOLS = [
-    types.Tool(
-        name=SET_CONTEXT_TOOL,
-        description=(
-            "Tell the tool router what the user is asking for now. The list of available tools is updated "
-            "to fit it. Call it at the start of every new request or topic."
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "The user's request, in their words."},
-                "intent": {"type": "string", "description": "Optional short label of the kind of request."},
-            },
-            "required": ["query"],
-        },
-    ),
-    types.Tool(
-        name=SEARCH_TOOL,
-        description=(
-            "Search all available tools, including those not listed right now, by what you need to do. "
-            "Tools found become callable and are added to the list."
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What the tool should do."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-            },
-            "required": ["query"],
-        },
-    ),
-]
-
-
-@dataclass
-class _Session:
-    id: str
-    user: str | None = None  # whose signals the session records
-    listed: list[str] | None = None  # exposed names shown for the current window
-    context: str | None = None
-    extra: list[str] = field(default_factory=list)  # found by search in this window
-    used_at: float = 0.0
-
-
-class SessionTable:
-    """The proxy's sessions by key, least recently used first: at most `limit` of them, none idle for more
-    than `ttl` seconds (every client that ever connected would otherwise stay in memory)."""
-
-    def __init__(self, limit: int = 1024, ttl: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
-        if limit < 1 or ttl <= 0:
-            raise ValueError("a session table needs limit >= 1 and ttl > 0")
-        self.limit, self.ttl, self._clock = limit, ttl, clock
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
-
-    def get(self, key: str, user: str | None) -> _Session:
-        now = self._clock()
-        # Least recently used first: the idle ones are at the front.
-        while self._sessions:
-            oldest = next(iter(self._sessions.values()))
-            if now - oldest.used_at <= self.ttl:
-                break
-            self._sessions.popitem(last=False)
-        session = self._sessions.get(key)
-        if session is None:
-            session = self._sessions[key] = _Session(id=f"proxy-{uuid.uuid4().hex[:12]}", user=user)
-            while len(self._sessions) > self.limit:
-                self._sessions.popitem(last=False)
-        self._sessions.move_to_end(key)
-        session.used_at = now
-        return session
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._sessions
 
 
 class _ProxyServer(Server[Any]):
@@ -199,7 +112,7 @@ class LearningProxy:
         self._bus = InMemorySubscriptionBus()
         self.server = _ProxyServer(
             name,
-            instructions=_INSTRUCTIONS,
+            instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self._bus),
@@ -241,7 +154,7 @@ class LearningProxy:
             raise MCPError(types.INVALID_REQUEST, "this request carries no API key")
         return None
 
-    def _session(self, ctx: ServerRequestContext[Any, Any]) -> _Session:
+    def _session(self, ctx: ServerRequestContext[Any, Any]) -> ProxySession:
         caller = self._caller(ctx)
         unknown = getattr(caller, "unknown_user", None)
         if unknown is not None:  # a user-bound key named another user: as for `learnloop mcp`, that user is unknown
@@ -280,7 +193,7 @@ class LearningProxy:
         # discovery (seed 002: "they had to search for it, we missed it").
         await self.tools.record_list(session.id, session.listed, user=session.user)
         listed = [self.downstreams.tools[n].tool for n in names if n in self.downstreams.tools]
-        return types.ListToolsResult(tools=[*listed, *_OWN_TOOLS])
+        return types.ListToolsResult(tools=[*listed, *PROXY_TOOLS])
 
     # -- tools/call ----------------------------------------------------------------------------------------
 
@@ -312,7 +225,7 @@ class LearningProxy:
         return result
 
     async def _record(
-        self, session: _Session, tool: str, arguments: dict[str, Any], ok: bool, error: str | None, started: float
+        self, session: ProxySession, tool: str, arguments: dict[str, Any], ok: bool, error: str | None, started: float
     ) -> None:
         latency = (time.perf_counter() - started) * 1000
         await self.tools.record_call(
