@@ -14,7 +14,7 @@ from .models import EventAction, Filters, Learning, Limits, RetrievalResult, Ret
 from .retrieval import Scored, rank_candidates, render_memories
 from .stores.base import AppendEvent, Candidate, EventDraft, Operation, SearchRequest, Touch, Vector
 from .terms import MAX_QUERY_CHARS, query_terms
-from .tools.context import render_with_tool_sections, retrieval_sections
+from .tools.context import may_add_sections, render_with_tool_sections, retrieval_sections
 
 __all__ = ["retrieve"]
 
@@ -58,10 +58,16 @@ async def retrieve(
         ranked.extend(rank_candidates(candidates, filters, limits, engine.retrieval, now))
         return [r.candidate for r in ranked]
 
-    # Both reads queue on the store; starting them together overlaps their hand-offs.
-    loaded, tool_sections = await asyncio.gather(
-        engine.store.search(scope, request, select=select), retrieval_sections(engine, scope, query, query_vector)
-    )
+    search = engine.store.search(scope, request, select=select)
+    if may_add_sections(engine, scope):
+        # Both reads queue on the store; starting them together overlaps their hand-offs.
+        loaded, tool_sections = await asyncio.gather(search, retrieval_sections(engine, scope, query, query_vector))
+    else:
+        loaded = await search
+        # The search brought the store's view up to date: tool knowledge written since (by another
+        # process) shows now, at the cost of a second hand-off this once.
+        sections_now = may_add_sections(engine, scope)
+        tool_sections = await retrieval_sections(engine, scope, query, query_vector) if sections_now else []
     present = {c.id for c in loaded}
     kept = [r for r in ranked if r.candidate.id in present]
     items = [r.item(r.candidate.learning()) for r in kept]

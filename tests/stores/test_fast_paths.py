@@ -11,7 +11,7 @@ import pytest
 
 from learnloop.errors import NotFound
 from learnloop.models import Event, EventAction, Filters, Learning, Origin, Scope, Source, Status, utcnow
-from learnloop.stores.base import Candidate, EventDraft, Insert, Operation, SearchRequest, Store, Update
+from learnloop.stores.base import Candidate, EventDraft, Insert, Operation, SearchRequest, Store, Touch, Update
 from learnloop.stores.sqlite import SQLiteStore
 from learnloop.stores.sqlite.partition import Codebook, Partition, RowCodes
 from tests.conftest import TEST_DIM, unit_vector
@@ -148,6 +148,9 @@ def _codes(codebook: Codebook) -> RowCodes:
         simhash=0,
         terms=nothing,
         term_counts=nothing,
+        hits=0,
+        updated_at=0.0,
+        tags=(),
     )
 
 
@@ -196,3 +199,31 @@ async def test_new_vectors_are_found_before_and_after_the_index_is_saved(tmp_pat
         assert [c.id for c in await reopened.search(scope, request)] == [fresh]
     finally:
         await reopened.aclose()
+
+
+async def test_ranking_reads_from_partitions_follow_retrievals_updates_and_other_processes(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = SQLiteStore(path, embedding_model="test:model", dimension=TEST_DIM)
+    other = SQLiteStore(path, embedding_model="test:model", dimension=TEST_DIM)
+    try:
+        ids = [await insert(store, ALICE, f"boil note {i}", seed=i, tags=("kit",) if i else ()) for i in range(4)]
+        request = SearchRequest(vector=unit_vector(0), terms=["boil"], filters=Filters(), vector_k=10, text_k=10)
+
+        async def both_ways() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+            seen: list[Candidate] = []
+            await store.search(ALICE, request, select=lambda candidates: seen.extend(candidates) or [])
+            plain = await store.search(ALICE, request)
+            columns = [(c.id, c.status, c.hits, c.updated_at, c.tags) for c in plain]
+            return sorted(columns), sorted((c.id, c.status, c.hits, c.updated_at, c.tags) for c in seen)
+
+        await store.search(ALICE, request)  # loads the partition
+        store.submit(ALICE, [Touch(ids=(ids[0], ids[1]), at=utcnow())]).result(timeout=10)
+        store.submit(ALICE, [Touch(ids=(ids[0],), at=utcnow())]).result(timeout=10)
+        await store.apply(ALICE, [Update(ids[2], {"confidence": 0.9}, None, increments={"hits": 4})])
+        await other.apply(ALICE, [Update(ids[3], {"status": Status.VERIFIED}, None, increments={"hits": 2})])
+        plain, from_partitions = await both_ways()
+        assert from_partitions == plain
+        assert [hits for _, _, hits, _, _ in plain] == [2, 1, 4, 2]
+    finally:
+        await other.aclose()
+        await store.aclose()

@@ -307,6 +307,11 @@ class ToolStore(Protocol):
         most, read in one go because it runs on every `retrieve_context`."""
         ...
 
+    def may_know(self, tenant: str) -> bool:
+        """False when the tenant had nothing `knowledge` would return as of the store's latest read (decided
+        without I/O), so retrievals of the many tenants with no tool knowledge skip asking."""
+        ...
+
     # -- insights and maintenance ----------------------------------------------------------------------
 
     async def insight_inputs(self, tenant: str, since: datetime, now: datetime) -> InsightInputs: ...

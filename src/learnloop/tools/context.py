@@ -46,6 +46,7 @@ __all__ = [
     "RECOVERY_TITLE",
     "TEMPLATES_TITLE",
     "build_sections",
+    "may_add_sections",
     "render_with_tool_sections",
     "retrieval_sections",
     "tool_sections",
@@ -180,6 +181,12 @@ def render_with_tool_sections(
     memory = Section(MEMORY_SECTION_TITLE, lines, priority=MEMORY_PRIORITY)
     block = render_block([*sections, memory], max_chars=limits.max_chars, max_tokens=limits.max_tokens)
     return block, [shown[i] for i in block.kept.get(MEMORY_SECTION_TITLE, [])]
+
+
+def may_add_sections(engine: Engine, scope: Scope) -> bool:
+    """Whether `retrieval_sections` could return anything for the scope (False: certainly not; no I/O)."""
+    store: ToolStore | None = getattr(engine.store, "tools", None)
+    return store is not None and store.may_know(scope.tenant)
 
 
 async def retrieval_sections(engine: Engine, scope: Scope, query: str, vector: Vector | None) -> list[Section]:

@@ -33,6 +33,21 @@ STATUS_CODES = {Status.CANDIDATE: 1, Status.VERIFIED: 2}
 _MIN_DEAD_FOR_COMPACTION = 256
 # Unindexed vectors allowed before writes index them as they go (searches score these exactly).
 _MAX_UNINDEXED = 128
+# Per-slot arrays, grown and compacted together.
+_COLUMNS = (
+    "ids",
+    "vectors",
+    "alive",
+    "status",
+    "category",
+    "namespace",
+    "type",
+    "simhash",
+    "hits",
+    "updated_at",
+    "tags",
+)
+_STATUSES = {code: status for status, code in STATUS_CODES.items()}
 
 Mask = npt.NDArray[np.bool_]
 Vectors = npt.NDArray[np.float32]
@@ -62,6 +77,9 @@ class RowCodes:
     simhash: int
     terms: IntArray
     term_counts: IntArray
+    hits: int
+    updated_at: float
+    tags: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -97,6 +115,10 @@ class Partition:
         self.namespace = np.zeros(0, dtype=np.int32)
         self.type = np.zeros(0, dtype=np.int32)
         self.simhash = np.zeros(0, dtype=np.uint64)
+        # What ranking reads besides status, so a search reads whole rows only for the few it keeps.
+        self.hits = np.zeros(0, dtype=np.int64)
+        self.updated_at = np.zeros(0, dtype=np.float64)
+        self.tags = np.empty(0, dtype=object)
         self.slot_of: dict[int, int] = {}
         self.keywords = KeywordIndex()
         self.ann: Ann | None = None
@@ -123,7 +145,7 @@ class Partition:
         if need <= len(self.ids):
             return
         capacity = max(need, 2 * len(self.ids), 64)
-        for name in ("ids", "vectors", "alive", "status", "category", "namespace", "type", "simhash"):
+        for name in _COLUMNS:
             array = getattr(self, name)
             grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
             grown[: self.size] = array[: self.size]
@@ -140,6 +162,10 @@ class Partition:
         self.namespace[start:end] = [c.namespace for c in codes]
         self.type[start:end] = [c.type for c in codes]
         self.simhash[start:end] = np.array([c.simhash for c in codes], dtype=np.uint64)
+        self.hits[start:end] = [c.hits for c in codes]
+        self.updated_at[start:end] = [c.updated_at for c in codes]
+        for offset, code in enumerate(codes):
+            self.tags[start + offset] = code.tags
         for offset, (learning_id, code) in enumerate(zip(ids, codes, strict=True)):
             self.slot_of[learning_id] = start + offset
             self.keywords.add(code.terms, code.term_counts)
@@ -157,6 +183,25 @@ class Partition:
             if len(self.unindexed) > _MAX_UNINDEXED:  # writes without a pause: keep the exact part small
                 self.index_pending(len(self.unindexed) - _MAX_UNINDEXED)
         self._maybe_compact()
+
+    def touch(self, learning_id: int, hits: int, updated_at: float) -> None:
+        """A change only ranking reads (a retrieval's hit count): in place, no new slot, filters unchanged."""
+        slot = self.slot_of.get(learning_id)
+        if slot is not None:
+            self.hits[slot] = hits
+            self.updated_at[slot] = updated_at
+
+    def ranking(self, learning_id: int) -> tuple[Status, int, float, list[str]] | None:
+        """(status, hits, updated_at, tags) of a live row, as ranking reads them; None if not in this partition."""
+        slot = self.slot_of.get(learning_id)
+        if slot is None:
+            return None
+        return (
+            _STATUSES[int(self.status[slot])],
+            int(self.hits[slot]),
+            float(self.updated_at[slot]),
+            list(self.tags[slot]),
+        )
 
     def remove(self, learning_id: int) -> None:
         if self._kill(learning_id) and self.ann is not None:
@@ -192,7 +237,7 @@ class Partition:
         if dead < max(_MIN_DEAD_FOR_COMPACTION, self.size // 4):
             return
         keep = np.flatnonzero(self.alive[: self.size]).astype(np.int32)
-        for name in ("ids", "vectors", "alive", "status", "category", "namespace", "type", "simhash"):
+        for name in _COLUMNS:
             setattr(self, name, getattr(self, name)[keep].copy())
         self.size = len(keep)
         self.slot_of = {int(i): s for s, i in enumerate(self.ids[: self.size].tolist())}

@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 
 from ...errors import StoreError
-from ...models import Filters, Scope, Status
+from ...models import Filters, Learning, Scope, Status
 from ...terms import index_terms, stem
 from ..base import SearchRequest, Vector
 from .connection import read_transaction
 from .keywords import TermCodebook
 from .partition import STATUS_CODES, Codebook, Partition, RowCodes
 from .rows import vector_from_blob
-from .search import Hit, Hits, partition_keys
+from .search import Hit, Hits, Ranking, partition_keys
 
 __all__ = ["PartitionCache", "PartitionKey"]
 
@@ -35,7 +35,9 @@ PartitionKey = tuple[str, str]
 _NO_HIT: Hit = (None, None, None, None)
 # Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
 _INDEX_STEP = 4
-_COLUMNS = "id, status, category, namespace, type, simhash64, embedding, text, topic, tags"
+_COLUMNS = "id, status, category, namespace, type, simhash64, embedding, text, topic, tags, hits, updated_at"
+# Positions after `_COLUMNS` in a catch-up read.
+_TENANT, _USER, _MODEL = 12, 13, 14
 
 
 class PartitionCache:
@@ -53,11 +55,15 @@ class PartitionCache:
         self._forget_epoch: int | None = None
         self._forgets_checked: tuple[int, int] | None = None
         self._unindexed: set[PartitionKey] = set()  # partitions that may hold vectors their ANN index lacks
+        # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
+        # whole) to tell whether another process has committed since (see SQLiteToolStore.knowledge).
+        self.data_version_seen = -1
 
     # -- queries -------------------------------------------------------------------------------------
 
-    def search(self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest) -> Hits:
-        """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores."""
+    def search(self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest) -> tuple[Hits, Ranking]:
+        """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores,
+        and what ranking reads of each hit (status, hits, updated_at, tags), as of this search."""
         partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
         selections = [p.select(request.filters, self.codebook) for p in partitions]
         vector_hits: list[tuple[int, float]] = []
@@ -78,7 +84,25 @@ class PartitionCache:
         for rank, (learning_id, score) in enumerate(text_hits, start=1):
             similarity, vector_rank, _, _ = found.get(learning_id, _NO_HIT)
             found[learning_id] = (similarity, vector_rank, score, rank)
-        return found
+        ranking: Ranking = {}
+        for learning_id in found:
+            for partition in partitions:
+                columns = partition.ranking(learning_id)
+                if columns is not None:
+                    ranking[learning_id] = columns
+                    break
+        return found, ranking
+
+    def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
+        """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.
+
+        Other processes' retrievals change only these counts, which are not in the change log (a row per
+        hit would outgrow everything else); their partitions see them when the row next changes or reloads.
+        """
+        for learning in learnings:
+            partition = self._partitions.get((scope.tenant, learning.user or ""))
+            if partition is not None:
+                partition.touch(learning.id, learning.hits, learning.updated_at.timestamp())
 
     def near_simhash(
         self,
@@ -122,6 +146,7 @@ class PartitionCache:
 
     def get(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
         stamp = self._stamp(conn)
+        self.data_version_seen = stamp[0]
         if stamp != self._forgets_checked:
             self._follow_forgets(conn)
             self._forgets_checked = stamp
@@ -169,14 +194,18 @@ class PartitionCache:
 
     def _codes(self, row: Sequence[Any]) -> RowCodes:
         """Codes of a row selected with `_COLUMNS`."""
-        _, status, category, namespace, type_, sim, _, text, topic, tags = row[:10]
-        terms, counts = self.terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(json.loads(tags))}"))
+        _, status, category, namespace, type_, sim, _, text, topic, tags, hits, updated_at = row[:12]
+        tag_list = json.loads(tags)
+        terms, counts = self.terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(tag_list)}"))
         return RowCodes(
             status=STATUS_CODES[Status(status)],
             category=self.codebook.code(category),
             namespace=self.codebook.code(namespace),
             type=self.codebook.code(type_),
             simhash=int(sim, 16),
+            hits=hits,
+            updated_at=updated_at,
+            tags=tuple(tag_list),
             terms=terms,
             term_counts=counts,
         )
@@ -228,8 +257,8 @@ class PartitionCache:
             if (
                 row is not None
                 and row[1] != "deprecated"
-                and (row[10], row[11]) == key
-                and row[12] == self.embedding_model
+                and (row[_TENANT], row[_USER]) == key
+                and row[_MODEL] == self.embedding_model
                 and row[6] is not None
             ):
                 partition.upsert(learning_id, vector_from_blob(row[6]), self._codes(row))

@@ -10,18 +10,17 @@ from collections.abc import Callable
 from ...models import Learning, Scope, Status
 from ...terms import query_terms
 from ..base import Candidate, Select
-from .connection import read_transaction
 from .rows import LEARNING_COLUMNS, learning_from_row
 from .writes import visible_clause
 
-__all__ = ["Hit", "Hits", "candidates", "match_expression", "partition_keys"]
+__all__ = ["Hit", "Hits", "Ranking", "candidates", "match_expression", "partition_keys"]
 
 # A learning's vector similarity and rank, keyword score and rank (None where that search missed it).
 Hit = tuple[float | None, int | None, float | None, int | None]
 Hits = dict[int, Hit]
+# What ranking reads of a hit, from the in-memory partitions: status, hits, updated_at, tags.
+Ranking = dict[int, tuple[Status, int, float, list[str]]]
 
-# What ranking reads of every hit (see `_candidate`); whole rows are read only for the ones it keeps.
-_RANKING_COLUMNS = "id, status, hits, updated_at, tags"
 _STATUSES = {status.value: status for status in Status}
 
 
@@ -33,36 +32,43 @@ def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
     return keys
 
 
-def candidates(conn: sqlite3.Connection, scope: Scope, found: Hits, select: Select | None) -> list[Candidate]:
+def candidates(
+    conn: sqlite3.Connection, scope: Scope, found: Hits, ranking: Ranking, select: Select | None
+) -> list[Candidate]:
     """The visible rows behind `found` as candidates: all of them with their whole rows, or (with `select`)
-    only those `select` keeps, in its order, after it ranked the lot on a few columns."""
+    only those `select` keeps, in its order, after it ranked the lot on what the partitions hold (`ranking`),
+    so whole rows are read for the kept few only."""
     if not found:
         return []
     clause, params = visible_clause(scope, by_id=True)
-    ids = list(found)
-    marks = ", ".join("?" for _ in ids)
     if select is None:
+        ids = list(found)
+        marks = ", ".join("?" for _ in ids)
         rows = conn.execute(
             f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
         ).fetchall()
         # Column positions in LEARNING_COLUMNS: 0 id, 8 tags, 9 status, 11 hits, 25 updated_at.
         return [
-            _candidate(row[0], row[9], row[11], row[25], row[8], found, functools.partial(learning_from_row, row))
+            _candidate(
+                row[0],
+                _STATUSES[row[9]],
+                row[11],
+                row[25],
+                _tags(row[8]),
+                found,
+                functools.partial(learning_from_row, row),
+            )
             for row in rows
         ]
-    # One snapshot for both reads: the whole rows say what `select` ranked on.
-    with read_transaction(conn):
-        rows = conn.execute(
-            f"SELECT {_RANKING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
-        ).fetchall()
-        chosen = list(select([_candidate(row[0], row[1], row[2], row[3], row[4], found) for row in rows]))
-        if not chosen:
-            return []
-        marks = ", ".join("?" for _ in chosen)
-        whole = conn.execute(
-            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}",
-            [*(c.id for c in chosen), *params],
-        ).fetchall()
+    pool = [_candidate(learning_id, *columns, found) for learning_id in found if (columns := ranking.get(learning_id))]
+    chosen = list(select(pool))
+    if not chosen:
+        return []
+    marks = ", ".join("?" for _ in chosen)
+    whole = conn.execute(
+        f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}",
+        [*(c.id for c in chosen), *params],
+    ).fetchall()
     by_id = {row[0]: row for row in whole}
     kept = []
     for candidate in chosen:
@@ -75,23 +81,19 @@ def candidates(conn: sqlite3.Connection, scope: Scope, found: Hits, select: Sele
 
 def _candidate(
     learning_id: int,
-    status: str,
+    status: Status,
     hits: int,
     updated_at: float,
-    tags: str,
+    tags: list[str],
     found: Hits,
     build: Callable[[], Learning] | None = None,
 ) -> Candidate:
     # Positional, in `Candidate` field order: this runs for every hit of every query.
-    return Candidate(
-        learning_id,
-        _STATUSES[status],
-        hits,
-        updated_at,
-        [] if tags == "[]" else json.loads(tags),
-        *found[learning_id],
-        build,
-    )
+    return Candidate(learning_id, status, hits, updated_at, tags, *found[learning_id], build)
+
+
+def _tags(stored: str) -> list[str]:
+    return [] if stored == "[]" else list(json.loads(stored))
 
 
 def _quote(term: str) -> str:

@@ -101,6 +101,15 @@ class SQLiteStore:
         """Tool intelligence on this file, connection and executor thread (jobs go through `_run`)."""
         return SQLiteToolStore(self)
 
+    @property
+    def data_version_seen(self) -> int:
+        """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
+        return self._partitions.data_version_seen
+
+    def note_data_version(self, version: int) -> None:
+        """Record a data_version read by a job on the store's thread."""
+        self._partitions.data_version_seen = version
+
     @functools.cached_property
     def agent(self) -> SQLiteAgentStore:
         """The learning agent's sessions, queue, experience files and knowledge base, on this file and thread."""
@@ -152,8 +161,10 @@ class SQLiteStore:
         return await self._run(self._apply, scope, list(operations))
 
     def _apply(self, conn: sqlite3.Connection, scope: Scope, operations: list[Operation]) -> ApplyResult:
+        touched: list[Learning] = []
         with write_transaction(conn):
-            learnings, events = apply_operations(conn, scope, operations, self.clock())
+            learnings, events = apply_operations(conn, scope, operations, self.clock(), touched=touched)
+        self._partitions.touch(scope, touched)
         return ApplyResult(learnings=learnings, events=events)
 
     def submit(
@@ -165,6 +176,7 @@ class SQLiteStore:
         """Commit gathered bookkeeping writes in one transaction; each runs in its own savepoint so that one
         failing (say, its learning was deleted meanwhile) does not undo the others."""
         results: list[tuple[Future[Any], ApplyResult | BaseException]] = []
+        retrieved: list[tuple[Scope, list[Learning]]] = []
         now = self.clock()
         with write_transaction(conn):
             for item, future in batch:
@@ -184,7 +196,10 @@ class SQLiteStore:
                     results.append((future, exc))
                     continue
                 conn.execute("RELEASE bookkeeping")
+                retrieved.append((item.scope, touched))
                 results.append((future, ApplyResult(learnings=learnings, events=events)))
+        for scope, touched in retrieved:
+            self._partitions.touch(scope, touched)
         for future, outcome in results:  # only after the commit: a result promises durability
             if isinstance(outcome, BaseException):
                 future.set_exception(outcome)
@@ -238,7 +253,8 @@ class SQLiteStore:
     def _search(
         self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest, select: Select | None
     ) -> list[Candidate]:
-        return candidates(conn, scope, self._partitions.search(conn, scope, request), select)
+        found, ranking = self._partitions.search(conn, scope, request)
+        return candidates(conn, scope, found, ranking, select)
 
     async def near_duplicates(
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True

@@ -349,8 +349,9 @@ class SQLiteToolStore:
         model = self.embedding_model
 
         def read(conn: sqlite3.Connection) -> ToolKnowledge:
-            # Most tenants of most retrievals have no tool knowledge: remember that until anything is written.
-            version = (conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
+            data_version = conn.execute("PRAGMA data_version").fetchone()[0]
+            self._store.note_data_version(data_version)
+            version = (data_version, self._writes)
             if self._known_empty.get(scope.tenant) == version:
                 return ToolKnowledge()
             knowledge = ToolKnowledge(
@@ -367,6 +368,11 @@ class SQLiteToolStore:
 
         # Read on the retrieval path: it must not wait for the previous retrieval's hit counts.
         return await self._run(read, stale_ok=True)
+
+    def may_know(self, tenant: str) -> bool:
+        # As of the last job that read data_version (every search does): this process's writes count in
+        # `_writes` once acknowledged, another process's commits move data_version.
+        return self._known_empty.get(tenant) != (self._store.data_version_seen, self._writes)
 
     # -- insights and maintenance --------------------------------------------------------------------------
 

@@ -29,8 +29,6 @@ __all__ = ["apply_operations", "owner_clause", "visible_clause"]
 _COUNTERS = {"hits", "streak", "failures", "version"}
 # LEARNING_COLUMNS after the id, as `new_learning_values` names them.
 _STORED_COLUMNS = tuple(column.strip() for column in LEARNING_COLUMNS.split(",")[1:])
-# A change to any of these must reach the in-memory partitions (their filters, SimHashes and keyword index).
-_INDEXED_FIELDS = {"status", "category", "namespace", "type", "simhash64", "user", "text", "topic", "tags"}
 
 
 def visible_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
@@ -164,10 +162,11 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
         f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ? RETURNING {LEARNING_COLUMNS}", [*params, op.id]
     ).fetchone()
     after = learning_from_row(row)
-    if op.vector is not None or _INDEXED_FIELDS & op.changes.keys():
-        _note_vector_change(conn, before)
-        if after.user != before.user:
-            _note_vector_change(conn, after)
+    # Logged for every update: besides the indexed fields, partitions hold what ranking reads (updated_at,
+    # hits), and an update always moves updated_at.
+    _note_vector_change(conn, before)
+    if after.user != before.user:
+        _note_vector_change(conn, after)
     event = None
     if op.event is not None:
         event = _append_event(
