@@ -86,7 +86,7 @@ def pool(rng: random.Random, size: int) -> list[Candidate]:
 def test_ranking_matches_the_definition(fusion: str, seed: int) -> None:
     rng = random.Random(seed)
     candidates = pool(rng, rng.choice([0, 1, 5, 74]))
-    config = RetrievalConfig(fusion=fusion)  # type: ignore[arg-type]
+    config = RetrievalConfig(fusion=fusion, min_similarity=0.2)  # type: ignore[arg-type]
     filters = Filters(
         statuses=rng.choice([[Status.VERIFIED, Status.CANDIDATE], [Status.VERIFIED]]),
         tags=rng.choice([None, ["kit"]]),

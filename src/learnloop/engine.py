@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import time
@@ -24,7 +25,7 @@ from .events import EventBus
 from .lifecycle import LifecyclePolicy
 from .llms.base import ChatModel
 from .models import DEFAULT_VOCABULARY, Scope, Status, Vocabulary, utcnow
-from .retrieval import RetrievalConfig
+from .retrieval import RetrievalConfig, noise_floor
 from .stores.base import ApplyResult, FollowUp, Operation, Store, Vector
 
 __all__ = ["Engine"]
@@ -45,7 +46,8 @@ class Engine:
     clock: Callable[[], datetime] = utcnow
     bus: EventBus = field(default_factory=EventBus)
     gate: WriteGate = field(default_factory=WriteGate)
-    dedupe: DedupePolicy = field(default_factory=DedupePolicy)
+    # None: the thresholds calibrated for the embedder's model (`DedupePolicy.for_model`).
+    dedupe: DedupePolicy | None = None
     tool_status: Status = Status.VERIFIED
     observer: RuleObserver = field(default_factory=RuleObserver)
     feedback: FeedbackAnalyzer = field(default_factory=FeedbackAnalyzer)
@@ -57,6 +59,20 @@ class Engine:
     _vocabularies: dict[tuple[str, str], tuple[float, Vocabulary]] = field(default_factory=dict)
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        # Cosine thresholds belong to one embedding model: unset ones take the embedder's calibration.
+        model = self.embedder.model_id
+        if self.dedupe is None:
+            self.dedupe = DedupePolicy.for_model(model)
+        if self.retrieval.min_similarity is None:
+            self.retrieval = dataclasses.replace(self.retrieval, min_similarity=noise_floor(model))
+
+    @property
+    def dedupe_policy(self) -> DedupePolicy:
+        """`dedupe`, resolved (it is set from the embedder when not given)."""
+        assert self.dedupe is not None
+        return self.dedupe
 
     @property
     def extractor(self) -> LLMExtractor | None:

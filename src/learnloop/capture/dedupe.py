@@ -135,7 +135,10 @@ class DedupeAction(StrEnum):
 
 @dataclass(frozen=True)
 class DedupePolicy:
-    """Thresholds, tuned on all-MiniLM-L6-v2 paraphrase and contradiction pairs (see tests/capture)."""
+    """Thresholds, tuned on all-MiniLM-L6-v2 paraphrase and contradiction pairs (see tests/capture).
+
+    The similarity thresholds are cosines, so they belong to one embedding model: `for_model` gives the
+    calibrated set for a model id."""
 
     simhash_bits: int = 3
     same_subject_similarity: float = 0.86
@@ -148,6 +151,25 @@ class DedupePolicy:
     def lowest_similarity(self) -> float:
         """Below this a neighbour cannot be about the same subject, so `decide` never needs to see it."""
         return min(self.same_subject_similarity, self.related_similarity)
+
+    @classmethod
+    def for_model(cls, model_id: str) -> DedupePolicy:
+        """The thresholds calibrated for an embedding model (MiniLM's for models without a calibration)."""
+        for prefix, policy in _CALIBRATIONS.items():
+            if model_id.startswith(prefix):
+                return policy
+        return cls()
+
+
+# The static profile's cosines are compressed (unrelated brewing facts: median 0.85, 99th percentile 0.91),
+# so MiniLM's thresholds would merge learnings about different things. Chosen on the junk bench (LoCoMo dev,
+# rules path), where MiniLM itself merges 2 learnings: with MiniLM's thresholds the static profile merged 6,
+# with these none.
+_CALIBRATIONS = {
+    "local:minilm-static": DedupePolicy(
+        same_subject_similarity=0.965, related_similarity=0.93, related_word_overlap=0.5, identical_similarity=0.995
+    ),
+}
 
 
 @dataclass(frozen=True)

@@ -140,15 +140,16 @@ async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult
 
 async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult:
     await engine.ensure_started()
+    policy = engine.dedupe_policy
     owner = Scope(tenant=scope.tenant, user=request.user)
     simhash = simhash64_hex(request.text)
     near = await engine.store.near_duplicates(
-        owner, simhash, engine.dedupe.simhash_bits, request.namespace, include_global=False
+        owner, simhash, policy.simhash_bits, request.namespace, include_global=False
     )
     if near:
         known = {learning.id: learning for learning in await engine.store.get_many(owner, [i for i, _ in near])}
         pairs = [(known[i], distance) for i, distance in near if i in known]
-        decision = check_simhash(request.text, simhash, pairs, engine.dedupe)
+        decision = check_simhash(request.text, simhash, pairs, policy)
         if decision is not None:
             return _skipped(decision)
     vector = await engine.embed_one(request.text)
@@ -156,7 +157,7 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
 
     def plan(neighbours: list[tuple[Learning, float]]) -> list[Operation]:
         # The store calls this inside the write's transaction: what it judges is what the operations change.
-        decision = decide(request.text, neighbours, engine.dedupe)
+        decision = decide(request.text, neighbours, policy)
         decided.append(decision)
         return _operations(engine, scope, request, vector, simhash, decision)
 
@@ -165,9 +166,9 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
         owner,
         vector,
         request.namespace,
-        engine.dedupe.neighbours,
+        policy.neighbours,
         plan,
-        min_similarity=engine.dedupe.lowest_similarity,
+        min_similarity=policy.lowest_similarity,
     )
     engine.bus.publish(result.events)
     decision = decided[0]
