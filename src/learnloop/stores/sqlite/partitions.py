@@ -2,7 +2,8 @@
 
 A partition is one (tenant, user) slice of the live learnings. It is loaded on first use, brought up to
 date from `vector_changes` before every use (so writes from other processes are seen), and evicted least
-recently used when the cache holds too many vectors. Only the store's connection thread touches it.
+recently used when the cache holds too many vectors. Only the store's connection thread touches it. The
+log is pruned (see `changelog`): a partition that fell behind the pruned part is loaded again.
 """
 
 from __future__ import annotations
@@ -12,16 +13,18 @@ import hashlib
 import json
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...errors import StoreError
-from ...models import Filters, Learning, Scope, Status
+from ...models import Filters, Learning, Scope, Status, utcnow
 from ...terms import index_terms, stem
 from ..base import SearchRequest, Vector
+from .changelog import LOG_BOUNDS, ChangeLogPruner
 from .connection import read_transaction
 from .keywords import TermCodebook
 from .partition import STATUS_CODES, Codebook, Partition, RowCodes
@@ -42,7 +45,15 @@ _TENANT, _USER, _MODEL = 12, 13, 14
 
 class PartitionCache:
     def __init__(
-        self, path: str, *, embedding_model: str, dimension: int, ann_threshold: int, max_vectors: int
+        self,
+        path: str,
+        *,
+        embedding_model: str,
+        dimension: int,
+        ann_threshold: int,
+        max_vectors: int,
+        change_retention: timedelta = timedelta(hours=1),
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.path = path
         self.embedding_model = embedding_model
@@ -53,7 +64,7 @@ class PartitionCache:
         self.terms = TermCodebook()
         self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
         self._forget_epoch: int | None = None
-        self._forgets_checked: tuple[int, int] | None = None
+        self._pruner = ChangeLogPruner(change_retention, clock)
         self._unindexed: set[PartitionKey] = set()  # partitions that may hold vectors their ANN index lacks
         # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
         # whole) to tell whether another process has committed since (see SQLiteToolStore.knowledge).
@@ -130,13 +141,15 @@ class PartitionCache:
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
-    def _follow_forgets(self, conn: sqlite3.Connection) -> None:
-        """A user forgotten by any process: drop every cached partition (without saving its ANN index, which
-        may hold that user's vectors); the others reload from the file on their next use."""
-        epoch = conn.execute("SELECT value FROM store_meta WHERE key = 'forget_epoch'").fetchone()[0]
+    def _follow_log(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """The log's newest seq and the highest seq pruned from it. A user forgotten by any process: drop every
+        cached partition (without saving its ANN index, which may hold that user's vectors); the others reload
+        from the file on their next use."""
+        newest, pruned_through, epoch = conn.execute(LOG_BOUNDS).fetchone()
         if self._forget_epoch is not None and epoch != self._forget_epoch:
             self._partitions.clear()
         self._forget_epoch = epoch
+        return int(newest), int(pruned_through)
 
     @staticmethod
     def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -147,20 +160,39 @@ class PartitionCache:
     def get(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
         stamp = self._stamp(conn)
         self.data_version_seen = stamp[0]
-        if stamp != self._forgets_checked:
-            self._follow_forgets(conn)
-            self._forgets_checked = stamp
         partition = self._partitions.get(key)
+        if partition is not None and partition.synced == stamp:
+            self._partitions.move_to_end(key)
+            return partition
+        rows: list[Any] = []
+        # The log's bounds and the replay in one snapshot: a prune committed in between cannot hide rows.
+        with read_transaction(conn):
+            newest, pruned_through = self._follow_log(conn)
+            partition = self._partitions.get(key)
+            if partition is not None and partition.watermark < pruned_through:
+                del self._partitions[key]  # changes it has not replayed are gone from the log
+                partition = None
+            if partition is None:
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM learnings "
+                    "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?",
+                    (key[0], key[1], self.embedding_model),
+                ).fetchall()
+            else:
+                self._catch_up(conn, key, partition, newest)
         if partition is None:
-            partition = self._load(conn, key)
+            partition = self._load(conn, key, newest, rows)
             self._partitions[key] = partition
             self._evict()
         else:
-            if partition.synced != stamp:
-                self._catch_up(conn, key, partition)
             self._partitions.move_to_end(key)
         partition.synced = stamp
         return partition
+
+    def housekeeping(self, conn: sqlite3.Connection) -> bool:
+        """One idle step: prune the change log when a pass is due (rarely), else index new vectors; True while
+        more remains."""
+        return self._pruner.step(conn) or self.index_pending(conn)
 
     def index_pending(self, conn: sqlite3.Connection) -> bool:
         """One small step of adding new vectors to the partitions' ANN indexes; True while more remain."""
@@ -210,14 +242,8 @@ class PartitionCache:
             term_counts=counts,
         )
 
-    def _load(self, conn: sqlite3.Connection, key: PartitionKey) -> Partition:
-        with read_transaction(conn):
-            watermark = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_changes").fetchone()[0]
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM learnings "
-                "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?",
-                (key[0], key[1], self.embedding_model),
-            ).fetchall()
+    def _load(self, conn: sqlite3.Connection, key: PartitionKey, watermark: int, rows: list[Any]) -> Partition:
+        """A partition of `rows`, read (with `_COLUMNS`) in the snapshot in which `watermark` was the log's newest."""
         partition = Partition(
             self.dimension,
             watermark,
@@ -233,18 +259,29 @@ class PartitionCache:
 
     @staticmethod
     def _changes_since(conn: sqlite3.Connection, key: PartitionKey, seq: int) -> list[int] | None:
-        rows = conn.execute(
-            "SELECT learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ?",
-            (key[0], key[1], seq),
-        ).fetchall()
+        """Learnings changed after `seq`; None when the log was pruned past it (a saved index that old is
+        rebuilt, not trusted)."""
+        with read_transaction(conn):
+            if conn.execute(LOG_BOUNDS).fetchone()[1] > seq:
+                return None
+            rows = conn.execute(
+                "SELECT learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ?",
+                (key[0], key[1], seq),
+            ).fetchall()
         return [r[0] for r in rows]
 
-    def _catch_up(self, conn: sqlite3.Connection, key: PartitionKey, partition: Partition) -> None:
+    def _catch_up(self, conn: sqlite3.Connection, key: PartitionKey, partition: Partition, newest: int) -> None:
+        """Called in the snapshot in which `newest`, the log's newest seq, was read."""
+        if newest <= partition.watermark:
+            return
         changes = conn.execute(
             "SELECT seq, learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ? ORDER BY seq",
             (key[0], key[1], partition.watermark),
         ).fetchall()
         if not changes:
+            # Up to date through `newest` even when only other partitions changed: a watermark left behind
+            # would fall under the pruned part of the log and force a needless reload.
+            partition.watermark = newest
             return
         ids = sorted({learning_id for _, learning_id in changes})
         marks = ", ".join("?" for _ in ids)
@@ -264,7 +301,7 @@ class PartitionCache:
                 partition.upsert(learning_id, vector_from_blob(row[6]), self._codes(row))
             else:
                 partition.remove(learning_id)
-        partition.watermark = changes[-1][0]
+        partition.watermark = newest
         if partition.unindexed:
             self._unindexed.add(key)
 

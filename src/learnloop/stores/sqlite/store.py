@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -60,7 +60,8 @@ class _Bookkeeping:
 
 
 class SQLiteStore:
-    """`Store` on a SQLite file. `path` may be ":memory:" for throwaway use."""
+    """`Store` on a SQLite file. `path` may be ":memory:" for throwaway use. `change_log_retention` is how long
+    other processes have to catch up from the change log before they must reload a search partition."""
 
     def __init__(
         self,
@@ -73,6 +74,7 @@ class SQLiteStore:
         max_cached_vectors: int = 2_000_000,
         blas_threads: int | None = 1,
         clock: Callable[[], datetime] = utcnow,
+        change_log_retention: timedelta = timedelta(hours=1),
     ) -> None:
         self.path = str(path)
         self.embedding_model = embedding_model
@@ -88,9 +90,11 @@ class SQLiteStore:
             dimension=dimension,
             ann_threshold=ann_threshold,
             max_vectors=max_cached_vectors,
+            change_retention=change_log_retention,
+            clock=clock,
         )
         self._worker = ConnectionWorker(
-            self._connect, self._apply_deferred, name="learnloop-sqlite", idle=self._partitions.index_pending
+            self._connect, self._apply_deferred, name="learnloop-sqlite", idle=self._partitions.housekeeping
         )
 
     def __repr__(self) -> str:

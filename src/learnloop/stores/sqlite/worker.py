@@ -6,7 +6,8 @@ hits and streaks a retrieval records) are deferred: they collect and commit toge
 before the next job that could observe them, when the thread has been idle for a moment, or when enough
 have gathered. Jobs marked `stale_ok` (searches, whose ranking may be a few milliseconds behind on hit
 counts) run ahead of them, so back-to-back retrievals do not each wait for the previous one's write.
-Housekeeping that no caller waits for (indexing new vectors) runs in small steps once the thread is idle.
+Housekeeping that no caller waits for (indexing new vectors, pruning the change log) runs in small steps
+once the thread is idle.
 """
 
 from __future__ import annotations
