@@ -190,7 +190,9 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
 
 
 async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray) -> float:
-    """Overlap of the store's vector top-10 with an exact top-10 over the same rows (1.0 for exact scans)."""
+    """Share of the store's vector top-10 that belongs in an exact top-10 over the same rows (1.0 for exact
+    scans). Judged by similarity, not id: the synthetic corpus holds many texts with identical vectors, and
+    among ties any id is as right as another (id overlap reads ~0.65 at any ef on such data)."""
     import sqlite3
 
     from learnloop.models import Filters
@@ -198,19 +200,18 @@ async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray) -> float:
 
     conn = sqlite3.connect(store.path)
     rows = conn.execute(
-        "SELECT id, embedding FROM learnings WHERE tenant = ? AND user_id = ? AND status != 'deprecated'",
+        "SELECT embedding FROM learnings WHERE tenant = ? AND user_id = ? AND status != 'deprecated'",
         (TENANT, USER),
     ).fetchall()
     conn.close()
-    ids = np.array([r[0] for r in rows])
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
     scope = Scope(tenant=TENANT, user=USER)
     overlap = []
     for v in query_vectors[:100]:
         request = SearchRequest(vector=v, terms=[], filters=Filters(include_global=False), vector_k=10, text_k=0)
-        got = {c.id for c in await store.search(scope, request)}
-        exact = set(ids[np.argsort(-(matrix @ v))[:10]].tolist())
-        overlap.append(len(got & exact) / 10)
+        got = [c.vector_similarity or 0.0 for c in await store.search(scope, request)]
+        tenth = float(np.sort(matrix @ v)[-10])
+        overlap.append(sum(similarity >= tenth - 1e-5 for similarity in got[:10]) / 10)
     return round(float(np.mean(overlap)), 3)
 
 

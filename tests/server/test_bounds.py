@@ -18,8 +18,11 @@ HUGE = 2**70
 
 
 def _spec() -> dict[str, Any]:
-    store = SQLiteStore(":memory:", embedding_model="spec:none", dimension=4)
-    return create_app(Loop(Engine(store=store, embedder=None))).openapi()  # type: ignore[arg-type]
+    from learnloop.embedders.static import StaticMiniLM  # nothing is loaded until a text is embedded
+
+    embedder = StaticMiniLM()
+    store = SQLiteStore(":memory:", embedding_model=embedder.model_id, dimension=embedder.dimension)
+    return create_app(Loop(Engine(store=store, embedder=embedder))).openapi()
 
 
 def _integers(schema: dict[str, Any], spec: dict[str, Any], where: str, seen: frozenset[str]) -> Iterator[str]:

@@ -45,13 +45,15 @@ def _ndjson(ctx: Any, value: Any) -> bytes:
 def _spec() -> dict[str, Any]:
     """The spec the server serves, built from the same code without starting anything. (schemathesis's
     lazy fixture loader does not work with pytest 9, so the schema is loaded at import time.)"""
+    from learnloop.embedders.static import StaticMiniLM  # nothing is loaded until a text is embedded
     from learnloop.engine import Engine
     from learnloop.loop import Loop
     from learnloop.server import create_app
     from learnloop.stores.sqlite import SQLiteStore
 
-    store = SQLiteStore(":memory:", embedding_model="spec:none", dimension=4)
-    return create_app(Loop(Engine(store=store, embedder=None))).openapi()  # type: ignore[arg-type]
+    embedder = StaticMiniLM()
+    store = SQLiteStore(":memory:", embedding_model=embedder.model_id, dimension=embedder.dimension)
+    return create_app(Loop(Engine(store=store, embedder=embedder))).openapi()
 
 
 schema = schemathesis.openapi.from_dict(_spec()).exclude(path="/api/events")
