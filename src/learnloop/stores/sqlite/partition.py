@@ -191,17 +191,20 @@ class Partition:
             self.hits[slot] = hits
             self.updated_at[slot] = updated_at
 
-    def ranking(self, learning_id: int) -> tuple[Status, int, float, list[str]] | None:
-        """(status, hits, updated_at, tags) of a live row, as ranking reads them; None if not in this partition."""
-        slot = self.slot_of.get(learning_id)
-        if slot is None:
-            return None
-        return (
-            _STATUSES[int(self.status[slot])],
-            int(self.hits[slot]),
-            float(self.updated_at[slot]),
-            list(self.tags[slot]),
+    def ranking(self, learning_ids: Sequence[int]) -> dict[int, tuple[Status, int, float, list[str]]]:
+        """(status, hits, updated_at, tags) of those of `learning_ids` that live here, as ranking reads them."""
+        found = [(i, slot) for i in learning_ids if (slot := self.slot_of.get(i)) is not None]
+        if not found:
+            return {}
+        slots = [slot for _, slot in found]
+        # Whole columns at once: per-element numpy reads cost more than the rest of ranking.
+        columns = zip(
+            self.status[slots].tolist(), self.hits[slots].tolist(), self.updated_at[slots].tolist(), strict=True
         )
+        return {
+            learning_id: (_STATUSES[status], hits, updated_at, list(self.tags[slot]))
+            for (learning_id, slot), (status, hits, updated_at) in zip(found, columns, strict=True)
+        }
 
     def remove(self, learning_id: int) -> None:
         if self._kill(learning_id) and self.ann is not None:

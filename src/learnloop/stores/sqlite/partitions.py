@@ -96,12 +96,12 @@ class PartitionCache:
             similarity, vector_rank, _, _ = found.get(learning_id, _NO_HIT)
             found[learning_id] = (similarity, vector_rank, score, rank)
         ranking: Ranking = {}
-        for learning_id in found:
-            for partition in partitions:
-                columns = partition.ranking(learning_id)
-                if columns is not None:
-                    ranking[learning_id] = columns
-                    break
+        pending = list(found)
+        for partition in partitions:  # a hit lives in exactly one of the scope's partitions
+            ranking.update(partition.ranking(pending))
+            pending = [i for i in pending if i not in ranking]
+            if not pending:
+                break
         return found, ranking
 
     def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
