@@ -13,7 +13,8 @@ from learnloop.errors import NotFound
 from learnloop.models import Event, EventAction, Filters, Learning, Origin, Scope, Source, Status, utcnow
 from learnloop.stores.base import Candidate, EventDraft, Insert, Operation, SearchRequest, Store, Touch, Update
 from learnloop.stores.sqlite import SQLiteStore
-from learnloop.stores.sqlite.partition import Codebook, Partition, RowCodes
+from learnloop.stores.sqlite.partition import Partition
+from learnloop.stores.sqlite.row_codes import Codebook, RowCodes
 from tests.conftest import TEST_DIM, unit_vector
 from tests.stores.test_contract import ALICE, BOB, TENANT, created, insert, record
 

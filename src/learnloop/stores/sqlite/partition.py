@@ -23,13 +23,13 @@ import numpy.typing as npt
 
 from ...models import Filters, Status
 from .ann import Ann
-from .keywords import IntArray, KeywordIndex
+from .keywords import KeywordIndex
+from .row_codes import STATUS_CODES, Codebook, RowCodes
 
-__all__ = ["STATUS_CODES", "Codebook", "Partition", "RowCodes", "Selection"]
+__all__ = ["Partition", "Selection"]
 
 log = logging.getLogger("learnloop.vectors")
 
-STATUS_CODES = {Status.CANDIDATE: 1, Status.VERIFIED: 2}
 _MIN_DEAD_FOR_COMPACTION = 256
 # Unindexed vectors allowed before writes index them as they go (searches score these exactly).
 _MAX_UNINDEXED = 128
@@ -51,35 +51,6 @@ _STATUSES = {code: status for status, code in STATUS_CODES.items()}
 
 Mask = npt.NDArray[np.bool_]
 Vectors = npt.NDArray[np.float32]
-
-
-class Codebook:
-    """Interns strings (categories, namespaces, types) to small integers for vectorised filtering."""
-
-    def __init__(self) -> None:
-        self._codes: dict[str, int] = {}
-
-    def code(self, value: str | None) -> int:
-        if value is None:
-            return -1
-        return self._codes.setdefault(value, len(self._codes))
-
-    def known(self, value: str) -> int | None:
-        return self._codes.get(value)
-
-
-@dataclass(frozen=True)
-class RowCodes:
-    status: int
-    category: int
-    namespace: int
-    type: int
-    simhash: int
-    terms: IntArray
-    term_counts: IntArray
-    hits: int
-    updated_at: float
-    tags: tuple[str, ...]
 
 
 @dataclass(frozen=True)

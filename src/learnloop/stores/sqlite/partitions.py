@@ -27,7 +27,8 @@ from ..base import SearchRequest, Vector
 from .changelog import LOG_BOUNDS, ChangeLogPruner
 from .connection import read_transaction
 from .keywords import TermCodebook
-from .partition import STATUS_CODES, Codebook, Partition, RowCodes
+from .partition import Partition
+from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .rows import vector_from_blob
 from .search import Hit, Hits, Ranking, partition_keys
 

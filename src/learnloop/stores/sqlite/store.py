@@ -11,14 +11,13 @@ import functools
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
-from ...errors import LearnloopError, StoreError, ValidationError
+from ...errors import StoreError, ValidationError
 from ...models import Event, Learning, Page, Scope, Vocabulary, utcnow
 from ..base import (
     ApplyResult,
@@ -36,6 +35,7 @@ from ..base import (
 )
 from . import maintenance, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
+from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
 from .listing import list_learnings
 from .partitions import PartitionCache
@@ -50,13 +50,6 @@ __all__ = ["SQLiteStore"]
 T = TypeVar("T")
 
 _EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data"
-
-
-@dataclass(frozen=True)
-class _Bookkeeping:
-    scope: Scope
-    operations: list[Operation]
-    then: FollowUp | None
 
 
 class SQLiteStore:
@@ -174,41 +167,10 @@ class SQLiteStore:
     def submit(
         self, scope: Scope, operations: Sequence[Operation], *, then: FollowUp | None = None
     ) -> Future[ApplyResult]:
-        return self._worker.defer(_Bookkeeping(scope, list(operations), then))
+        return self._worker.defer(Bookkeeping(scope, list(operations), then))
 
     def _apply_deferred(self, conn: sqlite3.Connection, batch: list[tuple[Any, Future[Any]]]) -> None:
-        """Commit gathered bookkeeping writes in one transaction; each runs in its own savepoint so that one
-        failing (say, its learning was deleted meanwhile) does not undo the others."""
-        results: list[tuple[Future[Any], ApplyResult | BaseException]] = []
-        retrieved: list[tuple[Scope, list[Learning]]] = []
-        now = self.clock()
-        with write_transaction(conn):
-            for item, future in batch:
-                assert isinstance(item, _Bookkeeping)
-                conn.execute("SAVEPOINT bookkeeping")
-                try:
-                    touched: list[Learning] = []
-                    learnings, events = apply_operations(conn, item.scope, item.operations, now, touched=touched)
-                    if item.then is not None:
-                        more = list(item.then(touched))
-                        if more:
-                            extra_learnings, extra_events = apply_operations(conn, item.scope, more, now)
-                            learnings, events = learnings + extra_learnings, events + extra_events
-                except (LearnloopError, sqlite3.Error) as exc:
-                    conn.execute("ROLLBACK TO bookkeeping")
-                    conn.execute("RELEASE bookkeeping")
-                    results.append((future, exc))
-                    continue
-                conn.execute("RELEASE bookkeeping")
-                retrieved.append((item.scope, touched))
-                results.append((future, ApplyResult(learnings=learnings, events=events)))
-        for scope, touched in retrieved:
-            self._partitions.touch(scope, touched)
-        for future, outcome in results:  # only after the commit: a result promises durability
-            if isinstance(outcome, BaseException):
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome)
+        apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
 
     # -- simple reads --------------------------------------------------------------------------------
 
