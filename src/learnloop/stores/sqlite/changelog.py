@@ -12,13 +12,13 @@ log no longer covers its gap and loads again from the learnings table.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from .connection import write_transaction
+from .idle_pass import IdlePass, without_waiting
 
-__all__ = ["LOG_BOUNDS", "PRUNE_EVERY", "ChangeLogPruner", "prune_changes"]
+__all__ = ["LOG_BOUNDS", "PRUNE_EVERY", "change_log_pruner", "prune_changes"]
 
 # Seconds between prune passes of one process: each pass is one short write transaction, and the log grows
 # by at most this much beyond the retention.
@@ -49,7 +49,7 @@ def prune_changes(conn: sqlite3.Connection, now: float, retention: float, batch:
     old_enough = now - retention
     if not conn.execute(_WORK_DUE, (old_enough,)).fetchone()[0]:
         return 0, False
-    with _without_waiting(conn), write_transaction(conn):
+    with without_waiting(conn), write_transaction(conn):
         newest = conn.execute(LOG_BOUNDS).fetchone()[0]
         conn.execute(
             "INSERT INTO vector_change_marks (seq, at) "
@@ -74,39 +74,7 @@ def prune_changes(conn: sqlite3.Connection, now: float, retention: float, batch:
     return int(deleted), last < cutoff
 
 
-@contextmanager
-def _without_waiting(conn: sqlite3.Connection) -> Iterator[None]:
-    previous = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(previous)}")
-
-
-class ChangeLogPruner:
-    """Runs `prune_changes` from the store's idle housekeeping, at most once every `PRUNE_EVERY` seconds."""
-
-    def __init__(self, retention: timedelta, clock: Callable[[], datetime]) -> None:
-        self.retention = retention.total_seconds()
-        self.clock = clock
-        self._last: float | None = None
-
-    def step(self, conn: sqlite3.Connection) -> bool:
-        """Prune if a pass is due; True while a backlog remains for the next idle step."""
-        now = self.clock().timestamp()
-        # A clock that went back counts as due: otherwise it would stall pruning until it caught up again.
-        if conn.in_transaction or (self._last is not None and self._last <= now < self._last + PRUNE_EVERY):
-            return False
-        self._last = now
-        try:
-            _, more = prune_changes(conn, now, self.retention)
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                raise
-            # Housekeeping never waits for another process's write: it tries again on a later idle step.
-            self._last = None
-            return False
-        if more:
-            self._last = None
-        return more
+def change_log_pruner(retention: timedelta, clock: Callable[[], datetime]) -> IdlePass:
+    """`prune_changes` from the store's idle housekeeping, at most once every `PRUNE_EVERY` seconds."""
+    seconds = retention.total_seconds()
+    return IdlePass(lambda conn, now: prune_changes(conn, now, seconds), PRUNE_EVERY, clock)

@@ -24,8 +24,9 @@ from ...errors import StoreError
 from ...models import Filters, Learning, Scope, Status, utcnow
 from ...terms import index_terms, stem
 from ..base import SearchRequest, Vector
-from .changelog import LOG_BOUNDS, ChangeLogPruner
+from .changelog import LOG_BOUNDS, change_log_pruner
 from .connection import read_transaction
+from .event_retention import retrieval_compactor
 from .keywords import TermCodebook
 from .partition import Partition
 from .row_codes import STATUS_CODES, Codebook, RowCodes
@@ -54,6 +55,7 @@ class PartitionCache:
         ann_threshold: int,
         max_vectors: int,
         change_retention: timedelta = timedelta(hours=1),
+        retrieval_retention: timedelta = timedelta(days=30),
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.path = path
@@ -65,7 +67,8 @@ class PartitionCache:
         self.terms = TermCodebook()
         self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
         self._forget_epoch: int | None = None
-        self._pruner = ChangeLogPruner(change_retention, clock)
+        self._pruner = change_log_pruner(change_retention, clock)
+        self._compactor = retrieval_compactor(retrieval_retention, clock)
         self._unindexed: set[PartitionKey] = set()  # partitions that may hold vectors their ANN index lacks
         # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
         # whole) to tell whether another process has committed since (see SQLiteToolStore.knowledge).
@@ -191,9 +194,9 @@ class PartitionCache:
         return partition
 
     def housekeeping(self, conn: sqlite3.Connection) -> bool:
-        """One idle step: prune the change log when a pass is due (rarely), else index new vectors; True while
-        more remains."""
-        return self._pruner.step(conn) or self.index_pending(conn)
+        """One idle step: prune the change log or compact old retrieval events when a pass is due (rarely), else
+        index new vectors; True while more remains."""
+        return self._pruner.step(conn) or self._compactor.step(conn) or self.index_pending(conn)
 
     def index_pending(self, conn: sqlite3.Connection) -> bool:
         """One small step of adding new vectors to the partitions' ANN indexes; True while more remain."""

@@ -81,7 +81,8 @@ def _key_from_row(row: Sequence[Any]) -> KeyRecord:
 class MetricRows:
     """Raw aggregates for one scope; `learnloop.server.metrics` turns them into figures.
 
-    Bucketed rows start with the bucket's start time (epoch seconds).
+    Bucketed rows start with the bucket's start time (epoch seconds). Retrievals (and the 'retrieved' action
+    counts) are the live events plus those already folded into `retrieval_counts` (see `event_retention`).
     """
 
     learnings: list[tuple[str, str, int]]  # status, origin, count
@@ -250,6 +251,18 @@ class SQLiteServiceStore:
                 f"SELECT COUNT(*), COALESCE(SUM({hit}), 0) FROM events WHERE {clause} AND action = 'retrieved'",
                 params,
             ).fetchone()
+            # Retrieval events older than the retention live on as per-hour counts (see `event_retention`);
+            # an hour counts from the one holding `since`, as the write counters do.
+            first_hour = int(since) // COUNTER_BUCKET * COUNTER_BUCKET
+            compacted = conn.execute(
+                f"SELECT CAST(bucket / {b} AS INTEGER) * {b}, SUM(retrievals), SUM(hits) FROM retrieval_counts "
+                f"WHERE {clause} AND bucket >= ? GROUP BY 1",
+                [*params, first_hour],
+            ).fetchall()
+            compacted_totals = conn.execute(
+                f"SELECT COALESCE(SUM(retrievals), 0), COALESCE(SUM(hits), 0) FROM retrieval_counts WHERE {clause}",
+                params,
+            ).fetchone()
             counter_rows: list[tuple[int, str, int]] = []
             counter_totals: list[tuple[str, int]] = []
             if counters:
@@ -261,14 +274,34 @@ class SQLiteServiceStore:
                 counter_totals = conn.execute(
                     "SELECT name, SUM(value) FROM write_counters WHERE tenant = ? GROUP BY name", (scope.tenant,)
                 ).fetchall()
+        per_bucket = _add_up([(r[0], r[1], r[2] or 0) for r in retrievals], compacted)
+        action_counts = _add_up(
+            [(r[0], r[1], 0) for r in action_totals], [("retrieved", compacted_totals[0], 0)]
+        ).items()
+        bucket_actions = _add_up(
+            [((r[0], r[1]), r[2], 0) for r in actions], [((t, "retrieved"), n, 0) for t, n, _ in compacted]
+        )
         return MetricRows(
             learnings=[(r[0], r[1], r[2]) for r in learnings],
-            action_totals=[(r[0], r[1]) for r in action_totals],
-            actions=[(r[0], r[1], r[2]) for r in actions],
+            action_totals=[(action, n) for action, (n, _) in action_counts if n],
+            actions=[(t, action, n) for (t, action), (n, _) in bucket_actions.items()],
             status_moves=[(r[0], r[1], r[2], r[3]) for r in moves],
             purged=[(r[0], r[1]) for r in purged],
-            retrievals=[(r[0], r[1], r[2] or 0) for r in retrievals],
-            retrieval_totals=(totals[0], totals[1]),
+            retrievals=[(t, n, h) for t, (n, h) in sorted(per_bucket.items())],
+            retrieval_totals=(totals[0] + compacted_totals[0], totals[1] + compacted_totals[1]),
             counters=[(r[0], r[1], r[2]) for r in counter_rows],
             counter_totals=[(r[0], r[1]) for r in counter_totals],
         )
+
+
+K = TypeVar("K")
+
+
+def _add_up(*parts: Sequence[tuple[K, int, int]]) -> dict[K, tuple[int, int]]:
+    """Rows of (key, count, hits) from several sources, summed per key (in first-seen order)."""
+    out: dict[K, tuple[int, int]] = {}
+    for rows in parts:
+        for key, count, hits in rows:
+            n, h = out.get(key, (0, 0))
+            out[key] = (n + int(count or 0), h + int(hits or 0))
+    return out

@@ -54,7 +54,9 @@ _EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, befor
 
 class SQLiteStore:
     """`Store` on a SQLite file. `path` may be ":memory:" for throwaway use. `change_log_retention` is how long
-    other processes have to catch up from the change log before they must reload a search partition."""
+    other processes have to catch up from the change log before they must reload a search partition.
+    `retrieval_event_retention` is how long 'retrieved' events stay in the event log before they are folded
+    into per-hour counts (the metrics stay the same; see `event_retention`)."""
 
     def __init__(
         self,
@@ -68,6 +70,7 @@ class SQLiteStore:
         blas_threads: int | None = 1,
         clock: Callable[[], datetime] = utcnow,
         change_log_retention: timedelta = timedelta(hours=1),
+        retrieval_event_retention: timedelta = timedelta(days=30),
     ) -> None:
         self.path = str(path)
         self.embedding_model = embedding_model
@@ -84,6 +87,7 @@ class SQLiteStore:
             ann_threshold=ann_threshold,
             max_vectors=max_cached_vectors,
             change_retention=change_log_retention,
+            retrieval_retention=retrieval_event_retention,
             clock=clock,
         )
         self._worker = ConnectionWorker(
@@ -366,7 +370,13 @@ class SQLiteStore:
         return removed
 
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
-    user_tables: tuple[str, ...] = ("turns", *TOOL_USER_TABLES, "api_keys", *AGENT_USER_TABLES)
+    user_tables: tuple[str, ...] = (
+        "turns",
+        *TOOL_USER_TABLES,
+        "api_keys",
+        *AGENT_USER_TABLES,
+        "retrieval_counts",
+    )
 
     async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
         last_id = 0
