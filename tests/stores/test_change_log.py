@@ -6,33 +6,21 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from learnloop.models import EventAction, Filters, Scope, Status, utcnow
+from learnloop.models import EventAction, Filters, Scope, Status
 from learnloop.stores.base import Delete, EventDraft, Insert, SearchRequest, Update
 from learnloop.stores.sqlite import SQLiteStore, changelog
 from learnloop.stores.sqlite.ann import Ann
 from tests.conftest import TEST_DIM, unit_vector
 from tests.stores.test_contract import ALICE, BOB, created, insert, record
+from tests.support.clock import Clock
 
 HOUR = timedelta(hours=1)
-
-
-class Clock:
-    """Time the test moves by hand, shared by the stores ("processes") on one file."""
-
-    def __init__(self) -> None:
-        self.now = utcnow()
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 def open_store(path: Path, clock: Clock, **options: object) -> SQLiteStore:

@@ -23,6 +23,7 @@ from learnloop.stores.sqlite import SQLiteStore, event_retention
 from learnloop.stores.sqlite.service import SQLiteServiceStore
 from tests.conftest import BREWING, TEST_DIM, _Shared
 from tests.stores.test_contract import ALICE, BOB, OTHER_TENANT, TENANT, insert
+from tests.support.clock import Clock
 
 RETENTION = timedelta(days=30)
 SCOPES = (TENANT, ALICE, BOB, OTHER_TENANT, Scope(tenant="t2"))
@@ -30,18 +31,10 @@ SCOPES = (TENANT, ALICE, BOB, OTHER_TENANT, Scope(tenant="t2"))
 WINDOWS: tuple[tuple[float, Bucket | None], ...] = ((90, None), (45, "hour"), (31.5, None), (30.25, "hour"), (1, None))
 
 
-class Clock:
-    """Time the test moves by hand; starts on a whole hour, so every metrics window does too."""
-
-    def __init__(self) -> None:
-        start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-        self.now = start - timedelta(days=40)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
+def _clock() -> Clock:
+    """Starts on a whole hour, so every metrics window does too."""
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    return Clock(start - timedelta(days=40))
 
 
 def open_store(path: Path, clock: Clock, retention: timedelta = timedelta(days=10_000)) -> SQLiteStore:
@@ -103,7 +96,7 @@ async def fill(store: SQLiteStore, clock: Clock) -> dict[str, int]:
 
 
 async def test_compaction_leaves_every_metric_as_it_was(tmp_path: Path) -> None:
-    clock, path = Clock(), tmp_path / "s.db"
+    clock, path = _clock(), tmp_path / "s.db"
     store = open_store(path, clock)
     try:
         ids = await fill(store, clock)
@@ -140,7 +133,7 @@ async def test_compaction_leaves_every_metric_as_it_was(tmp_path: Path) -> None:
 
 
 async def test_small_batches_and_a_pass_killed_midway_count_each_event_once(tmp_path: Path) -> None:
-    clock, path = Clock(), tmp_path / "s.db"
+    clock, path = _clock(), tmp_path / "s.db"
     store = open_store(path, clock)
     try:
         await fill(store, clock)
@@ -174,7 +167,7 @@ async def test_small_batches_and_a_pass_killed_midway_count_each_event_once(tmp_
 
 
 async def test_the_idle_pass_runs_every_few_minutes_and_never_waits(tmp_path: Path) -> None:
-    clock, path = Clock(), tmp_path / "s.db"
+    clock, path = _clock(), tmp_path / "s.db"
     store = open_store(path, clock, RETENTION)
     try:
         learning = await insert(store, ALICE, "note", seed=1)
@@ -224,7 +217,7 @@ async def test_the_idle_pass_runs_every_few_minutes_and_never_waits(tmp_path: Pa
 
 
 async def test_forgetting_a_user_removes_their_compacted_counts(tmp_path: Path) -> None:
-    clock, path = Clock(), tmp_path / "s.db"
+    clock, path = _clock(), tmp_path / "s.db"
     store = open_store(path, clock)
     try:
         await fill(store, clock)
@@ -246,7 +239,7 @@ async def test_forgetting_a_user_removes_their_compacted_counts(tmp_path: Path) 
 
 
 async def test_through_the_loop_retrievals_age_out_and_the_metrics_stay(tmp_path: Path, embedder: Embedder) -> None:
-    clock = Clock()
+    clock = _clock()
     store = SQLiteStore(
         tmp_path / "loop.db", embedding_model=embedder.model_id, dimension=embedder.dimension, clock=clock
     )

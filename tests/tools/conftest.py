@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timedelta
 
 import pytest
 
 import learnloop
-from learnloop.models import utcnow
+from tests.support.clock import Clock
 
 CATALOG = [
     {"name": "get_forecast", "description": "Weather forecast for a city for the next days: rain, wind, temperature"},
@@ -32,19 +31,6 @@ CATALOG = [
     {"name": "calendar_events", "description": "List the events in the user's calendar"},
     {"name": "send_email", "description": "Send an email message to a recipient"},
 ]
-
-
-class Clock:
-    """Time the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = utcnow()
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 @pytest.fixture
