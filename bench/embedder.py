@@ -27,16 +27,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from common import percentile
 from corpus import learnings
 from learnloop.embedders.base import Vectors
 from learnloop.embedders.local import LocalMiniLM
 
 SHORT_QUERY = "how long should I mash for?"
 BATCH_SIZE = 1000
-
-
-def percentile(samples: list[float], q: int) -> float:
-    return statistics.quantiles(samples, n=100, method="inclusive")[q - 1]
 
 
 async def latency_ms(embedder: LocalMiniLM, text: str, repeat: int) -> dict[str, float]:
