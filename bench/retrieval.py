@@ -167,7 +167,7 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
             t0 = time.perf_counter()
             await loop.save(text + f" (run {size})", user=USER)
             writes.append(time.perf_counter() - t0)
-        recall = await ann_recall(store, query_vectors)
+        recall = await ann_recall(store, query_vectors, loop.engine.retrieval.candidate_pool)
 
         s_e2e, s_vec, s_base, s_base_e2e, s_w = map(summary_ms, (e2e, vec, base, base_e2e, writes))
         figures[str(size)] = {
@@ -195,7 +195,7 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
     }
 
 
-async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray) -> float:
+async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray, pool: int) -> float:
     """Share of the store's vector top-10 that belongs in an exact top-10 over the same rows (1.0 for exact
     scans). Judged by similarity, not id: the synthetic corpus holds many texts with identical vectors, and
     among ties any id is as right as another (id overlap reads ~0.65 at any ef on such data)."""
@@ -214,8 +214,9 @@ async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray) -> float:
     scope = Scope(tenant=TENANT, user=USER)
     overlap = []
     for v in query_vectors[:100]:
-        request = SearchRequest(vector=v, terms=[], filters=Filters(include_global=False), vector_k=10, text_k=0)
-        got = [c.vector_similarity or 0.0 for c in await store.search(scope, request)]
+        # Asked for the candidate pool retrieval asks for (it ranks those): the top 10 of that is what it sees.
+        request = SearchRequest(vector=v, terms=[], filters=Filters(include_global=False), vector_k=pool, text_k=0)
+        got = sorted((c.vector_similarity or 0.0 for c in await store.search(scope, request)), reverse=True)
         tenth = float(np.sort(matrix @ v)[-10])
         overlap.append(sum(similarity >= tenth - 1e-5 for similarity in got[:10]) / 10)
     return round(float(np.mean(overlap)), 3)
