@@ -71,7 +71,7 @@ class PartitionCache:
         self._compactor = retrieval_compactor(retrieval_retention, clock)
         self._unindexed: set[PartitionKey] = set()  # partitions that may hold vectors their ANN index lacks
         # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
-        # whole) to tell whether another process has committed since (see SQLiteToolStore.knowledge).
+        # whole) to tell whether another process has committed since (see SQLiteToolStore.may_know).
         self.data_version_seen = -1
 
     # -- queries -------------------------------------------------------------------------------------

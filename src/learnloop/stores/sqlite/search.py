@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import functools
-import json
 import sqlite3
-from collections.abc import Callable
 
-from ...models import Learning, Scope, Status
+from ...models import Scope, Status
 from ...terms import query_terms
 from ..base import Candidate, Select
 from .rows import LEARNING_COLUMNS, learning_from_row
@@ -21,8 +19,6 @@ Hits = dict[int, Hit]
 # What ranking reads of a hit, from the in-memory partitions: status, hits, updated_at, tags.
 Ranking = dict[int, tuple[Status, int, float, list[str]]]
 
-_STATUSES = {status.value: status for status in Status}
-
 
 def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
     """(tenant, user_id) partitions a scope searches: its user's, and the tenant's global one."""
@@ -35,35 +31,13 @@ def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
 def candidates(
     conn: sqlite3.Connection, scope: Scope, found: Hits, ranking: Ranking, select: Select | None
 ) -> list[Candidate]:
-    """The visible rows behind `found` as candidates: all of them with their whole rows, or (with `select`)
-    only those `select` keeps, in its order, after it ranked the lot on what the partitions hold (`ranking`),
-    so whole rows are read for the kept few only."""
-    if not found:
-        return []
-    clause, params = visible_clause(scope, by_id=True)
-    if select is None:
-        ids = list(found)
-        marks = ", ".join("?" for _ in ids)
-        rows = conn.execute(
-            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
-        ).fetchall()
-        # Column positions in LEARNING_COLUMNS: 0 id, 8 tags, 9 status, 11 hits, 25 updated_at.
-        return [
-            _candidate(
-                row[0],
-                _STATUSES[row[9]],
-                row[11],
-                row[25],
-                _tags(row[8]),
-                found,
-                functools.partial(learning_from_row, row),
-            )
-            for row in rows
-        ]
+    """The visible rows behind `found` as candidates, built from what the partitions hold (`ranking`): all of
+    them, or (with `select`) only those `select` keeps, in its order, so whole rows are read for those only."""
     pool = [_candidate(learning_id, *columns, found) for learning_id in found if (columns := ranking.get(learning_id))]
-    chosen = list(select(pool))
+    chosen = pool if select is None else list(select(pool))
     if not chosen:
         return []
+    clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in chosen)
     whole = conn.execute(
         f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}",
@@ -86,14 +60,9 @@ def _candidate(
     updated_at: float,
     tags: list[str],
     found: Hits,
-    build: Callable[[], Learning] | None = None,
 ) -> Candidate:
     # Positional, in `Candidate` field order: this runs for every hit of every query.
-    return Candidate(learning_id, status, hits, updated_at, tags, *found[learning_id], build)
-
-
-def _tags(stored: str) -> list[str]:
-    return [] if stored == "[]" else list(json.loads(stored))
+    return Candidate(learning_id, status, hits, updated_at, tags, *found[learning_id])
 
 
 def _quote(term: str) -> str:
