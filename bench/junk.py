@@ -9,7 +9,7 @@ reply, after retrieving context for it exactly as an agent would (so recalled te
 - `stored`: learnings stored (created or new versions; `live_at_end` counts those not deprecated later by
   negative feedback or supersession),
 - `near_duplicate_fraction`: share of stored learnings with a near-duplicate among the same user's other
-  stored learnings (cosine ≥ 0.92 with the same numbers, or SimHash distance ≤ 6),
+  live learnings (cosine ≥ 0.92 with the same numbers, or SimHash distance ≤ 6),
 - `reextracted`: stored learnings that restate a text retrieved for their own turn (must be 0),
 - `turns`, plus observe() latency per turn (p50/p95) and refusals by the write gate.
 """
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, print_table, progress, summary_ms
 from learnloop.capture.artifacts import is_recalled
-from learnloop.capture.dedupe import numbers
+from learnloop.capture.quantities import quantities
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
@@ -86,7 +86,9 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     duplicates = 0
     by_user: dict[str | None, list] = {}  # type: ignore[type-arg]
     for learning in stored:
-        by_user.setdefault(learning.user, []).append(learning)
+        # A merged or replaced learning stays, deprecated, in its version chain: it is history, not a duplicate.
+        if learning.status.value != "deprecated":
+            by_user.setdefault(learning.user, []).append(learning)
     for group in by_user.values():
         for learning in group:
             for other in group:
@@ -94,7 +96,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                     continue
                 close = hamming(learning.simhash64, other.simhash64) <= 6 or (
                     float(np.dot(vectors[learning.id], vectors[other.id])) >= 0.92
-                    and numbers(learning.text) == numbers(other.text)
+                    and _values(learning.text) == _values(other.text)
                 )
                 if close:
                     duplicates += 1
@@ -116,6 +118,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "observe_p95_ms": latency["p95"],
         "examples": [learning.text for learning in stored[: args.examples]],
     }
+
+
+def _values(text: str) -> list[tuple[str, float]]:
+    return sorted((q.dimension, q.value) for q in quantities(text))
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from . import governance
+from . import governance, review
 from .engine import Engine
 from .errors import ValidationError
 from .models import (
@@ -22,9 +22,12 @@ from .models import (
     Event,
     EventAction,
     Learning,
+    LearningLink,
     LearningType,
     Origin,
     Page,
+    Provenance,
+    Resolution,
     Scope,
     Status,
     Vocabulary,
@@ -176,6 +179,50 @@ class TenantAdmin:
     async def events(self, *, after: int = 0, limit: int = 100, user: str | None = None) -> builtins.list[Event]:
         await self._engine.ensure_started()
         return await self._engine.store.events(self.scope(user), after=after, limit=limit)
+
+    async def provenance(self, learning_id: int, *, user: str | None = None) -> builtins.list[Provenance]:
+        """Every source a learning came from (several, once things were merged into it), oldest first."""
+        await governance.get(self._engine, self.scope(user), learning_id)
+        return await self._engine.store.provenance(self.scope(user), learning_id)
+
+    # -- review: what dedupe left for a person -------------------------------------------------------
+
+    async def review_queue(
+        self, *, user: str | None = None, offset: int = 0, limit: int = 50
+    ) -> Page[review.ReviewItem]:
+        """Open possible duplicates and conflicts, newest first, each with both learnings."""
+        return await review.queue(self._engine, self.scope(user), offset=offset, limit=limit)
+
+    async def links(
+        self, learning_id: int, *, user: str | None = None, open_only: bool = False
+    ) -> builtins.list[LearningLink]:
+        """The review links of one learning, open and resolved."""
+        await governance.get(self._engine, self.scope(user), learning_id)
+        page = await self._engine.store.links(self.scope(user), open_only=open_only, learning_id=learning_id, limit=500)
+        return page.items
+
+    async def resolve(
+        self,
+        link_id: int,
+        resolution: Resolution | str,
+        *,
+        user: str | None = None,
+        text: str | None = None,
+        actor: str = "person",
+        reason: str | None = None,
+    ) -> builtins.list[Learning]:
+        """Settle a possible duplicate or conflict: keep_both, keep_new, keep_old, or merge (into `text`, or
+        one text stating both). Returns what is live afterwards."""
+        return await review.resolve(
+            self._engine, self.scope(user), link_id, resolution, text=text, actor=actor, reason=reason
+        )
+
+    async def undo(
+        self, learning_id: int, *, user: str | None = None, actor: str = "person"
+    ) -> builtins.list[Learning]:
+        """Undo the merge or replacement that made this learning: what it replaced is live again, and a merge is
+        split back into both texts. Returns what is live afterwards."""
+        return await review.undo(self._engine, self.scope(user), learning_id, actor=actor)
 
     # -- vocabulary ----------------------------------------------------------------------------------
 

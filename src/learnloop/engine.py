@@ -49,6 +49,9 @@ class Engine:
     # None: the thresholds calibrated for the embedder's model (`DedupePolicy.for_model`).
     dedupe: DedupePolicy | None = None
     tool_status: Status = Status.VERIFIED
+    # At most this many open review links per owner: past it, dedupe still keeps both learnings but stops
+    # linking them, so the review queue stays something a person can work through.
+    max_open_links: int = 200
     observer: RuleObserver = field(default_factory=RuleObserver)
     feedback: FeedbackAnalyzer = field(default_factory=FeedbackAnalyzer)
     _extractor: LLMExtractor | None = None

@@ -72,6 +72,10 @@ def status_update(
     else:
         action = _ACTION_FOR[target]
     changes: dict[str, Any] = {"status": target, **(extra or {})}
+    if target is not Status.DEPRECATED and learning.superseded_by is not None:
+        changes["superseded_by"] = None  # restored: nothing replaces it any more
+    if reason is not None:
+        changes["status_reason"] = reason
     if confidence is not None:
         changes["confidence"] = round(confidence, 4)
     if target is Status.VERIFIED:

@@ -24,7 +24,7 @@ from .capture.tool import (
     proactive_learning_section,
     tool_schema,
 )
-from .capture.write import SaveRequest, SaveResult, save
+from .capture.write import SaveRequest, SaveResult, normalise_tags, save
 from .errors import ValidationError
 from .models import (
     DEFAULT_NAMESPACE,
@@ -198,11 +198,13 @@ class Loop(TenantAdmin):
         meta: Mapping[str, Any] | None = None,
         namespace: str = DEFAULT_NAMESPACE,
         at: datetime | None = None,
+        tags: Sequence[str] = (),
     ) -> ObserveResult:
         """After a turn: judge the previous answer from this message, and keep what this turn taught.
 
         Pass `retrieved` (the `retrieve_context` result used for this turn) so that feedback reaches the
-        learnings that were used and recalled text is never learned again.
+        learnings that were used and recalled text is never learned again. `tags` are the run's scope (the
+        filters it retrieved with): every learning the turn produces carries them.
         """
         return await observe(
             self._engine,
@@ -214,6 +216,7 @@ class Loop(TenantAdmin):
             meta=meta,
             namespace=namespace,
             at=at,
+            tags=normalise_tags(tags),
         )
 
     # -- the save_learning tool ----------------------------------------------------------------------

@@ -23,11 +23,15 @@ __all__ = [
     "EventAction",
     "Filters",
     "Learning",
+    "LearningLink",
     "LearningType",
     "Limits",
+    "LinkKind",
     "Origin",
     "Page",
     "Panel",
+    "Provenance",
+    "Resolution",
     "RetrievalResult",
     "RetrievedItem",
     "Scope",
@@ -93,6 +97,10 @@ class EventAction(StrEnum):
     EDITED = "edited"
     DELETED = "deleted"
     RETRIEVED = "retrieved"
+    # Dedupe kept two learnings apart but linked them for review; a person resolved the link or undid a merge.
+    LINKED = "linked"
+    RESOLVED = "resolved"
+    UNDONE = "undone"
     IMPORTED = "imported"
     PURGED = "purged"
     USER_FORGOTTEN = "user_forgotten"
@@ -178,10 +186,62 @@ class Learning(BaseModel):
     updated_at: datetime
     last_retrieved_at: datetime | None = None
     embedding_model: str | None = None
+    superseded_by: int | None = None  # for a deprecated learning: the one that replaced or absorbed it
+    status_reason: str | None = None  # why its status last changed ("merged into #12: adds detail …")
 
     @property
     def label(self) -> str:
         return self.category or self.type.value
+
+
+class LinkKind(StrEnum):
+    """Why dedupe kept two live learnings apart but tied them together for a person to review."""
+
+    POSSIBLE_DUPLICATE = "possible_duplicate"
+    POSSIBLE_CONFLICT = "possible_conflict"
+
+
+class Resolution(StrEnum):
+    """How a person settled a link: both stay, one replaces the other, or one merged text replaces both."""
+
+    KEEP_BOTH = "keep_both"
+    KEEP_NEW = "keep_new"
+    KEEP_OLD = "keep_old"
+    MERGE = "merge"
+
+
+class LearningLink(BaseModel):
+    """A pair of learnings dedupe could not call one fact or two: `learning_id` is the newer, `other_id` the
+    one it resembles. Open until a person resolves it."""
+
+    id: int
+    tenant: str
+    user: str | None
+    learning_id: int
+    other_id: int
+    kind: LinkKind
+    reason: str = ""
+    similarity: float | None = None
+    resolution: Resolution | None = None
+    created_at: datetime
+    resolved_at: datetime | None = None
+    resolved_by: str | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.resolution is None
+
+
+class Provenance(BaseModel):
+    """One source a learning came from. A merged learning has the records of everything merged into it; a
+    text that was skipped as already known is recorded on the learning that knew it."""
+
+    learning_id: int
+    action: str  # "created", "merged", "skipped", "imported"
+    origin: Origin
+    source: Source = Field(default_factory=Source)
+    text: str | None = None
+    at: datetime
 
 
 class Category(BaseModel):
@@ -276,6 +336,8 @@ class Limits(BaseModel):
 
 class RetrievedItem(BaseModel):
     learning: Learning
+    # Live learnings dedupe could not tell apart from this one (a possible conflict): shown with it, newer first.
+    conflicts: list[Learning] = Field(default_factory=list)
     score: float
     relevance: float
     vector_similarity: float | None

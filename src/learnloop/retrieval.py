@@ -20,7 +20,16 @@ from .models import Filters, Learning, Limits, RetrievedItem, Status
 from .prompting import RenderedBlock, Section, render_block
 from .stores.base import Candidate
 
-__all__ = ["MEMORY_SECTION_TITLE", "RetrievalConfig", "Scored", "noise_floor", "rank_candidates", "render_memories"]
+__all__ = [
+    "MEMORY_SECTION_TITLE",
+    "RetrievalConfig",
+    "Scored",
+    "memory_line",
+    "noise_floor",
+    "one_line_per_pair",
+    "rank_candidates",
+    "render_memories",
+]
 
 MEMORY_SECTION_TITLE = "Relevant memories (from your history):"
 _STATUS_TIER = {Status.VERIFIED: 2, Status.CANDIDATE: 1, Status.DEPRECATED: 0}
@@ -84,6 +93,7 @@ class Scored:
     def item(self, learning: Learning) -> RetrievedItem:
         return RetrievedItem(
             learning=learning,
+            conflicts=list(self.candidate.conflicts),
             score=round(self.score, 6),
             relevance=round(self.relevance, 6),
             vector_similarity=self.candidate.vector_similarity,
@@ -169,9 +179,36 @@ def rank_candidates(
     return kept
 
 
+def memory_line(item: RetrievedItem) -> str:
+    """One bullet of the block. A learning with a possible conflict is shown with it, newer first and dated,
+    so the model sees that something changed rather than two facts that disagree."""
+    learning = item.learning
+    head = f"[{learning.status.value}/{learning.label}]"
+    if not item.conflicts:
+        return f"{head} {learning.text}"
+    pair = sorted([learning, *item.conflicts], key=lambda x: x.created_at, reverse=True)
+    newest, *older = pair
+    earlier = "; ".join(f"{x.created_at:%Y-%m-%d}: {x.text}" for x in older)
+    return f"{head} {newest.created_at:%Y-%m-%d}: {newest.text} (earlier, {earlier})"
+
+
+def one_line_per_pair(items: Sequence[RetrievedItem]) -> list[RetrievedItem]:
+    """`items` without those already shown as another item's possible conflict."""
+    shown: set[int] = set()
+    unique: list[RetrievedItem] = []
+    for item in items:
+        if item.learning.id in shown:
+            continue
+        shown |= {item.learning.id, *(x.id for x in item.conflicts)}
+        unique.append(item)
+    return unique
+
+
 def render_memories(items: Sequence[RetrievedItem], limits: Limits) -> tuple[RenderedBlock, list[RetrievedItem]]:
-    """The seed 004 block for `items`, and the items that made it into the block."""
-    lines = [f"[{i.learning.status.value}/{i.learning.label}] {i.learning.text}" for i in items]
+    """The seed 004 block for `items`, and the items that made it into the block. A pair in possible conflict
+    is one line, however many of its learnings were retrieved."""
+    items = one_line_per_pair(items)
+    lines = [memory_line(i) for i in items]
     block = render_block(
         [Section(MEMORY_SECTION_TITLE, lines)],
         max_chars=limits.max_chars,

@@ -174,3 +174,16 @@ async def test_moving_to_a_new_topic_ends_a_streak_without_a_failure(loop: Loop)
     assert reaction.feedback.reset == [saved.learning.id]
     learning = await loop.get(saved.learning.id)
     assert (learning.streak, learning.failures, learning.hits) == (0, 0, 1)
+
+
+async def test_the_runs_tags_scope_what_a_turn_learns(loop: Loop) -> None:
+    from learnloop.models import Filters
+
+    said = "For reference, we use a Grainfather G30 for every batch."
+    staging = await loop.observe(said, "Noted.", user="ops", session="s1", tags=["staging"])
+    production = await loop.observe(said, "Noted.", user="ops", session="s2", tags=["Production"])
+    stored = [r for r in (*staging.saved, *production.saved) if r.stored]
+    assert len(stored) == 2  # the same text in two scopes is two learnings
+    assert [r.learning.tags for r in stored if r.learning] == [["staging"], ["production"]]
+    found = await loop.retrieve_context("ops", "Which Grainfather do we use?", filters=Filters(tags=["staging"]))
+    assert [i.learning.tags for i in found.items] == [["staging"]]

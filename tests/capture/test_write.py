@@ -44,7 +44,7 @@ def learnloop_source(context: str):  # type: ignore[no-untyped-def]
     return Source(context=context)
 
 
-async def test_paraphrase_merges_into_the_existing_learning(loop: Loop) -> None:
+async def test_a_paraphrase_is_skipped_and_its_wording_kept_among_the_sources(loop: Loop) -> None:
     first = await loop.save(BOIL, user="alice", category="equipment")
     second = await loop.save(
         "The Grainfather Gen 1 boils off about 3.5 litres per hour, less than the usual 4-5 L/hr",
@@ -52,12 +52,34 @@ async def test_paraphrase_merges_into_the_existing_learning(loop: Loop) -> None:
         category="equipment",
         status="verified",
     )
+    assert first.learning is not None
+    assert second.action == "skipped" and second.related_id == first.learning.id
+    assert (await loop.list()).total == 1
+    wordings = [p.text for p in await loop.provenance(first.learning.id)]
+    assert wordings == [BOIL, "The Grainfather Gen 1 boils off about 3.5 litres per hour, less than the usual 4-5 L/hr"]
+
+
+async def test_extra_detail_merges_into_a_new_version_that_keeps_both_claims(loop: Loop) -> None:
+    first = await loop.save("The user brews on a Grainfather", user="alice", category="equipment")
+    second = await loop.save(
+        "The user brews on a Grainfather G30 and chills with its counterflow chiller",
+        user="alice",
+        category="equipment",
+        status="verified",
+    )
     assert first.learning is not None and second.learning is not None
     assert second.action == "merged" and second.related_id == first.learning.id
     merged = second.learning
+    assert merged.id != first.learning.id and merged.supersedes == first.learning.id
     assert merged.hits == 1 and merged.version == 2 and merged.status is Status.VERIFIED
-    assert (await loop.list()).total == 1
-    assert [e.action for e in await loop.history(merged.id)] == ["created", "merged"]
+    assert "G30" in merged.text
+    old = await loop.get(first.learning.id)
+    assert old.status is Status.DEPRECATED and old.superseded_by == merged.id and old.status_reason
+    assert old.text == "The user brews on a Grainfather"  # the original stays, deprecated, in the chain
+    assert [e.action for e in await loop.history(old.id)] == ["created", "merged"]
+    assert [e.action for e in await loop.history(merged.id)] == ["merged"]
+    assert [p.action for p in await loop.provenance(merged.id)] == ["created", "merged"]
+    assert (await loop.list()).total == 2 and len((await loop.retrieve_context("alice", "kettle")).items) <= 1
 
 
 async def test_contradiction_supersedes_with_a_version_chain(loop: Loop) -> None:
@@ -66,9 +88,9 @@ async def test_contradiction_supersedes_with_a_version_chain(loop: Loop) -> None
     assert old.learning is not None and new.learning is not None
     assert new.action == "new_version" and new.related_id == old.learning.id
     assert new.learning.supersedes == old.learning.id and new.learning.version == 2
-    assert "3.5/5 l/hr became 4 l/hr" in new.reason
+    assert "→ 4 L/hr" in new.reason
     deprecated = await loop.get(old.learning.id)
-    assert deprecated.status is Status.DEPRECATED
+    assert deprecated.status is Status.DEPRECATED and deprecated.superseded_by == new.learning.id
     assert [e.action for e in await loop.history(old.learning.id)] == ["created", "superseded"]
     recalled = await loop.retrieve_context("alice", "How much water boils off per hour?")
     assert [i.learning.id for i in recalled.items] == [new.learning.id]
@@ -102,3 +124,15 @@ async def test_replaying_a_conversation_stores_nothing_new(loop: Loop) -> None:
     after = [(learning.id, learning.version, learning.hits) for learning in (await loop.list()).items]
     assert after == before
     assert len(await loop.events(limit=1000)) == events_before
+
+
+async def test_a_possible_conflict_is_kept_and_shown_with_its_partner_newer_first(loop: Loop) -> None:
+    old = await loop.save("The user's editor is Vim.", user="alice", category="equipment")
+    new = await loop.save("The user's editor is Emacs.", user="alice", category="equipment")
+    assert old.learning is not None and new.learning is not None
+    assert new.action == "created" and new.link == "possible_conflict" and new.related_id == old.learning.id
+    queue = await loop.review_queue(user="alice")
+    assert queue.total == 1 and queue.items[0].new.id == new.learning.id
+    block = (await loop.retrieve_context("alice", "Which editor does the user use?")).block
+    assert block.count("- [") == 1  # one line for the pair
+    assert block.index("Emacs") < block.index("Vim") and "earlier" in block

@@ -229,3 +229,80 @@ def test_tools_page_shows_what_was_learned(context: Any, service: RunningServer)
     page.screenshot(path=str(OUTPUT / "tools.png"), full_page=True)
     assert problems == []  # no script or CSP errors
     page.close()
+
+
+REVIEW_PAIRS = {
+    "keep_both": ("The user's editor is Vim.", "The user's editor is Emacs."),
+    "keep_new": ("Our CI runs on Jenkins.", "Our CI runs on CircleCI."),
+    "keep_old": ("The office printer is a Brother HL-L2350.", "The office printer is a Canon LBP-6030."),
+    "merge": ("Deploys happen on Tuesdays.", "Deploys happen on Thursdays."),
+}
+
+
+def test_review_resolves_a_possible_conflict_each_of_the_four_ways(context: Any, service: RunningServer) -> None:
+    key = service.key("browser-review", "admin")
+    ids = {}
+    for way, (old, new) in REVIEW_PAIRS.items():
+        first = service.save(key, old, "equipment", "reviewer")
+        second = service.save(key, new, "equipment", "reviewer")
+        assert second["action"] == "created"
+        ids[way] = (first["learning_id"], second["learning_id"])
+    page = _login(context, service, key)
+    page.click("a.review-link")
+    page.wait_for_url("**/knowledge?review=1*")
+    assert page.locator(".review").count() == 4
+    page.screenshot(path=str(OUTPUT / "knowledge-review.png"), full_page=True)
+    for way in ("keep_both", "keep_new", "keep_old"):
+        new_id = ids[way][1]
+        card = page.locator(".review", has=page.locator(f".side.new[data-id='{new_id}']"))
+        card.locator(f"button[data-resolution='{way}']").click()
+        card.wait_for(state="detached")
+    new_id = ids["merge"][1]
+    card = page.locator(".review", has=page.locator(f".side.new[data-id='{new_id}']"))
+    card.locator("button.merge-open").click()
+    card.locator("textarea").fill("Deploys moved from Tuesdays to Thursdays.")
+    card.locator("button.save-merge").click()
+    card.wait_for(state="detached")
+    assert page.get_by_text("Nothing needs review").is_visible()
+    with service.client(key) as c:
+
+        def status(i: int) -> str:
+            return str(c.get(f"/api/learnings/{i}").json()["status"])
+
+        assert [status(i) for i in ids["keep_both"]] != ["deprecated", "deprecated"]
+        assert "deprecated" not in {status(i) for i in ids["keep_both"]}
+        assert status(ids["keep_new"][0]) == "deprecated" and status(ids["keep_new"][1]) != "deprecated"
+        assert status(ids["keep_old"][0]) != "deprecated" and status(ids["keep_old"][1]) == "deprecated"
+        assert {status(i) for i in ids["merge"]} == {"deprecated"}
+        merged = c.get(f"/api/learnings/{ids['merge'][0]}").json()["superseded_by"]
+        assert c.get(f"/api/learnings/{merged}").json()["text"] == "Deploys moved from Tuesdays to Thursdays."
+    page.close()
+
+
+def test_undo_of_a_merge_and_of_a_supersede_restores_both_texts(context: Any, service: RunningServer) -> None:
+    key = service.key("browser-undo", "admin")
+    base = service.save(key, "The user brews on a Grainfather", "equipment", "undoer")
+    merged = service.save(
+        key, "The user brews on a Grainfather G30 and chills with its counterflow chiller", "equipment", "undoer"
+    )
+    assert merged["action"] == "merged"
+    old = service.save(key, "The user's kettle boils off 3.5 L/hr.", "equipment", "undoer")
+    new = service.save(key, "The user's kettle boils off 4 L/hr.", "equipment", "undoer")
+    assert new["action"] == "new_version"
+    page = _login(context, service, key)
+    for saved in (merged, new):
+        page.goto(f"{service.url}/knowledge?category=equipment")
+        item = page.locator(f".learning[data-id='{saved['learning_id']}']")
+        item.locator("button.undo").click()
+        page.wait_for_load_state("load")
+        page.locator(f".learning[data-id='{saved['learning_id']}'] button.undo").wait_for(state="detached")
+    with service.client(key) as c:
+        live = {x["text"] for x in c.get("/api/learnings", params={"status": "verified"}).json()["items"]}
+        live |= {x["text"] for x in c.get("/api/learnings", params={"status": "candidate"}).json()["items"]}
+        assert "The user brews on a Grainfather" in live
+        assert "The user brews on a Grainfather G30 and chills with its counterflow chiller" in live
+        assert {"The user's kettle boils off 3.5 L/hr.", "The user's kettle boils off 4 L/hr."} <= live
+        history = [e["action"] for e in c.get(f"/api/learnings/{base['learning_id']}/history").json()]
+        assert history == ["created", "merged", "undone"]
+        assert old["learning_id"]
+    page.close()

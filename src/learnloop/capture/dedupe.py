@@ -1,129 +1,52 @@
-"""Deduplication and conflict detection for a candidate learning against what its owner already knows.
+"""Deduplication and conflicts: is a candidate learning one its owner already has, a new value of it, or new?
 
-Order of checks (each explained in the decision's reason):
+The rule is that losing knowledge is worse than a duplicate. `skip`, `merge` and `new_version` need positive
+evidence that the two texts speak of the same subject and the same attribute (and, for `skip`, the same
+value); without it the candidate is created, and when the two are close it is linked to its neighbour as a
+*possible duplicate* or *possible conflict* for a person to review. The evidence comes from the words
+(`evidence.compare`: subjects, instance markers, relations, dates, values with units, correction language)
+and from the embedding, whose cosine means something only for the model it was calibrated on
+(`DedupePolicy.for_model`; an uncalibrated model gets `DedupePolicy.conservative()`: words only).
 
-1. SimHash: a live learning within a few bits with the same numbers is the same statement → `skip`
-   (no embedding needed, so replaying a conversation costs almost nothing).
-2. Vector similarity: neighbours about the same subject (very similar, or similar with shared content
-   words). Embeddings barely see numbers ("3.5 L/hr" and "4 L/hr" score 0.96), so:
-3. Conflict: the same subject with different values for the same unit → `new_version` (supersedes).
-   Otherwise an identical statement is `skip`, a paraphrase is `merge`, and nothing close is `create`.
+Per neighbour, in order:
+
+1. Scope: caller-given tags that are both non-empty and disjoint ("staging" / "production") are two scopes:
+   never skipped, merged or superseded against each other.
+2. The same text → `skip`.
+3. Two subjects or records in the words (a name, label, relation, environment or date swapped) → `create`.
+4. The same subject and attribute — the texts align word for word (`evidence.STRUCTURED`), or the
+   embedding calls them paraphrases, or they are related and share their content words — then:
+   values that disagree in the same dimension, correction language, or a negation → `new_version`;
+   the new text adds detail → `merge` (the merged text keeps both claims); it adds nothing → `skip`;
+   a word swapped where the value sits ("uses Postgres" / "uses MySQL") with no correction → `create`,
+   linked as a possible conflict.
+5. Otherwise close neighbours are linked (possible duplicate), far ones ignored.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from types import MappingProxyType
 
-from ..models import Learning
-from ..terms import index_terms
+from ..models import Learning, LinkKind
+from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, is_record, profile
 
 __all__ = [
     "DedupeAction",
     "DedupeDecision",
     "DedupePolicy",
-    "check_simhash",
+    "LinkKind",
     "decide",
-    "numbers",
-    "numbers_conflict",
-    "values_by_unit",
+    "judge",
+    "merged_text",
+    "scopes_disjoint",
 ]
 
-_NUMBER = re.compile(
-    r"(?<![\w.])([#~≈$€£]?)(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)"
-    r"(?:\s*(%|°\s?[cCfF]\b|[a-zA-Zµ°$€£]+(?:\s?/\s?[a-zA-Z]+)?))?"
-)
-_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_LABEL_BEFORE = re.compile(r"(?:\b[A-Z][\w]*[\s-]|#|\b[vV])$")
-_UNITS = {
-    "%": "%",
-    "percent": "%",
-    "pct": "%",
-    "c": "c",
-    "°c": "c",
-    "° c": "c",
-    "degc": "c",
-    "f": "f",
-    "°f": "f",
-    "° f": "f",
-    "l": "l",
-    "litre": "l",
-    "litres": "l",
-    "liter": "l",
-    "liters": "l",
-    "ml": "ml",
-    "hl": "hl",
-    "gal": "gal",
-    "gallon": "gal",
-    "gallons": "gal",
-    "qt": "qt",
-    "oz": "oz",
-    "lb": "lb",
-    "lbs": "lb",
-    "kg": "kg",
-    "kgs": "kg",
-    "g": "g",
-    "mg": "mg",
-    "ppm": "ppm",
-    "ibu": "ibu",
-    "srm": "srm",
-    "ebc": "ebc",
-    "plato": "plato",
-    "brix": "brix",
-    "psi": "psi",
-    "bar": "bar",
-    "kw": "kw",
-    "w": "w",
-    "v": "v",
-    "ms": "ms",
-    "s": "s",
-    "sec": "s",
-    "secs": "s",
-    "seconds": "s",
-    "second": "s",
-    "min": "min",
-    "mins": "min",
-    "minute": "min",
-    "minutes": "min",
-    "h": "hr",
-    "hr": "hr",
-    "hrs": "hr",
-    "hour": "hr",
-    "hours": "hr",
-    "day": "day",
-    "days": "day",
-    "week": "week",
-    "weeks": "week",
-    "month": "month",
-    "months": "month",
-    "year": "year",
-    "years": "year",
-    "km": "km",
-    "m": "m",
-    "cm": "cm",
-    "mm": "mm",
-    "kb": "kb",
-    "mb": "mb",
-    "gb": "gb",
-    "tb": "tb",
-    "x": "x",
-    "usd": "usd",
-    "eur": "eur",
-    "gbp": "gbp",
-    "$": "usd",
-    "€": "eur",
-    "£": "gbp",
-    "items": "items",
-    "rows": "rows",
-    "users": "users",
-    "requests": "requests",
-    "tokens": "tokens",
-}
+_UNREACHABLE = 2.0
+# A paraphrase may bring this many content words the old text lacks ("goes out" for "is sent").
+_PARAPHRASE_NEW_WORDS = 2  # a cosine threshold no pair reaches: that path is off
 
 
 class DedupeAction(StrEnum):
@@ -135,39 +58,67 @@ class DedupeAction(StrEnum):
 
 @dataclass(frozen=True)
 class DedupePolicy:
-    """Thresholds, tuned on all-MiniLM-L6-v2 paraphrase and contradiction pairs (see tests/capture).
+    """How much evidence each dedupe action needs. Cosine thresholds belong to one embedding model.
 
-    The similarity thresholds are cosines, so they belong to one embedding model: `for_model` gives the
-    calibrated set for a model id."""
+    `paraphrase_similarity`: reworded texts at or above it may be one fact (still subject to the words);
+    `related_similarity` with `related_overlap`: texts that share that fraction of their content words;
+    `link_similarity`: kept apart but linked for review; `simhash_bits`: near-identical text.
+    `calibrated=False` (an embedder nobody calibrated) turns every cosine path off: only the words decide.
+    """
 
     simhash_bits: int = 3
-    same_subject_similarity: float = 0.86
-    related_similarity: float = 0.72
-    related_word_overlap: float = 0.4
-    identical_similarity: float = 0.97
+    paraphrase_similarity: float = 0.78
+    related_similarity: float = 0.70
+    related_overlap: float = 0.5
+    link_similarity: float = 0.80
+    update_similarity: float = 0.45
+    reword_similarity: float = 0.90
     neighbours: int = 5
+    max_merged_chars: int = 2000
+    calibrated: bool = True
+    model: str = field(default="local:all-MiniLM-L6-v2", compare=False)
 
     @property
     def lowest_similarity(self) -> float:
-        """Below this a neighbour cannot be about the same subject, so `decide` never needs to see it."""
-        return min(self.same_subject_similarity, self.related_similarity)
+        """Below this a neighbour needs no look; uncalibrated, every one of the nearest does."""
+        if not self.calibrated:
+            return -1.0
+        return min(self.paraphrase_similarity, self.related_similarity, self.link_similarity, self.update_similarity)
+
+    @classmethod
+    def conservative(cls, model: str = "") -> DedupePolicy:
+        """For an embedder without a calibration: exact and word-for-word evidence only."""
+        return cls(
+            paraphrase_similarity=_UNREACHABLE,
+            related_similarity=_UNREACHABLE,
+            link_similarity=_UNREACHABLE,
+            update_similarity=_UNREACHABLE,
+            reword_similarity=_UNREACHABLE,
+            calibrated=False,
+            model=model,
+        )
 
     @classmethod
     def for_model(cls, model_id: str) -> DedupePolicy:
-        """The thresholds calibrated for an embedding model (MiniLM's for models without a calibration)."""
+        """The thresholds calibrated for an embedding model, or the conservative policy."""
         for prefix, policy in _CALIBRATIONS.items():
-            if model_id.startswith(prefix):
-                return policy
-        return cls()
+            if model_id == prefix or model_id.startswith(prefix + "-"):
+                return replace(policy, model=model_id)
+        return cls.conservative(model_id)
 
 
-# The static profile's cosines are compressed (unrelated brewing facts: median 0.85, 99th percentile 0.91),
-# so MiniLM's thresholds would merge learnings about different things. Chosen on the junk bench (LoCoMo dev,
-# rules path), where MiniLM itself merges 2 learnings: with MiniLM's thresholds the static profile merged 6,
-# with these none.
+# Calibrated on bench/data/dedupe/tuning.jsonl and random LoCoMo turn pairs (see `learnloop calibrate` and the
+# README): paraphrase_similarity is the cosine above which fewer than 1 % of unrelated-subject pairs without
+# word evidence fall, link_similarity the 99.5th percentile of unrelated pairs.
 _CALIBRATIONS = {
-    "local:minilm-static": DedupePolicy(
-        same_subject_similarity=0.965, related_similarity=0.93, related_word_overlap=0.5, identical_similarity=0.995
+    "local:all-MiniLM-L6-v2": DedupePolicy(),
+    "local:minilm-static-v1": DedupePolicy(
+        paraphrase_similarity=0.94,
+        related_similarity=0.93,
+        link_similarity=0.965,
+        update_similarity=0.88,
+        reword_similarity=0.995,
+        model="local:minilm-static-v1",
     ),
 }
 
@@ -178,135 +129,160 @@ class DedupeDecision:
     reason: str
     target: Learning | None = None
     similarity: float | None = None
+    link: LinkKind | None = None  # with CREATE: tie the new learning to `target` for review
+    text: str | None = None  # with MERGE: the merged text
+
+    def explain(self) -> str:
+        return self.reason
 
 
-def _unit(raw: str | None) -> str:
-    if not raw:
-        return ""
-    unit = re.sub(r"\s+", "", raw.lower())
-    if "/" in unit:  # rates: L/hr, ms/request
-        left, _, right = unit.partition("/")
-        return f"{_UNITS.get(left, left)}/{_UNITS.get(right, right)}"
-    return _UNITS.get(unit, "")
+def scopes_disjoint(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Caller-given tags are scope: two non-empty, disjoint sets are two scopes."""
+    return bool(a) and bool(b) and not set(a) & set(b)
 
 
-@dataclass(frozen=True)
-class Numbers:
-    """Values (grouped by unit, "" for none) and labels ("Gen 1", "Batch 12", "#7": part of the subject)."""
-
-    values: Mapping[str, frozenset[str]]
-    labels: frozenset[str]
+_IDEOGRAPHIC = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]+")
+_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 
 
-# One save compares its text and each neighbour's up to four times (conflict, labels, sameness, specificity).
-@functools.lru_cache(maxsize=256)
-def numbers(text: str) -> Numbers:
-    values: dict[str, set[str]] = defaultdict(set)
-    labels: set[str] = set()
-    for match in _NUMBER.finditer(text):
-        raw = match.group(2)
-        value = raw.replace(",", "") if _THOUSANDS.match(raw) else raw.replace(",", ".")
-        if "." in value:
-            value = value.rstrip("0").rstrip(".")
-        prefix = match.group(1)
-        unit = _UNITS[prefix] if prefix in ("$", "€", "£") else _unit(match.group(3))
-        if not unit and (match.group(1) == "#" or _LABEL_BEFORE.search(text[: match.start()])):
-            labels.add(value)
-        else:
-            values[unit].add(value)
-    # Read-only: the result is cached and shared.
-    return Numbers(MappingProxyType({u: frozenset(v) for u, v in values.items()}), frozenset(labels))
+def _normal(text: str) -> str:
+    return " ".join(_PUNCT.sub(" ", text.casefold()).split())
 
 
-def values_by_unit(text: str) -> Mapping[str, frozenset[str]]:
-    """Numbers in `text` grouped by the unit that follows them ("" for none); labels excluded."""
-    return numbers(text).values
+def _covers(wide: str, narrow: str) -> bool:
+    """Does `wide` state everything `narrow` does (its content words and its values)?"""
+    a, b = profile(wide), profile(narrow)
+    if not b.content <= a.content or not b.names <= a.names or not b.dates <= a.dates:
+        return False
+    return all(any(q.meets(p) for p in a.quantities) for q in b.quantities if not q.retracted)
 
 
-def _content_words(text: str) -> set[str]:
-    return {t for t in index_terms(text) if not any(c.isdigit() for c in t)}
+def merged_text(old: str, new: str) -> str:
+    """One text that states both claims: the one that covers the other, else both, old first."""
+    if _covers(new, old):
+        return new
+    if _covers(old, new):
+        return old
+    joined = old.rstrip()
+    if joined and joined[-1] not in ".!?;:":
+        joined += "."
+    return f"{joined} {new.strip()}"
 
 
-def word_overlap(a: str, b: str) -> float:
-    wa, wb = _content_words(a), _content_words(b)
-    if not wa or not wb:
-        return 0.0
-    return len(wa & wb) / len(wa | wb)
+def judge(
+    text: str,
+    tags: Sequence[str],
+    old: Learning,
+    similarity: float | None,
+    policy: DedupePolicy,
+) -> DedupeDecision:
+    """What one neighbour means for the candidate `text` (with its caller-given `tags`)."""
+
+    def create(reason: str, link: LinkKind | None = None) -> DedupeDecision:
+        return DedupeDecision(DedupeAction.CREATE, reason, old, similarity, link=link)
+
+    def act(action: DedupeAction, reason: str, merged: str | None = None) -> DedupeDecision:
+        return DedupeDecision(action, reason, old, similarity, text=merged)
+
+    at = f"#{old.id}" + ("" if similarity is None else f" (similarity {similarity:.2f})")
+    if scopes_disjoint(tags, old.tags):
+        return create(f"{at} is in another scope ({', '.join(old.tags)})")
+    if _normal(text) == _normal(old.text):
+        return act(DedupeAction.SKIP, f"already known as {at}")
+    if is_record(text) or is_record(old.text):
+        return create(f"{at} and this are records of what was said, not one fact said twice")
+    c = compare(text, old.text)
+    if c.subject is not None:
+        return create(f"{at} is about something else: {c.subject}")
+    reworded = similarity is not None and similarity >= policy.reword_similarity
+    if c.attribute_swap is not None and not (reworded and _rewordable(c.attribute_swap)):
+        return create(f"{at} is about another attribute: {c.attribute_swap.describe()}")
+    close = similarity is not None and similarity >= policy.link_similarity
+    topical = similarity is not None and similarity >= policy.update_similarity
+    related_loosely = similarity is not None and similarity >= policy.related_similarity
+    structured = c.alignment >= STRUCTURED
+    paraphrase = similarity is not None and similarity >= policy.paraphrase_similarity
+    related = similarity is not None and similarity >= policy.related_similarity and c.overlap >= policy.related_overlap
+    if c.retraction and (structured or topical):
+        return act(
+            DedupeAction.NEW_VERSION, f"replaces {at}: the new text takes back {', '.join(sorted(c.retraction))}"
+        )
+    # Word evidence of one fact said again: the new text states all the old one does, or the same measured
+    # value about a shared thing ("5 US gallons" / "about 19 litres" of a batch).
+    covers_old = _covers(text, old.text) and (structured or topical)
+    same_measure = c.values == "same" and bool(c.salient_shared) and topical and _measured(text)
+    # A correction about a shared thing ("the free shipping threshold is $50" / "free shipping now kicks in at
+    # $75"): the change words say it replaces something, the shared words say what.
+    updating = bool(c.salient_shared) and (
+        (c.strong_correction and c.values == "conflict" and topical)
+        or (c.strong_correction and c.values == "none" and related_loosely)
+        or (bool(c.correction) and c.values == "conflict" and related_loosely)
+    )
+    if not (structured or paraphrase or related or covers_old or same_measure or updating):
+        if close:
+            return create(f"close to {at} but not shown to be the same fact", _link_kind(c))
+        return create(f"not the same fact as {at}")
+    if c.values == "conflict":
+        if structured or paraphrase or related or updating:
+            return act(DedupeAction.NEW_VERSION, f"replaces {at}: {c.value_change}")
+        return create(f"close to {at}, with other values", LinkKind.POSSIBLE_CONFLICT)
+    if (c.correction or c.negation_flip) and (structured or paraphrase or related or updating):
+        said = ", ".join(c.correction) or "a negation"
+        return act(DedupeAction.NEW_VERSION, f"replaces {at}: the new text corrects it ({said})")
+    swaps = [r for r in c.regions if r.old and r.new and r.kind is not RegionKind.VALUE]
+    if structured and swaps and not (reworded and all(_rewordable(r) for r in swaps)):
+        return create(f"{at} differs where its value is ({swaps[0].describe()})", LinkKind.POSSIBLE_CONFLICT)
+    if _covers(old.text, text):
+        return act(DedupeAction.SKIP, f"already known as {at}")
+    if covers_old or c.values == "extra" or (structured and not swaps):
+        merged = merged_text(old.text, text)
+        if len(merged) > policy.max_merged_chars:
+            return create(f"adds to {at}, but together they exceed the text limit", LinkKind.POSSIBLE_DUPLICATE)
+        return act(DedupeAction.MERGE, f"adds detail to {at}", merged)
+    # Reworded: the same fact only if the new text brings (almost) nothing the old lacks, or the embedding is
+    # sure; long texts that share a topic are not paraphrases of each other.
+    unexplained = len(c.new_only - GENERIC)
+    if c.values in ("same", "none", "fewer") and (
+        reworded or same_measure or (paraphrase and unexplained <= _PARAPHRASE_NEW_WORDS)
+    ):
+        return act(DedupeAction.SKIP, f"same as {at} in other words")
+    return create(f"close to {at} but not shown to be the same fact", LinkKind.POSSIBLE_DUPLICATE)
 
 
-def numbers_conflict(new: str, old: str) -> str | None:
-    """Why two statements about the same subject disagree on a value, or None if they do not."""
-    a, b = numbers(new).values, numbers(old).values
-    for unit in sorted(a.keys() & b.keys() - {""}):
-        if a[unit].isdisjoint(b[unit]):
-            return f"{'/'.join(sorted(b[unit]))} {unit} became {'/'.join(sorted(a[unit]))} {unit}"
-    # Unit-less numbers only count when everything else is the same statement.
-    if a.get("") and b.get("") and a[""].isdisjoint(b[""]) and word_overlap(new, old) >= 0.8:
-        return f"{'/'.join(sorted(b['']))} became {'/'.join(sorted(a['']))}"
-    return None
+def _rewordable(region: Region) -> bool:
+    """One word for one other ("front" / "back", "major" / "minor") is another thing, not another wording."""
+    if region.kind is not RegionKind.WORD or len(region.old) + len(region.new) <= 2:
+        return False
+    # Kanji and katakana are words of their own: a swapped run of them is another name or thing.
+    return not all(_IDEOGRAPHIC.fullmatch(w) for w in (*region.old, *region.new))
 
 
-def _same_numbers(new: str, old: str) -> bool:
-    return numbers(new) == numbers(old)
+def _measured(text: str) -> bool:
+    """Does the text hold a quantity with a physical unit or a currency (not a bare count)?"""
+    return any(q.dimension and not q.dimension.startswith("count:") for q in profile(text).quantities)
 
 
-def _different_labels(new: str, old: str) -> bool:
-    """ "Batch 12 …" and "Batch 13 …" are about different things, however similar the sentences."""
-    a, b = numbers(new).labels, numbers(old).labels
-    return bool(a) and bool(b) and a != b
+def _link_kind(c: Comparison) -> LinkKind:
+    if c.values == "conflict" or c.correction or c.negation_flip:
+        return LinkKind.POSSIBLE_CONFLICT
+    return LinkKind.POSSIBLE_DUPLICATE
 
 
-def better_text(new: str, old: str) -> str:
-    """The more useful of two paraphrases: more numbers, then more words (within reason), then the old one."""
-
-    def specificity(text: str) -> tuple[int, int]:
-        numbers = sum(len(v) for v in values_by_unit(text).values())
-        return numbers, min(len(text), 300)
-
-    return new if specificity(new) > specificity(old) else old
-
-
-def check_simhash(
-    text: str, simhash: str, near: Sequence[tuple[Learning, int]], policy: DedupePolicy
-) -> DedupeDecision | None:
-    """Step 1: near-identical text with the same numbers is already known."""
-    for learning, distance in near:
-        if distance <= policy.simhash_bits and _same_numbers(text, learning.text):
-            return DedupeDecision(
-                DedupeAction.SKIP,
-                f"identical to #{learning.id} (SimHash distance {distance})",
-                target=learning,
-            )
-    return None
-
-
-def decide(text: str, neighbours: Sequence[tuple[Learning, float]], policy: DedupePolicy) -> DedupeDecision:
-    """Steps 2 and 3, over the owner's live learnings nearest to the candidate, closest first."""
+def decide(
+    text: str,
+    neighbours: Sequence[tuple[Learning, float | None]],
+    policy: DedupePolicy,
+    tags: Sequence[str] = (),
+) -> DedupeDecision:
+    """Over the owner's live learnings nearest to the candidate (closest first): the first neighbour that
+    is the same fact decides; otherwise `create`, linked to the closest neighbour that asked for review."""
+    linked: DedupeDecision | None = None
     for learning, similarity in neighbours[: policy.neighbours]:
-        same_subject = similarity >= policy.same_subject_similarity or (
-            similarity >= policy.related_similarity and word_overlap(text, learning.text) >= policy.related_word_overlap
-        )
-        if not same_subject or _different_labels(text, learning.text):
-            continue
-        conflict = numbers_conflict(text, learning.text)
-        if conflict is not None:
-            return DedupeDecision(
-                DedupeAction.NEW_VERSION,
-                f"replaces #{learning.id}: same subject (similarity {similarity:.2f}) but {conflict}",
-                target=learning,
-                similarity=similarity,
-            )
-        if similarity >= policy.identical_similarity and _same_numbers(text, learning.text):
-            return DedupeDecision(
-                DedupeAction.SKIP,
-                f"already known as #{learning.id} (similarity {similarity:.2f})",
-                learning,
-                similarity,
-            )
-        return DedupeDecision(
-            DedupeAction.MERGE,
-            f"same as #{learning.id} in other words (similarity {similarity:.2f})",
-            target=learning,
-            similarity=similarity,
-        )
-    return DedupeDecision(DedupeAction.CREATE, "nothing similar is known")
+        decision = judge(text, tags, learning, similarity, policy)
+        if decision.action is not DedupeAction.CREATE:
+            return decision
+        if decision.link is not None and linked is None:
+            linked = decision
+    if linked is not None:
+        return linked
+    return DedupeDecision(DedupeAction.CREATE, "nothing known is the same fact")

@@ -87,6 +87,7 @@ async def observe(
     meta: Mapping[str, Any] | None = None,
     namespace: str = "learning",
     at: datetime | None = None,
+    tags: Sequence[str] = (),
 ) -> ObserveResult:
     if not isinstance(user_message, str) or not isinstance(assistant_message, str):
         raise ValidationError("user_message and assistant_message must be strings", field="user_message")
@@ -134,7 +135,10 @@ async def observe(
     extractor = engine.extractor
     if extractor is not None:
         artifacts = _distinct([*artifacts, *await extractor.extract(user_message, assistant_message, context=context)])
-    results = [await _save_artifact(engine, scope, artifact, session, meta, namespace) for artifact in artifacts]
+    run_tags = tuple(tags)
+    results = [
+        await _save_artifact(engine, scope, artifact, session, meta, namespace, run_tags) for artifact in artifacts
+    ]
     saved_ids = tuple(r.learning.id for r in results if r.action in _STORED and r.learning is not None)
     if saved_ids:
         await engine.store.put_turn(scope, replace(claim, turn=turn_number, saved_ids=saved_ids))
@@ -154,8 +158,17 @@ def _distinct(artifacts: list[Artifact]) -> list[Artifact]:
 
 
 async def _save_artifact(
-    engine: Engine, scope: Scope, artifact: Artifact, session: str, meta: Mapping[str, Any], namespace: str
+    engine: Engine,
+    scope: Scope,
+    artifact: Artifact,
+    session: str,
+    meta: Mapping[str, Any],
+    namespace: str,
+    run_tags: tuple[str, ...],
 ) -> SaveResult:
+    """Tags are scope (seed 004's filter-based isolation): a learned memory carries the run's tags, and only
+    them. Words the observer or extractor derived describe it and go to its topic, where they never block a
+    dedupe decision and still reach keyword search."""
     message_id = meta.get("message_id")
     interaction_id = meta.get("interaction_id")
     return await save(
@@ -167,8 +180,8 @@ async def _save_artifact(
             namespace=namespace,
             category=artifact.category,
             type=LearningType(artifact.type),
-            topic=artifact.topic,
-            tags=artifact.tags,
+            topic=_topic(artifact),
+            tags=run_tags,
             status=Status.CANDIDATE,
             confidence=min(artifact.confidence, engine.policy.observer_confidence),
             origin=Origin.OBSERVER,
@@ -181,6 +194,11 @@ async def _save_artifact(
             actor=f"observer:{artifact.rule}" if artifact.rule else "observer",
         ),
     )
+
+
+def _topic(artifact: Artifact) -> str:
+    words = [t for t in artifact.tags if t.casefold() not in artifact.topic.casefold()]
+    return " ".join([artifact.topic, *words]).strip()[:200]
 
 
 async def _apply_feedback(engine: Engine, scope: Scope, previous: TurnRecord, feedback: Feedback) -> FeedbackOutcome:

@@ -5,17 +5,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel
 
 from ..engine import Engine
 from ..errors import ConflictError, ValidationError, WriteRefused
 from ..lifecycle import actor_kind, check_transition
-from ..models import EventAction, Learning, LearningType, Origin, Scope, Source, Status
+from ..models import EventAction, Learning, LearningType, LinkKind, Origin, Scope, Source, Status
 from ..simhash import simhash64_hex
-from ..stores.base import EventDraft, Insert, NewLearning, Operation, Update, Vector
-from .dedupe import DedupeAction, DedupeDecision, better_text, check_simhash, decide
+from ..stores.base import (
+    NEW_ID,
+    AddLink,
+    AddSource,
+    CarryLinks,
+    EventDraft,
+    Insert,
+    NewLearning,
+    Operation,
+    Update,
+    Vector,
+)
+from .dedupe import DedupeAction, DedupeDecision, decide
 
 __all__ = ["SaveAction", "SaveRequest", "SaveResult", "check_gate", "save"]
 
@@ -39,6 +49,7 @@ class SaveResult(BaseModel):
     related_id: int | None = None
     reason: str
     rule: str | None = None
+    link: LinkKind | None = None  # created, but linked to `related_id` as a possible duplicate or conflict
 
     @property
     def stored(self) -> bool:
@@ -147,17 +158,23 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
         owner, simhash, policy.simhash_bits, request.namespace, include_global=False
     )
     if near:
+        # Near-identical text: the words alone may already say it is known, with no embedding to compute
+        # (a replayed conversation costs almost nothing).
         known = {learning.id: learning for learning in await engine.store.get_many(owner, [i for i, _ in near])}
-        pairs = [(known[i], distance) for i, distance in near if i in known]
-        decision = check_simhash(request.text, simhash, pairs, policy)
-        if decision is not None:
+        pairs = [(known[i], None) for i, _ in near if i in known]
+        decision = decide(request.text, pairs, policy, request.tags)
+        target = decision.target
+        if decision.action is DedupeAction.SKIP and target and _normal_text(target.text) == _normal_text(request.text):
             return _skipped(decision)
     vector = await engine.embed_one(request.text)
     decided: list[DedupeDecision] = []
+    open_links = await _open_link_count(engine, owner)
 
     def plan(neighbours: list[tuple[Learning, float]]) -> list[Operation]:
         # The store calls this inside the write's transaction: what it judges is what the operations change.
-        decision = decide(request.text, neighbours, policy)
+        decision = decide(request.text, [(n, s) for n, s in neighbours], policy, request.tags)
+        if decision.link is not None and open_links >= engine.max_open_links:
+            decision = replace(decision, link=None, reason=f"{decision.reason} (review queue full: not linked)")
         decided.append(decision)
         return _operations(engine, scope, request, vector, simhash, decision)
 
@@ -176,41 +193,126 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
         return _skipped(decision)
     learning, target = result.learnings[0], decision.target
     assert learning is not None
-    if target is None:
+    if decision.action is DedupeAction.CREATE:
+        if decision.link is not None and target is not None:
+            reason = f"saved as #{learning.id}; linked to #{target.id} for review: {decision.reason}"
+            return SaveResult(
+                action=SaveAction.CREATED, learning=learning, related_id=target.id, reason=reason, link=decision.link
+            )
         return SaveResult(action=SaveAction.CREATED, learning=learning, reason=f"saved as #{learning.id}")
+    assert target is not None
     if decision.action is DedupeAction.MERGE:
-        reason = f"merged into #{target.id}: {decision.reason}"
+        reason = f"merged with #{target.id} as #{learning.id}: {decision.reason}"
         return SaveResult(action=SaveAction.MERGED, learning=learning, related_id=target.id, reason=reason)
     reason = f"saved as #{learning.id}; {decision.reason}"
     return SaveResult(action=SaveAction.NEW_VERSION, learning=learning, related_id=target.id, reason=reason)
 
 
+async def _open_link_count(engine: Engine, owner: Scope) -> int:
+    page = await engine.store.links(owner, open_only=True, limit=1)
+    return page.total
+
+
+def _normal_text(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
 def _operations(
     engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, simhash: str, decision: DedupeDecision
 ) -> list[Operation]:
-    """What the decision writes: nothing for a skip, an update for a merge, an insert (and, for a new
-    version, the old one deprecated) otherwise."""
-    if decision.action is DedupeAction.SKIP:
-        return []
-    if decision.action is DedupeAction.MERGE:
-        return [_merge(engine, request, vector, simhash, decision)]
+    """What the decision writes. Nothing is overwritten: a merge and a new version are new rows, and the row
+    they replace is deprecated naming its successor, with its sources carried over."""
     record = _record(engine, scope, request, vector, simhash)
-    if decision.action is not DedupeAction.NEW_VERSION:
-        return [Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED))]
+    created = AddSource("created", request.origin, request.source, text=request.text)
+    if decision.action is DedupeAction.SKIP:
+        target = decision.target
+        assert target is not None
+        if _normal_text(target.text) == _normal_text(request.text):
+            return []
+        # Said again in other words: the learning that knew it keeps this wording among its sources.
+        return [AddSource("skipped", request.origin, request.source, text=request.text, learning_id=target.id)]
+    if decision.action is DedupeAction.CREATE:
+        ops: list[Operation] = [Insert(record, EventDraft(actor=request.actor, action=EventAction.CREATED)), created]
+        if decision.link is not None and decision.target is not None:
+            ops.append(
+                AddLink(
+                    other_id=decision.target.id,
+                    kind=decision.link,
+                    reason=decision.reason,
+                    similarity=decision.similarity,
+                    event=EventDraft(actor=request.actor, action=EventAction.LINKED, reason=decision.reason),
+                )
+            )
+        return ops
     old = decision.target
     assert old is not None
     check_transition(old.status, Status.DEPRECATED, request.actor)
+    if decision.action is DedupeAction.MERGE:
+        return _merge(engine, request, record, old, decision)
     return [
         Insert(
             replace(record, supersedes=old.id, version=old.version + 1),
             EventDraft(actor=request.actor, action=EventAction.CREATED, reason=decision.reason),
         ),
-        Update(
-            id=old.id,
-            changes={"status": Status.DEPRECATED},
-            event=EventDraft(actor=request.actor, action=EventAction.SUPERSEDED, reason=decision.reason),
-            expect_revision=old.revision,
+        created,
+        _retire(old, request.actor, EventAction.SUPERSEDED, f"replaced: {decision.reason}"),
+        CarryLinks(old.id),
+    ]
+
+
+def _retire(old: Learning, actor: str, action: EventAction, reason: str) -> Update:
+    return Update(
+        id=old.id,
+        changes={"status": Status.DEPRECATED, "superseded_by": NEW_ID, "status_reason": reason},
+        event=EventDraft(actor=actor, action=action, reason=reason),
+        expect_revision=old.revision,
+    )
+
+
+def _merge(
+    engine: Engine, request: SaveRequest, record: NewLearning, old: Learning, decision: DedupeDecision
+) -> list[Operation]:
+    """A new row holding both claims (hits + 1, version + 1, the old one's counters and age); the old row is
+    deprecated naming it, and its sources move with it. A user's confirmation (a verified save) promotes."""
+    text = decision.text or old.text
+    status = old.status
+    confidence = old.confidence
+    if request.status is Status.VERIFIED and old.status is Status.CANDIDATE:
+        check_transition(old.status, Status.VERIFIED, request.actor)
+        status, confidence = Status.VERIFIED, max(old.confidence, request.confidence)
+    merged = replace(
+        record,
+        text=text,
+        simhash64=simhash64_hex(text),
+        category=old.category or record.category,
+        type=old.type,
+        topic=old.topic or record.topic,
+        tags=tuple(dict.fromkeys([*old.tags, *record.tags])),
+        status=status,
+        confidence=confidence,
+        origin=old.origin,
+        supersedes=old.id,
+        version=old.version + 1,
+        hits=old.hits + 1,
+        streak=old.streak,
+        failures=old.failures,
+        created_at=old.created_at,
+        last_retrieved_at=old.last_retrieved_at,
+        status_reason=f"merged from #{old.id}: {decision.reason}",
+    )
+    return [
+        Insert(
+            merged,
+            EventDraft(
+                actor=request.actor,
+                action=EventAction.MERGED,
+                reason=decision.reason,
+                data={"merged": [old.id], "incoming": request.text},
+            ),
         ),
+        AddSource("merged", request.origin, request.source, text=request.text, copy_from=old.id),
+        _retire(old, request.actor, EventAction.MERGED, f"merged into a new version: {decision.reason}"),
+        CarryLinks(old.id),
     ]
 
 
@@ -241,31 +343,4 @@ def _record(engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, 
         confidence=request.confidence,
         origin=request.origin,
         source=request.source,
-    )
-
-
-def _merge(engine: Engine, request: SaveRequest, vector: Vector, simhash: str, decision: DedupeDecision) -> Update:
-    """hits + 1, version + 1, updated now; the better of the two texts is kept; a user's confirmation
-    (a verified save) promotes a candidate."""
-    target = decision.target
-    assert target is not None
-    changes: dict[str, Any] = {"version": target.version + 1}
-    adopt = better_text(request.text, target.text) == request.text and request.text != target.text
-    if adopt:
-        changes |= {"text": request.text, "simhash64": simhash}
-    if request.status is Status.VERIFIED and target.status is Status.CANDIDATE:
-        check_transition(target.status, Status.VERIFIED, request.actor)
-        changes |= {"status": Status.VERIFIED, "confidence": max(target.confidence, request.confidence)}
-    if request.tags:
-        changes["tags"] = list(dict.fromkeys([*target.tags, *request.tags]))
-    return Update(
-        id=target.id,
-        changes=changes,
-        event=EventDraft(
-            actor=request.actor, action=EventAction.MERGED, reason=decision.reason, data={"incoming": request.text}
-        ),
-        vector=vector if adopt else None,
-        embedding_model=engine.embedder.model_id if adopt else None,
-        expect_revision=target.revision,
-        increments={"hits": 1},
     )

@@ -22,7 +22,7 @@ from ..stores.sqlite.service import SQLiteServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
-from .routes import admin, agent, capture, learnings, metrics, tools
+from .routes import admin, agent, capture, learnings, metrics, review, tools
 from .state import Service, ServiceOptions, service_store_for
 
 __all__ = ["create_app"]
@@ -123,6 +123,7 @@ def create_app(
     install_error_handlers(app)
     routers = (
         learnings.router,
+        review.router,
         capture.router,
         admin.router,
         agent.router,

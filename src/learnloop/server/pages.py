@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from ..capture.dedupe import merged_text
 from ..errors import AuthenticationError
 from ..models import Status
 from .auth import COOKIE, Api, api_for, principal_of
@@ -118,10 +119,12 @@ async def knowledge(
     user: Annotated[str | None, Query(max_length=128)] = None,
     namespace: Annotated[str, Query(max_length=64)] = "learning",
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+    review: Annotated[bool, Query()] = False,
 ) -> Response:
     api = await _page_api(request)
     if api is None:
         return _to_login(request)
+    queue = await api.loop.review_queue(user=api.scope_user, offset=(page - 1) * _PAGE_SIZE, limit=_PAGE_SIZE)
     vocabulary = await api.loop.vocabulary(namespace)
     names = vocabulary.names
     category = category if category in names else None
@@ -164,6 +167,10 @@ async def knowledge(
         statuses=[s.value for s in Status],
         categories_json=json.dumps([{"name": n, "label": _category_label(n)} for n in names]),
         tenant_view=api.principal.role is not Role.USER,
+        reviewing=review,
+        queue=queue,
+        review_total=queue.total,
+        suggestions={item.link.id: merged_text(item.old.text, item.new.text) for item in queue.items},
     )
 
 

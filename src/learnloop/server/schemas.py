@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..capture.write import SaveAction
-from ..models import _IDENT, _NAME, DEFAULT_NAMESPACE, Learning, LearningType
+from ..models import _IDENT, _NAME, DEFAULT_NAMESPACE, Learning, LearningType, Resolution
 
 __all__ = [
     "IDENT",
@@ -31,6 +31,7 @@ __all__ = [
     "PurgeIn",
     "PurgeOut",
     "ReasonIn",
+    "ResolveIn",
     "RestoreIn",
     "RetrieveIn",
     "Strict",
@@ -81,6 +82,12 @@ class DeprecateIn(Strict):
 
 class RestoreIn(Strict):
     status: Literal["candidate", "verified"] = "candidate"
+    reason: Reason | None = None
+
+
+class ResolveIn(Strict):
+    resolution: Resolution
+    text: Text | None = Field(default=None, description="With `merge`: the merged text (default: both stated)")
     reason: Reason | None = None
 
 
@@ -138,6 +145,11 @@ class ObserveIn(Strict):
     meta: ObserveMeta = Field(default_factory=ObserveMeta)
     namespace: Name = DEFAULT_NAMESPACE
     global_: bool = Field(default=False, alias="global", description=_GLOBAL)
+    tags: list[Tag] = Field(
+        default_factory=list,
+        max_length=32,
+        description="The run's scope: every learning this turn produces carries them",
+    )
 
 
 class LimitsIn(Strict):

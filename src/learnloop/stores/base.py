@@ -21,10 +21,14 @@ from ..models import (
     EventAction,
     Filters,
     Learning,
+    LearningLink,
     LearningType,
+    LinkKind,
     Origin,
     Page,
     Panel,
+    Provenance,
+    Resolution,
     Scope,
     Source,
     Status,
@@ -32,9 +36,13 @@ from ..models import (
 )
 
 __all__ = [
+    "NEW_ID",
+    "AddLink",
+    "AddSource",
     "AppendEvent",
     "ApplyResult",
     "Candidate",
+    "CarryLinks",
     "Delete",
     "EventDraft",
     "FollowUp",
@@ -44,6 +52,7 @@ __all__ = [
     "Operation",
     "Plan",
     "PutVocabulary",
+    "ResolveLink",
     "SearchRequest",
     "Select",
     "Store",
@@ -91,6 +100,7 @@ class NewLearning:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     last_retrieved_at: datetime | None = None
+    status_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,7 +159,62 @@ class PutVocabulary:
     event: EventDraft
 
 
-Operation = Insert | Update | Delete | Touch | AppendEvent | PutVocabulary
+class NewId:
+    """Stands for the id of the learning the latest `Insert` of the same batch created: the operations that
+    record a merge or a link name a row that does not exist until the batch runs."""
+
+    def __repr__(self) -> str:
+        return "NEW_ID"
+
+
+NEW_ID = NewId()
+
+
+@dataclass(frozen=True)
+class AddLink:
+    """Tie two live learnings together for review (a possible duplicate or conflict), with its event."""
+
+    other_id: int
+    kind: LinkKind
+    reason: str
+    event: EventDraft
+    similarity: float | None = None
+    learning_id: int | NewId = NEW_ID
+
+
+@dataclass(frozen=True)
+class AddSource:
+    """Record where a learning came from; with `copy_from`, first copy every record of that learning (a
+    merged learning keeps the sources of what it absorbed). `source=None` only copies."""
+
+    action: str
+    origin: Origin
+    source: Source | None
+    text: str | None = None
+    learning_id: int | NewId = NEW_ID
+    copy_from: int | None = None
+
+
+@dataclass(frozen=True)
+class CarryLinks:
+    """Open links of a learning that was replaced move to its successor, so nothing awaiting review is lost."""
+
+    from_id: int
+    to_id: int | NewId = NEW_ID
+
+
+@dataclass(frozen=True)
+class ResolveLink:
+    """Close a link with a person's decision (the learnings it changes are separate `Update`s and `Insert`s)."""
+
+    link_id: int
+    resolution: Resolution
+    event: EventDraft
+
+
+Operation = (
+    Insert | Update | Delete | Touch | AppendEvent | PutVocabulary | AddLink | AddSource | CarryLinks | ResolveLink
+)
 FollowUp = Callable[[list[Learning]], Sequence[Operation]]
 # Nearest learnings with their cosine similarity → the operations to apply (see `Store.plan_and_apply`).
 Plan = Callable[[list[tuple[Learning, float]]], Sequence[Operation]]
@@ -205,6 +270,8 @@ class Candidate:
     text_rank: int | None = None
     build: Callable[[], Learning] | None = field(default=None, repr=False, compare=False)
     _learning: Learning | None = field(default=None, repr=False, compare=False)
+    # Live learnings this one has an open possible-conflict link with (filled for the selected few only).
+    conflicts: tuple[Learning, ...] = field(default=(), repr=False, compare=False)
 
     def learning(self) -> Learning:
         if self._learning is None:
@@ -335,3 +402,27 @@ class Store(Protocol):
         ...
 
     def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]: ...
+
+    # -- review: links dedupe left for a person, and provenance -------------------------------------------
+
+    async def links(
+        self,
+        scope: Scope,
+        *,
+        open_only: bool = True,
+        learning_id: int | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> Page[LearningLink]:
+        """Links in the scope, newest first; with `learning_id`, those naming that learning on either side."""
+        ...
+
+    async def get_link(self, scope: Scope, link_id: int) -> LearningLink | None: ...
+
+    async def provenance(self, scope: Scope, learning_id: int) -> list[Provenance]:
+        """Every source record of a learning, oldest first."""
+        ...
+
+    async def conflict_partners(self, scope: Scope, ids: Sequence[int]) -> dict[int, list[int]]:
+        """For each of `ids`, the learnings it has an open possible-conflict link with."""
+        ...

@@ -130,6 +130,7 @@ async def observe(api: ApiDep, body: ObserveIn) -> ObserveResult:
         retrieved=retrieved,
         meta=body.meta.model_dump(exclude_none=True),
         namespace=body.namespace,
+        tags=body.tags,
     )
 
 

@@ -1,4 +1,5 @@
-// The knowledge page: inline edit, delete with confirmation, promote/deprecate/restore, history.
+// The knowledge page: inline edit, delete with confirmation, promote/deprecate/restore, undo a merge or
+// replacement, history; and the review queue (keep both / newer / older, or merge).
 "use strict";
 (function () {
   const api = window.learnloopApi;
@@ -114,8 +115,43 @@
     }
   }
 
+  async function resolve(card, resolution, text) {
+    const body = { resolution };
+    if (text !== undefined) body.text = text;
+    try {
+      await api("POST", "/api/review/" + card.dataset.link + "/resolve", body);
+      window.location.reload();
+    } catch (error) {
+      showError(card, error);
+    }
+  }
+
+  function openMerge(card) {
+    if (card.querySelector(".editor")) return;
+    const editor = document.createElement("form");
+    editor.className = "editor";
+    const area = document.createElement("textarea");
+    area.name = "text";
+    area.value = card.dataset.merged;
+    area.setAttribute("aria-label", "Merged text");
+    const save = document.createElement("button");
+    save.type = "submit";
+    save.className = "save-merge";
+    save.textContent = "Save merged learning";
+    editor.append(area, save);
+    card.querySelector(".actions").after(editor);
+    area.focus();
+    editor.addEventListener("submit", (event) => { event.preventDefault(); resolve(card, "merge", area.value); });
+  }
+
   document.addEventListener("click", (event) => {
     const button = event.target.closest("button");
+    const card = button && button.closest(".review");
+    if (card) {
+      if (button.classList.contains("resolve")) resolve(card, button.dataset.resolution);
+      else if (button.classList.contains("merge-open")) openMerge(card);
+      return;
+    }
     const item = button && button.closest(".learning");
     if (!item) return;
     if (button.classList.contains("edit")) startEdit(item);
@@ -123,6 +159,7 @@
     else if (button.classList.contains("promote")) transition(item, "promote", {});
     else if (button.classList.contains("deprecate")) transition(item, "deprecate", { reason: "deprecated on the knowledge page" });
     else if (button.classList.contains("restore")) transition(item, "restore", {});
+    else if (button.classList.contains("undo")) transition(item, "undo");
     else if (button.classList.contains("history-toggle")) toggleHistory(item);
   });
 })();

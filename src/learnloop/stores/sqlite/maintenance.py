@@ -31,6 +31,13 @@ def purge_deprecated(
         if ids:
             marks = ", ".join("?" for _ in ids)
             conn.execute(f"DELETE FROM learnings WHERE id IN ({marks})", ids)
+            conn.execute(
+                f"DELETE FROM learning_sources WHERE tenant = ? AND learning_id IN ({marks})", [scope.tenant, *ids]
+            )
+            conn.execute(
+                f"DELETE FROM learning_links WHERE tenant = ? AND (learning_id IN ({marks}) OR other_id IN ({marks}))",
+                [scope.tenant, *ids, *ids],
+            )
             draft = EventDraft(actor=actor, action=EventAction.PURGED, data={"ids": ids})
             apply_operations(conn, scope, [AppendEvent(event=draft)], now)
     return ids
@@ -51,6 +58,11 @@ def forget_user(
             (tenant, user),
         )
         removed["anonymised"] = cursor.rowcount
+        conn.execute(
+            "UPDATE learning_sources SET author = NULL, session = NULL, message = NULL, interaction = NULL "
+            "WHERE tenant = ? AND user_id = '' AND author = ?",
+            (tenant, user),
+        )
         for column in ("before", "after"):
             conn.execute(
                 f"UPDATE events SET {column} = json_set({column}, '$.source.author', NULL, "

@@ -38,7 +38,7 @@ LEARNING_COLUMNS = (
     "id, tenant, user_id, namespace, category, type, text, topic, tags, status, confidence, hits, streak, "
     "failures, version, revision, supersedes, simhash64, origin, source_session, source_message, "
     "source_interaction, source_context, source_author, created_at, updated_at, last_retrieved_at, "
-    "embedding_model"
+    "embedding_model, superseded_by, status_reason"
 )
 
 # Learning field name -> column name, for the fields an Update may change.
@@ -61,6 +61,8 @@ FIELD_COLUMNS: dict[str, str] = {
     "updated_at": "updated_at",
     "last_retrieved_at": "last_retrieved_at",
     "user": "user_id",
+    "superseded_by": "superseded_by",
+    "status_reason": "status_reason",
 }
 
 
@@ -130,6 +132,8 @@ def new_learning_values(record: NewLearning, now: datetime) -> dict[str, Any]:
         "last_retrieved_at": to_ts(record.last_retrieved_at),
         "embedding": np.ascontiguousarray(record.vector, dtype=np.float32).tobytes(),
         "embedding_model": record.embedding_model,
+        "superseded_by": None,
+        "status_reason": record.status_reason,
         "scope_token": scope_token(record.tenant, record.user),
     }
 
@@ -175,6 +179,8 @@ def learning_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Learning:
         updated_at,
         last_retrieved_at,
         embedding_model,
+        superseded_by,
+        status_reason,
     ) = row
     source = constructed(
         Source,
@@ -213,6 +219,8 @@ def learning_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Learning:
             "updated_at": _at(updated_at),
             "last_retrieved_at": None if last_retrieved_at is None else _at(last_retrieved_at),
             "embedding_model": embedding_model,
+            "superseded_by": superseded_by,
+            "status_reason": status_reason,
         },
     )
 

@@ -8,6 +8,7 @@ import sqlite3
 from ...models import Scope, Status
 from ...terms import query_terms
 from ..base import Candidate, Select
+from . import review
 from .rows import LEARNING_COLUMNS, learning_from_row
 from .writes import visible_clause
 
@@ -50,7 +51,28 @@ def candidates(
         if row is not None:
             candidate.build = functools.partial(learning_from_row, row)
             kept.append(candidate)
+    _attach_conflicts(conn, scope, kept)
     return kept
+
+
+def _attach_conflicts(conn: sqlite3.Connection, scope: Scope, kept: list[Candidate]) -> None:
+    """Give each kept candidate the live learnings it has an open possible-conflict link with: the block shows
+    such pairs together, newer first, so the model sees that something changed."""
+    partners = review.conflict_partners(conn, scope, [c.id for c in kept])
+    if not partners:
+        return
+    wanted = sorted({i for ids in partners.values() for i in ids})
+    clause, params = visible_clause(scope, by_id=True)
+    marks = ", ".join("?" for _ in wanted)
+    rows = conn.execute(
+        f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause} AND status != 'deprecated'",
+        [*wanted, *params],
+    ).fetchall()
+    live = {row[0]: learning_from_row(row) for row in rows}
+    for candidate in kept:
+        found = tuple(live[i] for i in partners.get(candidate.id, ()) if i in live)
+        if found:
+            candidate.conflicts = found
 
 
 def _candidate(

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from threadpoolctl import threadpool_limits
 
 from ...errors import StoreError, ValidationError
-from ...models import Event, Learning, Page, Scope, Vocabulary, utcnow
+from ...models import Event, Learning, LearningLink, Page, Provenance, Scope, Vocabulary, utcnow
 from ..base import (
     ApplyResult,
     Candidate,
@@ -33,7 +33,7 @@ from ..base import (
     TurnRecord,
     Vector,
 )
-from . import maintenance, turns
+from . import maintenance, review, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
@@ -376,7 +376,31 @@ class SQLiteStore:
         "api_keys",
         *AGENT_USER_TABLES,
         "retrieval_counts",
+        "learning_links",
+        "learning_sources",
     )
+
+    # -- review ---------------------------------------------------------------------------------------
+
+    async def links(
+        self,
+        scope: Scope,
+        *,
+        open_only: bool = True,
+        learning_id: int | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> Page[LearningLink]:
+        return await self._run(review.list_links, scope, open_only, learning_id, offset, limit)
+
+    async def get_link(self, scope: Scope, link_id: int) -> LearningLink | None:
+        return await self._run(review.get_link, scope, link_id)
+
+    async def provenance(self, scope: Scope, learning_id: int) -> list[Provenance]:
+        return await self._run(review.provenance, scope, learning_id)
+
+    async def conflict_partners(self, scope: Scope, ids: Sequence[int]) -> dict[int, list[int]]:
+        return await self._run(review.conflict_partners, scope, list(ids), stale_ok=True)
 
     async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
         last_id = 0

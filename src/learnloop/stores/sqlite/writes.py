@@ -12,7 +12,22 @@ import numpy as np
 
 from ...errors import ConflictError, NotFound, PermissionDenied, ValidationError
 from ...models import Event, Learning, Scope
-from ..base import Delete, EventDraft, Insert, Operation, PutVocabulary, Touch, Update
+from ..base import (
+    NEW_ID,
+    AddLink,
+    AddSource,
+    CarryLinks,
+    Delete,
+    EventDraft,
+    Insert,
+    NewId,
+    Operation,
+    PutVocabulary,
+    ResolveLink,
+    Touch,
+    Update,
+)
+from . import review
 from .rows import (
     FIELD_COLUMNS,
     LEARNING_COLUMNS,
@@ -178,6 +193,11 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
 def _delete(conn: sqlite3.Connection, scope: Scope, op: Delete, now: datetime) -> tuple[Learning, Event]:
     before = _fetch_owned(conn, scope, op.id)
     conn.execute("DELETE FROM learnings WHERE id = ?", (op.id,))
+    conn.execute("DELETE FROM learning_sources WHERE tenant = ? AND learning_id = ?", (scope.tenant, op.id))
+    conn.execute(
+        "DELETE FROM learning_links WHERE tenant = ? AND (learning_id = ? OR other_id = ?)",
+        (scope.tenant, op.id, op.id),
+    )
     _note_vector_change(conn, before)
     event = _append_event(conn, scope, op.event, now, learning_id=op.id, owner=before.user, before=before)
     return before, event
@@ -209,12 +229,32 @@ def apply_operations(
     changed, as they are after them, are added to `touched` if given."""
     learnings: list[Learning | None] = []
     events: list[Event] = []
+    inserted: int | None = None
+
+    def new_id(value: int | NewId) -> int:
+        if isinstance(value, NewId):
+            if inserted is None:
+                raise ValidationError("an operation names the new learning, but no Insert came before it")
+            return inserted
+        return value
+
     for op in operations:
         if isinstance(op, Insert):
             learning, event = _insert(conn, scope, op, now)
+            inserted = learning.id
             learnings.append(learning)
             events.append(event)
         elif isinstance(op, Update):
+            if any(value is NEW_ID for value in op.changes.values()):
+                op = Update(
+                    op.id,
+                    {k: new_id(v) if v is NEW_ID else v for k, v in op.changes.items()},
+                    op.event,
+                    op.vector,
+                    op.embedding_model,
+                    op.expect_revision,
+                    op.increments,
+                )
             learning, maybe_event = _update(conn, scope, op, now)
             learnings.append(learning)
             if maybe_event is not None:
@@ -227,6 +267,32 @@ def apply_operations(
             rows = _touch(conn, scope, op)
             if touched is not None:
                 touched += rows
+            learnings.append(None)
+        elif isinstance(op, AddLink):
+            link = review.add_link(conn, scope, op, new_id(op.learning_id), now)
+            data = {**op.event.data, **review.link_event_data(link)}
+            events.append(
+                _append_event(
+                    conn,
+                    scope,
+                    EventDraft(op.event.actor, op.event.action, op.event.panel, op.event.reason, data),
+                    now,
+                    learning_id=link.learning_id,
+                    owner=link.user,
+                )
+            )
+            learnings.append(None)
+        elif isinstance(op, AddSource):
+            review.add_source(conn, scope, op, new_id(op.learning_id), now)
+            learnings.append(None)
+        elif isinstance(op, CarryLinks):
+            review.carry_links(conn, scope, op, new_id(op.to_id))
+            learnings.append(None)
+        elif isinstance(op, ResolveLink):
+            link, owner = review.resolve_link(conn, scope, op, now)
+            data = {**op.event.data, **review.link_event_data(link), "resolution": op.resolution.value}
+            draft = EventDraft(op.event.actor, op.event.action, op.event.panel, op.event.reason, data)
+            events.append(_append_event(conn, scope, draft, now, learning_id=link.learning_id, owner=owner or None))
             learnings.append(None)
         elif isinstance(op, PutVocabulary):
             conn.execute(

@@ -1,0 +1,542 @@
+"""What two learnings' words say about whether they are one fact: subject, attribute, value, correction.
+
+Embeddings see topics, not subjects: "Goran Sato is vegetarian" and "Goran Kowalski is vegetarian" are
+near neighbours for any model, and so are "Kettle A boils off 2 L/hr" and "Kettle B … 3 L/hr". Dedupe
+therefore asks the words. Both texts are split into tokens and aligned (difflib); every region where they
+differ is classified:
+
+* **marker** — a name (a capitalised word), an instance label ("Gen 1", "P3", "v14", a lone "A"/"B"),
+  an environment or platform ("staging", "iOS"), a relation ("partner", "daughter") or a date: what
+  tells two subjects or two records apart;
+* **value** — numbers (compared as quantities with units: `quantities`);
+* **word** — other content words (a paraphrase, or a non-numeric value such as "oat" → "almond");
+* function words and punctuation, which never count.
+
+A marker region followed by shared content ("*Goran Sato* is vegetarian") is in the subject's position
+and means two subjects. A marker region at the end, after everything the texts share ("The user uses
+*Postgres*" → "… *MySQL*"), is in the value's position: a changed value, if the new text says so.
+Relations, environments and dates count even when only one text has them: "the user's resting heart rate"
+and "the user's partner's resting heart rate" are two people.
+
+Correction language ("actually", "no longer", "switched from X to Y", "instead of", "quit") is read in
+English, Spanish, German, French, Italian, Portuguese, Dutch, Japanese and Korean.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ..terms import STOPWORDS, stem
+from .lexicon import (
+    COMMON_STARTS,
+    CONTRAST,
+    CORRECTION,
+    DATE_TOKEN,
+    ENVIRONMENTS,
+    MONTHS,
+    NEGATION,
+    PERIODS,
+    POSITIONS,
+    RELATIONS,
+    RELATIVE_DAYS,
+    RETRACTED_SUBJECT,
+    RETRACTION,
+    WEAK_CORRECTION,
+    WEEKDAYS,
+)
+from .quantities import Quantity, quantities
+
+__all__ = [
+    "GENERIC",
+    "STRUCTURED",
+    "Comparison",
+    "Region",
+    "RegionKind",
+    "TextProfile",
+    "compare",
+    "is_record",
+    "profile",
+    "speaker",
+]
+
+# Japanese and Chinese have no spaces: each character is a token there (Korean separates its words).
+_TOKEN = re.compile(
+    r"\d{1,2}:\d\d(?!\d)|[\u3040-\u30ff\u3400-\u9fff]|\d+(?:[.,]\d+)*(?![^\W_])|(?:[^\W\d_\u3040-\u30ff\u3400-\u9fff]|\d)+(?:[-'’.]"
+    r"(?:[^\W_\u3040-\u30ff\u3400-\u9fff])+)*|[#%$€£¥]",
+    re.UNICODE,
+)
+# Korean particles ride on the noun ("동생은", "민준이의"): the noun is what names a subject.
+_HANGUL_PARTICLE = re.compile(r"(?<=[\uac00-\ud7af])(?:에서|으로|이는|이의|은|는|이|가|을|를|의|에|로|와|과|도|만)$")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]+")  # particles and endings: the function words of Japanese
+_CJK_DATE_UNITS = frozenset("年月日년월일")
+_RETRACTION_STOP = re.compile(
+    r"\s(?:to|with|for|as|and|in favou?r of|by|because|after|since|but|a|à|por|para|zu|auf|durch|mit|pour|par|"
+    r"con|per|com|naar|met|y|und|et|e|en)\s",
+    re.IGNORECASE,
+)
+_CJK_RETRACTION = re.compile(r"(?P<object>[^、。\s]{1,20}?)(?:から|에서)[^、。\s]{1,20}?(?:に|로|으로)")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+# Words nearly every learning shares: they say nothing about whether two are one fact.
+GENERIC = frozenset(
+    stem(w) for w in "user users team customer customers client clients store company person people".split()
+)
+
+# Above this token alignment the texts are the same sentence with parts swapped, and where a part sits says
+# what it is (subject before the shared words, value after them); below it they are reworded.
+STRUCTURED = 0.6
+
+
+class RegionKind(StrEnum):
+    MARKER = "marker"
+    VALUE = "value"
+    WORD = "word"
+
+
+@dataclass(frozen=True)
+class _Token:
+    surface: str
+    folded: str
+    kind: str  # "marker", "number", "content", "function"
+    start: int
+
+
+@dataclass(frozen=True, eq=False)
+class TextProfile:
+    """One text, read once for every comparison it takes part in."""
+
+    text: str
+    tokens: tuple[_Token, ...]
+    content: frozenset[str]
+    names: frozenset[str]
+    relations: frozenset[str]
+    environments: frozenset[str]
+    dates: frozenset[str]
+    quantities: tuple[Quantity, ...]
+    correction: tuple[str, ...]
+    negated: bool
+    cjk: bool
+    retracted: frozenset[str] = frozenset()  # content stems and names the text says are no longer so
+    contrasted: frozenset[str] = frozenset()  # what it sets against something else ("over X", "rather than X")
+
+    @property
+    def markers(self) -> frozenset[str]:
+        return self.names | self.relations | self.environments | self.dates
+
+    @functools.cached_property
+    def terms(self) -> frozenset[str]:
+        """Content stems and names alike: "Docker Buildx" and "docker buildx" are the same words."""
+        return self.content | {stem(n) for n in self.names if not n.startswith(("#", "@"))}
+
+
+_COMMON_SUFFIX = re.compile(r"(?:ing|ed|ly|tion|ness|ment|ies|es)$")
+
+
+def _is_name(tokens: list[str], index: int, sentence_start: bool) -> bool:
+    """A capitalised word inside a sentence, an alphanumeric code ("P1", "v14", "RTX4090"), or a
+    capitalised first word that is not an ordinary one ("Alice prefers…" yes, "Bottling is…" no)."""
+    word = tokens[index]
+    if not word[:1].isupper():
+        return bool(re.fullmatch(r"[a-z]+\d+[a-z\d]*|\d+[a-z]+\d*", word)) and not DATE_TOKEN.match(word.lower())
+    folded = word.casefold()
+    if word == "I" or (folded in STOPWORDS and not (len(word) == 1 and not sentence_start)):
+        return False
+    if not sentence_start:
+        return True
+    nxt = tokens[index + 1] if index + 1 < len(tokens) else ""
+    if nxt[:1].isupper() or folded.endswith("'s") or folded.endswith("’s"):
+        return True
+    return folded not in COMMON_STARTS and not _COMMON_SUFFIX.search(folded) and not CORRECTION.fullmatch(folded)
+
+
+@functools.lru_cache(maxsize=1024)
+def profile(text: str) -> TextProfile:
+    matches = list(_TOKEN.finditer(text))
+    surfaces = [m.group(0) for m in matches]
+    numbers = quantities(text)
+    number_spans = [(q.start, q.end) for q in numbers]
+    folded_all = [_HANGUL_PARTICLE.sub("", m.group(0).casefold().replace("’", "'").removesuffix("'s")) for m in matches]
+    correction_spans = [m.span() for m in CORRECTION.finditer(text)]
+    tokens: list[_Token] = []
+    names: set[str] = set()
+    relations: set[str] = set()
+    environments: set[str] = set()
+    dates: set[str] = set()
+    content: set[str] = set()
+    sentence_start = True
+    for index, match in enumerate(matches):
+        surface = match.group(0)
+        base = folded_all[index]
+        start = match.start()
+        kind = "function"
+        is_digits = base.replace(".", "").replace(",", "").isdigit()
+        month = base in MONTHS and (surface[0].isupper() or base not in ("may", "march", "mar", "sep", "dec"))
+        beside_month = is_digits and (
+            any(0 <= j < len(matches) and folded_all[j] in MONTHS for j in (index - 1, index + 1))
+            or (index + 1 < len(matches) and folded_all[index + 1] in _CJK_DATE_UNITS)
+        )
+        if any(a <= start < b for a, b in number_spans):
+            kind = "number"
+            if base.isalpha() and len(base) > 3:  # the noun a number counts ("three coffees") is content too
+                content.add(stem(base))
+        elif any(a <= start < b for a, b in correction_spans):
+            kind = "function"  # "actually", "now", "switched": they say a value changed, not what about
+        elif month or base in WEEKDAYS or beside_month or base in PERIODS:
+            dates.add(base[:3] if not is_digits else base)
+            kind = "marker"
+        elif (
+            base in RELATIVE_DAYS
+            or DATE_TOKEN.match(base)
+            or (base in _CJK_DATE_UNITS and index > 0 and (folded_all[index - 1].isdigit()))
+        ):
+            dates.add(base)
+            kind = "marker"
+        elif is_digits:  # a number quantities() left out: a label ("Batch #41", "Gen 1")
+            names.add(f"#{base}")
+            kind = "marker"
+        elif base in POSITIONS:
+            names.add(f"@{base}")
+            kind = "marker"
+        elif base in RELATIONS:
+            relations.add(base[:-1] if base.endswith("s") and base[:-1] in RELATIONS else base)
+            kind = "marker"
+        elif base in ENVIRONMENTS and not (base == "us" and surface != "US"):
+            environments.add({"prod": "production", "dev": "development", "stage": "staging"}.get(base, base))
+            kind = "marker"
+        elif _is_name(surfaces, index, sentence_start):
+            names.add(base)
+            kind = "marker"
+        elif base not in STOPWORDS and (len(base) > 1 or _CJK.match(base)) and not _HIRAGANA.fullmatch(base):
+            kind = "content"
+            content.add(stem(base))
+        tokens.append(_Token(surface, base, kind, start))
+        end = match.end()
+        sentence_start = text[end : end + 1] in (".", "!", "?", ":", ";") and (
+            end + 1 >= len(text) or text[end + 1].isspace()
+        )
+    # A question corrects nothing: "any more paintings coming up?"
+    asks = text.rstrip().endswith("?")
+    correction = () if asks else tuple(m.group(0).casefold() for m in CORRECTION.finditer(text))
+    return TextProfile(
+        retracted=_retracted_terms(text),
+        contrasted=_object_terms(m.group("object") for m in CONTRAST.finditer(text)),
+        text=text,
+        tokens=tuple(tokens),
+        content=frozenset(content),
+        names=frozenset(names),
+        relations=frozenset(relations),
+        environments=frozenset(environments),
+        dates=frozenset(dates),
+        quantities=numbers,
+        correction=correction,
+        negated=bool(NEGATION.search(text)),
+        cjk=bool(_CJK.search(text)),
+    )
+
+
+_NEGATED_VERB = re.compile(r"\b(?:not|never|n't|won't|don't|didn't|gonna not|no)\s+(?:\w+\s+)?$", re.IGNORECASE)
+
+
+def _retracted_terms(text: str) -> frozenset[str]:
+    """Stems, names and numbers of what the text says no longer holds: "switched from *plastic buckets* to…",
+    "90 days, not *30*", "*Citra*" in "Mosaic has replaced Citra as…". "I won't quit" retracts nothing."""
+    objects = [
+        m.group("object")
+        for m in RETRACTION.finditer(text)
+        if not _NEGATED_VERB.search(text[max(0, m.start() - 24) : m.start()])
+    ]
+    objects += [m.group("object") for m in _CJK_RETRACTION.finditer(text)]
+    objects += [m.group("object") for m in RETRACTED_SUBJECT.finditer(text)]
+    return _object_terms(objects)
+
+
+def _object_terms(objects: Iterable[str]) -> frozenset[str]:
+    """The first few content words of each object phrase, up to a word that ends it ("to", "with", "as")."""
+    terms: set[str] = set()
+    for obj in objects:
+        stop = _RETRACTION_STOP.search(f" {obj} ")
+        head = f" {obj} "[: stop.start()] if stop else obj
+        words = [t.casefold().removesuffix("'s") for t in _TOKEN.findall(head)]
+        for folded in [w for w in words if w not in STOPWORDS][:4]:
+            terms.add(folded if folded[:1].isdigit() or _CJK.match(folded) else stem(folded))
+    return frozenset(terms)
+
+
+@dataclass(frozen=True)
+class Region:
+    """One place where the texts differ: what the old text had there and what the new one has."""
+
+    kind: RegionKind
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+    subject_position: bool  # shared content follows it
+    owner_changed: bool = False  # it starts the text, or follows a possessive ("the user's *buddy Tom*")
+
+    def describe(self) -> str:
+        return f"{' '.join(self.old) or '∅'} → {' '.join(self.new) or '∅'}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything the words say about a (new, old) pair. `decide` turns it into an action."""
+
+    alignment: float  # difflib ratio of the token sequences (1.0: same tokens in the same order)
+    overlap: float  # Jaccard of content stems
+    new_only: frozenset[str]  # content stems only the new text has
+    old_only: frozenset[str]
+    regions: tuple[Region, ...]
+    subject: str | None  # why these are two subjects or records, or None
+    values: str  # "same", "conflict", "extra", "fewer", "none", "other"
+    value_change: str | None  # "3.5 L/hr → 4 L/hr" when values conflict
+    correction: tuple[str, ...]  # correction words the new text has and the old one lacks
+    negation_flip: bool
+    extra_names: frozenset[str] = field(default_factory=frozenset)
+    retraction: frozenset[str] = field(default_factory=frozenset)  # what the new text takes back, found in the old
+    strong_correction: bool = False  # a correction word that says a change by itself ("switched", "no longer")
+    attribute_swap: Region | None = None
+    salient_shared: frozenset[str] = field(default_factory=frozenset)  # shared content minus generic words
+
+    @property
+    def same_subject_markers(self) -> bool:
+        return self.subject is None
+
+
+def _region_kind(tokens: Sequence[_Token]) -> RegionKind | None:
+    kinds = {t.kind for t in tokens}
+    if "marker" in kinds:
+        return RegionKind.MARKER
+    if "content" in kinds:
+        return RegionKind.WORD
+    if "number" in kinds:
+        return RegionKind.VALUE
+    return None
+
+
+def _movable(token: _Token) -> bool:
+    """A name that can move within a sentence and stay the same name (not a label, letter or number)."""
+    return token.kind == "marker" and len(token.surface) > 1 and token.surface.isalpha()
+
+
+def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
+    a = [t.folded for t in old.tokens]
+    b = [t.folded for t in new.tokens]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    opcodes = matcher.get_opcodes()
+    moved_in_new = {t.surface for t in new.tokens}
+    moved_in_old = {t.surface for t in old.tokens}
+    regions: list[Region] = []
+    for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
+        if tag == "equal":
+            continue
+        old_tokens, new_tokens = old.tokens[i1:i2], new.tokens[j1:j2]
+        # Words that moved ("The user's cat Luna" / "Luna, the user's cat") are no difference.
+        old_tokens = tuple(t for t in old_tokens if not (_movable(t) and t.surface in moved_in_new))
+        new_tokens = tuple(t for t in new_tokens if not (_movable(t) and t.surface in moved_in_old))
+        kind = _region_kind((*old_tokens, *new_tokens))
+        if kind is None:
+            continue
+        later_shared = any(
+            t.kind in ("content", "marker")
+            for tag2, k1, k2, _, _ in opcodes[index + 1 :]
+            if tag2 == "equal"
+            for t in old.tokens[k1:k2]
+        )
+        before = old.tokens[i1 - 1].surface.casefold() if i1 > 0 else ""
+        owner = i1 == 0 or before.endswith(("'s", "’s")) or before in ("of", "de", "von", "di", "van", "の", "의")
+        regions.append(
+            Region(
+                kind,
+                tuple(t.surface for t in old_tokens),
+                tuple(t.surface for t in new_tokens),
+                later_shared,
+                owner,
+            )
+        )
+    return matcher.ratio(), regions
+
+
+def _values(new: TextProfile, old: TextProfile) -> tuple[str, str | None]:
+    current_new = [q for q in new.quantities if not q.retracted]
+    current_old = [q for q in old.quantities if not q.retracted]
+    if not current_new and not current_old:
+        return "none", None
+    new_dims = {q.dimension for q in current_new}
+    old_dims = {q.dimension for q in current_old}
+    for dimension in sorted(new_dims & old_dims):
+        ours = [q for q in current_new if q.dimension == dimension]
+        theirs = [q for q in current_old if q.dimension == dimension]
+        if not any(x.meets(y) for x in ours for y in theirs):
+            before = "/".join(_show(q, old.text) for q in theirs)
+            after = "/".join(_show(q, new.text) for q in ours)
+            return "conflict", f"{before} → {after}"
+    unmatched_new = [q for q in current_new if not any(q.meets(y) for y in current_old)]
+    unmatched_old = [q for q in current_old if not any(q.meets(x) for x in current_new)]
+    if not unmatched_new and not unmatched_old:
+        return "same", None
+    if unmatched_new and not unmatched_old:
+        return "extra", None
+    if unmatched_old and not unmatched_new:
+        return "fewer", None
+    return "other", None
+
+
+def _numbers_alike(new: TextProfile, old: TextProfile) -> bool:
+    """The same numbers, whatever their unit words ("2.4 volumes" / "2.4 vols", "10 g per litre" / "10 grams
+    … per liter"): the unit reader differs, the values do not."""
+    a = sorted(q.value for q in new.quantities if not q.retracted)
+    b = sorted(q.value for q in old.quantities if not q.retracted)
+    return bool(a) and a == b
+
+
+def _show(quantity: Quantity, text: str) -> str:
+    return text[quantity.start : quantity.end].strip()
+
+
+def _before_shared(profile_: TextProfile, words: frozenset[str], shared: set[str]) -> bool:
+    """Does one of `words` come before a token both texts have (a content word or a marker)?"""
+    positions = [i for i, t in enumerate(profile_.tokens) if t.folded in words or t.folded.rstrip("s") in words]
+    if not positions:
+        return False
+    last_shared = max(
+        (i for i, t in enumerate(profile_.tokens) if t.kind in ("content", "marker") and t.folded in shared),
+        default=-1,
+    )
+    return min(positions) < last_shared
+
+
+_SPEAKER = re.compile(r"^\s*((?:[A-Z][\w'.-]*)(?:\s[A-Z][\w'.-]*){0,2})\s?:\s")
+
+
+def speaker(text: str) -> str | None:
+    """The name a text opens with as its speaker or subject ("Gina: thanks, Jon!"), if any."""
+    match = _SPEAKER.match(text)
+    return None if match is None else match.group(1).casefold()
+
+
+def is_record(text: str) -> bool:
+    """A line someone said ("Gina: thanks, Jon!") or a question: a record of a moment, not a statement of a
+    fact. Two of them are two records however alike; only the same text repeated is a duplicate."""
+    return speaker(text) is not None or text.rstrip().endswith("?")
+
+
+def _subject(
+    new: TextProfile,
+    old: TextProfile,
+    regions: Sequence[Region],
+    alignment: float,
+    corrected: bool,
+    retracts: bool,
+) -> str | None:
+    """Why the texts speak of two subjects or records, or None when their words allow one."""
+    speakers = speaker(new.text), speaker(old.text)
+    if None not in speakers and speakers[0] != speakers[1]:
+        return f"said by someone else: {speakers[1]} vs {speakers[0]}"
+    shared = {t.folded for t in new.tokens} & {t.folded for t in old.tokens}
+    for label, a, b in (
+        ("relation", new.relations, old.relations),
+        ("environment", new.environments, old.environments),
+    ):
+        if a == b:
+            continue
+        # "The user's *partner's* resting heart rate": before what both texts say, it changes whose it is;
+        # after it ("alerts escalate to the engineering *manager*") it is detail.
+        if _before_shared(new, a - b, shared) or _before_shared(old, b - a, shared):
+            return f"different {label}: {', '.join(sorted(b)) or '—'} vs {', '.join(sorted(a)) or '—'}"
+    if retracts:
+        return None  # "switched from Dr. Alvarez to Dr. Chen": the names that differ are the change itself
+    if alignment < STRUCTURED:
+        # Reworded: positions mean little, so only names both texts lack in the other count.
+        # A capitalised word the other text has in lower case ("Trailer seal numbers" / "… of trailers") is
+        # no name.
+        ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content
+        theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content
+        if ours - theirs and theirs - ours:
+            return f"different names: {', '.join(sorted(theirs - ours))} vs {', '.join(sorted(ours - theirs))}"
+        return None
+    substantive = [r for r in regions if r.kind is not RegionKind.VALUE or (r.old and r.new)]
+    swapped_markers = [r for r in regions if r.kind is RegionKind.MARKER and r.old and r.new]
+    if corrected and len(swapped_markers) == 1 and _dated_or_numbered(swapped_markers[0]):
+        # "I *moved* the flea treatment to the 15th", "the app is *now* built with Xcode 16": the one date or
+        # number that changed is the new value, wherever the sentence puts it.
+        return None
+    for region in regions:
+        if region.kind is not RegionKind.MARKER:
+            continue
+        swapped = bool(region.old and region.new)
+        if region.subject_position and (swapped or region.owner_changed):
+            return f"different subject: {region.describe()}"
+        if swapped and len(substantive) > 1 and not corrected:
+            # "Weigh-in on *3 May*: *82.4* kg" / "… *10 May*: *81.9* kg": another record of the same measure.
+            return f"different record: {region.describe()}"
+    return None
+
+
+def _dated_or_numbered(region: Region) -> bool:
+    words = [w.casefold() for w in (*region.old, *region.new)]
+    return all(
+        w.isdigit()
+        or w in MONTHS
+        or w in WEEKDAYS
+        or w in PERIODS
+        or DATE_TOKEN.match(w)
+        or re.fullmatch(r"[a-z]?\d+[a-z]?", w)
+        for w in words
+    )
+
+
+def _attribute_swap(regions: Sequence[Region]) -> Region | None:
+    """Other words swapped before what both texts share ("*max* heart rate" / "*resting* heart rate"), or
+    beside a changed value ("120 ppm *calcium*" / "45 ppm *sulfate*"): another attribute, unless the swap is
+    a rewording — which only the embedding can tell (see `dedupe.judge`)."""
+    value_swapped = any(r.kind is RegionKind.VALUE and r.old and r.new for r in regions)
+    for region in regions:
+        if region.kind is RegionKind.WORD and region.old and region.new and (region.subject_position or value_swapped):
+            return region
+    return None
+
+
+def compare(new_text: str, old_text: str) -> Comparison:
+    new, old = profile(new_text), profile(old_text)
+    alignment, regions = _regions(new, old)
+    union = new.terms | old.terms
+    overlap = len(new.terms & old.terms) / len(union) if union else 1.0
+    values, change = _values(new, old)
+    correction = tuple(c for c in new.correction if c not in old.correction)
+    if values == "other" and _numbers_alike(new, old):
+        values = "same"
+    asks = new.text.rstrip().endswith("?")
+    retraction = _retraction(new, old) if not asks else frozenset()
+    return Comparison(
+        alignment=alignment,
+        overlap=overlap,
+        new_only=new.terms - old.terms,
+        old_only=old.terms - new.terms,
+        regions=tuple(regions),
+        subject=_subject(new, old, regions, alignment, bool(correction), bool(retraction)),
+        values=values,
+        value_change=change,
+        correction=correction,
+        negation_flip=new.negated != old.negated,
+        extra_names=new.names - old.names if not old.names - new.names else frozenset(),
+        retraction=retraction,
+        strong_correction=any(c not in WEAK_CORRECTION for c in correction),
+        attribute_swap=_attribute_swap(regions) if alignment >= STRUCTURED else None,
+        salient_shared=(new.terms & old.terms) - GENERIC,
+    )
+
+
+def _retraction(new: TextProfile, old: TextProfile) -> frozenset[str]:
+    """What the new text takes back that the old one states (and does not take back itself: "Priya prefers
+    tabs rather than spaces" retracts nothing of "Diego prefers tabs rather than spaces")."""
+    if not new.retracted - old.retracted - old.contrasted:
+        return frozenset()
+    numbers = {f"{q.value:g}" for q in old.quantities}
+    cjk = {t.folded for t in old.tokens} if old.cjk else set()
+    stems = {stem(n) for n in old.names}
+    taken_back = new.retracted - old.retracted - old.contrasted
+    return frozenset(t for t in taken_back if t in old.content or t in stems or t in numbers or t in cjk)

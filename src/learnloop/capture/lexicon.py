@@ -1,0 +1,188 @@
+"""Words that mark subjects, records and corrections, in the languages learnloop reads.
+
+Dedupe (`evidence`) and the quantity reader (`quantities`) share these lists: a relation ("partner"), an
+environment or platform ("staging", "iOS"), a date word ("May", "Monday", "yesterday") or a correction
+("no longer", "switched to") changes what a sentence is about, whatever the embedding says. Lists cover
+English, Spanish, German, French, Italian, Portuguese and Dutch, with the commonest Japanese and Korean forms.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "COMMON_STARTS",
+    "CONTRAST",
+    "CORRECTION",
+    "DATE_TOKEN",
+    "ENVIRONMENTS",
+    "MONTHS",
+    "NEGATION",
+    "PERIODS",
+    "POSITIONS",
+    "RELATIONS",
+    "RELATIVE_DAYS",
+    "RETRACTED_SUBJECT",
+    "RETRACTION",
+    "WEAK_CORRECTION",
+    "WEEKDAYS",
+]
+
+RELATIONS = frozenset(
+    """
+    partner partners wife wives husband husbands spouse girlfriend boyfriend fiance fiancee fiancé fiancée son sons
+    daughter daughters kid kids child children baby toddler mother mom mum mother-in-law father dad father-in-law
+    parent parents brother brothers sister sisters sibling siblings grandmother grandma granny grandfather grandpa
+    grandparents aunt uncle cousin niece nephew friend friends colleague colleagues coworker coworkers co-worker
+    boss manager roommate flatmate neighbor neighbour neighbors neighbours dog dogs cat cats pet pets puppy kitten
+    horse teammate assistant intern mentor coach trainer doctor therapist landlord tenant client clients
+    pareja esposa esposo marido mujer hijo hija hijos madre mamá padre papá hermano hermana amigo amiga perro gato
+    jefe compañero compañera
+    partnerin frau mann ehemann ehefrau sohn tochter kinder mutter vater bruder schwester freund freundin kollege
+    kollegin chef hund katze
+    conjoint conjointe femme mari fils fille enfants mère père frère sœur soeur ami amie collègue chien chat patron
+    moglie marito figlio figlia madre padre fratello sorella amico amica collega cane gatto
+    esposa marido filho filha mãe pai irmão irmã amigo amiga colega cachorro cão gato
+    vrouw man zoon dochter moeder vader broer zus vriend vriendin collega hond kat
+    妻 夫 息子 娘 母 父 兄 弟 姉 妹 友人 同僚 上司 犬 猫 家族 彼女 彼氏
+    아내 남편 아들 딸 엄마 어머니 아빠 아버지 형 오빠 누나 언니 동생 친구 동료 상사 강아지 고양이
+    """.split()
+)
+ENVIRONMENTS = frozenset(
+    """
+    staging production prod sandbox uat preprod pre-prod canary qa
+    ios android macos linux ipados watchos
+    eu us apac emea latam
+    """.split()
+)
+MONTHS = frozenset(
+    """
+    january february march april may june july august september october november december jan feb mar apr jun
+    jul aug sep sept oct nov dec enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre
+    diciembre januar februar märz april mai juni juli august september oktober november dezember janvier
+    février mars avril mai juin juillet août septembre octobre novembre décembre gennaio febbraio marzo aprile
+    maggio giugno luglio agosto settembre ottobre novembre dicembre janeiro fevereiro março abril maio junho
+    julho agosto setembro outubro novembro dezembro januari februari maart april mei juni juli augustus
+    september oktober november december
+    """.split()
+)
+WEEKDAYS = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays
+    saturdays sundays lunes martes miércoles jueves viernes sábado domingo montag dienstag mittwoch donnerstag
+    freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche lunedì martedì mercoledì giovedì
+    venerdì sabato domenica segunda terça quarta quinta sexta maandag dinsdag woensdag donderdag vrijdag
+    zaterdag zondag
+    """.split()
+)
+# Words that tell two instances of one thing apart ("the *front* door camera" / "the *back* garden camera").
+POSITIONS = frozenset(
+    """
+    front back rear left right north south east west northern southern eastern western upstairs downstairs
+    upper lower inner outer primary secondary backup spare guest master indoor outdoor ground basement attic
+    delantero trasero izquierdo derecho norte sur este oeste vorne hinten links rechts nord süd ost
+    avant arrière gauche droite anteriore posteriore sinistra destra nord sud
+    """.split()
+)
+
+# Periods a recurring record can belong to ("weekday coverage" / "weekend coverage").
+PERIODS = frozenset(
+    """
+    weekday weekdays weekend weekends morning mornings evening evenings overnight summer winter spring autumn
+    """.split()
+)
+RELATIVE_DAYS = frozenset(
+    """
+    yesterday today tomorrow tonight ayer hoy mañana gestern heute morgen hier aujourd'hui demain ieri oggi domani
+    ontem hoje amanhã gisteren vandaag morgen 昨日 今日 明日 어제 오늘 내일
+    """.split()
+)
+DATE_TOKEN = re.compile(
+    r"^(?:\d{1,2}:\d\d|(?:19|20)\d\d|(?:19|20)\d\d-\d\d(?:-\d\d)?|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|q[1-4]|h[12]|fy\d\d(?:\d\d)?"
+    r"|\d{1,2}(?:st|nd|rd|th)|w\d{1,2}|kw\d{1,2}|\d+年|\d+月|\d+日|\d+월|\d+일|\d+년)$"
+)
+# Sentence-initial words that are not names even when capitalised.
+COMMON_STARTS = frozenset(
+    """
+    keep use always never prefer prefers please make note remember avoid don't do try when if for on at in by
+    our their his her its this that these those there here user users team customer customers client every each
+    all most some no yes after before during since until once mash boil add set run check ask send start stop
+    el la los las un una unos unas lo der die das den dem des ein eine einen le les un une des il lo gli i
+    het een de o os as um uma elke jeder jede jedes cada chaque ogni todo toda todos tous toutes alle
+    """.split()
+)
+
+# Words before which a sentence sets one thing against another ("prefers X *over* Y", "X *rather than* Y"):
+# a text that already contrasts Y does not learn of Y's retraction from another that does the same.
+CONTRAST = re.compile(
+    r"\b(?:over|rather than|instead of|not|never|vs\.?|versus|than|in place of|en lugar de|en vez de|statt|"
+    r"anstatt|au lieu de|plutôt que|invece di|piuttosto che|em vez de|in plaats van)\s+(?P<object>[^,.;:!?()]{1,60})",
+    re.IGNORECASE,
+)
+CORRECTION = re.compile(
+    r"\b(?:actually|in fact|turns out|correction|no longer|not any ?more|anymore|any more|nowadays|these days|"
+    r"now(?! and then)|switched|switching|switch(?:ed)? to|moved (?:from|to)|changed|changes? to|"
+    r"updated|upgraded|downgraded|replaced|instead(?: of)?|quit|quitting|stopped|gave up|given up|used to|"
+    r"previously|formerly|no more|not \w+ but|has become|have become|became|is now|are now|was wrong|"
+    r"wrong|rather than|from now on|going forward|ya no|ahora|en realidad|dejó de|dejé de|cambió|cambiamos|"
+    r"en lugar de|en vez de|nicht mehr|kein(?:e|en)? mehr|jetzt|inzwischen|mittlerweile|eigentlich|stattdessen|"
+    r"gewechselt|aufgehört|umgestiegen|statt|ne \w+ plus|n'\w+ plus|plus de|maintenant|désormais|en fait|"
+    r"au lieu de|a arrêté|arrêté|est passée?s? à|sommes passés|non più|ora|adesso|in realtà|invece di|ha smesso|"
+    r"passat[oi] a|não \w+ mais|agora|na verdade|em vez de|parou de|deixou de|mudou|niet meer|geen \w+ meer|"
+    r"nu|eigenlijk|in plaats van|gestopt|overgestapt|"
+    # verbs of change: the value a sentence gives replaces an earlier one
+    r"raised|lowered|cut|increased|decreased|reduced|went up|went down|dropped to|rose|fell|pushed(?: back)?|"
+    r"postponed|delayed|rescheduled|slipped|tightened|loosened|extended|shortened|bumped|revised|adjusted|"
+    r"moved|migrated|took over|taken over|has ended|no longer|remortgaged|"
+    r"chose \w+ over|over the|erhöht|gesenkt|verschoben|verlegt|gestiegen|gesunken|umgezogen|aumentó|aumentado|"
+    r"bajó|bajado|subió|subido|reducido|cambiado|pasó a|se mudó|augmenté|augmentée?|baissé|baissée?|réduit|"
+    r"déplacée?|reporté|reportée|aumentato|ridotto|spostat[oa]|rinviat[oa]|aumentou|reduziu|adiad[oa]|"
+    r"mudou-se|verhoogd|verlaagd|verplaatst|uitgesteld)\b"
+    r"|もう|今は|現在は|実は|やめた|やめました|代わりに|ではなく|じゃなく|変更|切り替え|移し|上がった|下がった|延期|"
+    r"이제|더 이상|사실은|대신|끊었|그만|바꿨|바뀌었|줄었|늘었|단축|연기|올랐|내렸",
+    re.IGNORECASE,
+)
+NEGATION = re.compile(
+    r"\b(?:not|no|never|n't|none|neither|nor|without|don't|doesn't|isn't|aren't|won't|can't|didn't|"
+    # verbs that carry their own negation: "dislikes X" says what "doesn't like X" says
+    r"dislikes?|disliked|avoids?|avoided|excludes?|excluded|refuses?|refused|hates?|hated|lacks?|skips?|"
+    r"cannot|unable|free of|sin|ohne|sans|senza|sem|zonder|"
+    r"nicht|kein|keine|keinen|nie|niemals|ne|pas|jamais|non|não|nunca|niet|geen|nooit|no es)\b|n't\b"
+    r"|ない|ません|しない|없|않|(?<![\uac00-\ud7af])안 ",
+    re.IGNORECASE,
+)
+
+# Words after which a sentence names what is no longer true: "switched from X", "not X", "quit X",
+# "X has been replaced", "instead of X". The words that follow (up to a stop) are the retracted object.
+# The same, with the object first: "*Paper intake forms* were retired", "*Mrs. Ellison* has retired".
+RETRACTED_SUBJECT = re.compile(
+    r"(?P<object>[^,.;:!?()]{1,50}?)\s+(?:has|have|had|was|were|is|are|got|has been|have been)\s+(?:been\s+)?"
+    r"(?:retired|removed|replaced|dropped|discontinued|cancel(?:l)?ed|closed|sold|shut down|deprecated|"
+    r"decommissioned|phased out|scrapped|abandoned|left|gone|ended|stopped)\b",
+    re.IGNORECASE,
+)
+
+RETRACTION = re.compile(
+    r"\b(?:(?:switched|moved|migrated|changed|went|converted|upgraded|downgraded|transferred|ported)(?:\s+\w+){0,3}?"
+    r"\s+(?:from|off|away from|out of)|moved off|not|no longer(?:\s+\w+)?|never|instead of|rather than|"
+    r"quit|quitting|stopped(?:\s+using|\s+taking|\s+drinking|\s+eating|\s+doing)?|gave up|dropped|ditched|"
+    r"sold(?:\s+all)?(?:\s+(?:his|her|their|my|our|the))?|shut down|cancel(?:l)?ed|replaced|replacing|retired|"
+    r"in place of|used to(?:\s+\w+)?|formerly|previously|let|"
+    r"ya no(?:\s+\w+)?|dejó de(?:\s+\w+)?|dejé de(?:\s+\w+)?|en lugar de|en vez de|"
+    r"nicht mehr(?:\s+\w+)?|statt|anstatt|anstelle von|aufgehört mit|"
+    r"au lieu de|à la place de|a arrêté(?:\s+de)?(?:\s+\w+)?|plus de|"
+    r"invece di|al posto di|ha smesso di(?:\s+\w+)?|non più|"
+    r"em vez de|parou de(?:\s+\w+)?|deixou de(?:\s+\w+)?|"
+    r"in plaats van|gestopt met|niet meer)\s+(?P<object>[^,.;:!?()]{1,60})",
+    re.IGNORECASE,
+)
+
+# Correction words that alone say little ("now I'm ready to…", "we moved the couch"): they count only beside a
+# changed value or in a sentence that is otherwise the old one.
+WEAK_CORRECTION = frozenset(
+    """
+    now nowadays these days moved ended pushed has ended extended shortened cut rose fell new newly left ahora jetzt
+    inzwischen mittlerweile maintenant désormais ora adesso agora nu 이제 今は 現在は もう eigentlich
+    in fact revised adjusted bumped
+    """.split()
+) | frozenset(("these days", "has ended", "in fact"))

@@ -1,0 +1,211 @@
+"""Unit spellings resolved to their SI dimension and a linear map onto base units, by `pint`.
+
+`pint` (a maintained units library) knows the units; this module knows how people spell them in learnings
+("L/hr", "°C", "US gal", "mph", "Stunden") and keeps pint's registry loaded once, lazily (about 0.4 s with
+its cache; most saves never need it). Resolution is memoised per spelling, so a comparison of two values is
+plain float arithmetic.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["COUNTED", "UNIT_ALIASES", "UnitMap", "resolve", "unit_dimension"]
+
+# Spellings pint reads differently from everyday text (or not at all).
+UNIT_ALIASES = {
+    "c": "degC",
+    "°c": "degC",
+    "ºc": "degC",
+    "f": "degF",
+    "°f": "degF",
+    "ºf": "degF",
+    "celsius": "degC",
+    "fahrenheit": "degF",
+    "grad": "degC",
+    "l": "liter",
+    "lt": "liter",
+    "ltr": "liter",
+    "litres": "liter",
+    "litre": "liter",
+    "liters": "liter",
+    "liter": "liter",
+    "litros": "liter",
+    "litro": "liter",
+    "hl": "hectoliter",
+    "ml": "milliliter",
+    "h": "hour",
+    "hr": "hour",
+    "hrs": "hour",
+    "std": "hour",
+    "stunden": "hour",
+    "stunde": "hour",
+    "horas": "hour",
+    "heures": "hour",
+    "ore": "hour",
+    "uur": "hour",
+    "min": "minute",
+    "mins": "minute",
+    "minuten": "minute",
+    "minutos": "minute",
+    "minutes": "minute",
+    "sec": "second",
+    "secs": "second",
+    "s": "second",
+    "ms": "millisecond",
+    "d": "day",
+    "días": "day",
+    "dias": "day",
+    "tage": "day",
+    "tagen": "day",
+    "jours": "day",
+    "giorni": "day",
+    "dagen": "day",
+    "wochen": "week",
+    "semanas": "week",
+    "semaines": "week",
+    "settimane": "week",
+    "weken": "week",
+    "monate": "month",
+    "meses": "month",
+    "mois": "month",
+    "mesi": "month",
+    "maanden": "month",
+    "jahre": "year",
+    "años": "year",
+    "ans": "year",
+    "anni": "year",
+    "anos": "year",
+    "jaar": "year",
+    "yr": "year",
+    "yrs": "year",
+    "gal": "gallon",
+    "gals": "gallon",
+    "oz": "ounce",
+    "floz": "fluid_ounce",
+    "lbs": "pound",
+    "lb": "pound",
+    "kgs": "kilogram",
+    "kilo": "kilogram",
+    "kilos": "kilogram",
+    "mi": "mile",
+    "kph": "kilometer/hour",
+    "kmh": "kilometer/hour",
+    "km/h": "kilometer/hour",
+    "mph": "mile/hour",
+    "%": "percent",
+    "‰": "permille",
+    "pct": "percent",
+    "percent": "percent",
+    "prozent": "percent",
+    "por ciento": "percent",
+    "pour cent": "percent",
+    "gb": "gigabyte",
+    "mb": "megabyte",
+    "kb": "kilobyte",
+    "tb": "terabyte",
+    "gbit": "gigabit",
+    "mbit": "megabit",
+    "mbps": "megabit/second",
+    "gbps": "gigabit/second",
+    "kw": "kilowatt",
+    "kwh": "kilowatt_hour",
+    "mwh": "megawatt_hour",
+    "w": "watt",
+    "v": "volt",
+    "psi": "psi",
+    "bar": "bar",
+    "hpa": "hectopascal",
+    "cm": "centimeter",
+    "mm": "millimeter",
+    "m": "meter",
+    "km": "kilometer",
+    "ft": "foot",
+    "feet": "foot",
+    "in": "inch",
+    "inches": "inch",
+    "g": "gram",
+    "mg": "milligram",
+    "µg": "microgram",
+    "ug": "microgram",
+    "t": "metric_ton",
+    "tonnes": "metric_ton",
+    "tons": "metric_ton",
+    "cal": "calorie",
+    "kcal": "kilocalorie",
+    "ppm": "ppm",
+    "hz": "hertz",
+    "ghz": "gigahertz",
+    "mhz": "megahertz",
+    "rpm": "revolutions_per_minute",
+}
+# Units that pint does not define, compared by spelling.
+COUNTED = {"bpm", "ibu", "srm", "ebc", "plato", "brix", "abv", "og", "fg", "x", "k", "reps", "sets"}
+_registry: Any = None
+_registry_lock = threading.Lock()
+
+
+def _units() -> Any:
+    """pint's registry, loaded on first use (about 0.4 s with its cache; most saves never need it)."""
+    global _registry
+    if _registry is None:
+        with _registry_lock:
+            if _registry is None:
+                import pint
+
+                try:
+                    registry: Any = pint.UnitRegistry(cache_folder=":auto:")
+                except OSError:  # a read-only home: load without the cache
+                    registry = pint.UnitRegistry()
+                if "revolutions_per_minute" not in registry:  # the cached registry may already hold it
+                    registry.define("revolutions_per_minute = revolution / minute = rpm_")
+                _registry = registry
+    return _registry
+
+
+@dataclass(frozen=True, slots=True)
+class UnitMap:
+    """How to bring a value in one unit onto its dimension's base: base = value * scale + offset."""
+
+    dimension: str
+    scale: float
+    offset: float
+
+
+@functools.lru_cache(maxsize=2048)
+def resolve(spelling: str) -> UnitMap | None:
+    """A unit spelling → its dimension and linear map, or None when it is not a physical unit."""
+    key = re.sub(r"\s+per\s+", "/", spelling.casefold()).replace(" ", "")
+    name = UNIT_ALIASES.get(key)
+    if name is None:
+        if "/" in key:
+            left, _, right = key.partition("/")
+            parts = [UNIT_ALIASES.get(left, left), UNIT_ALIASES.get(right, right)]
+            name = f"{parts[0]}/{parts[1]}"
+        elif len(key) < 2 or key in COUNTED or not key.isascii():
+            return None
+        else:
+            name = key
+    registry = _units()
+    try:
+        unit = registry.Unit(name)
+        zero = registry.Quantity(0.0, unit).to_base_units()
+        one = registry.Quantity(1.0, unit).to_base_units()
+    except Exception:  # pint's errors for unknown or odd spellings are several unrelated types
+        return None
+    dimension = str(zero.units)
+    if dimension == "radian" and name not in ("degree", "radian", "revolutions_per_minute"):
+        return None  # "1 turns on at sunset": pint's "turn" is an angle; in text it is a verb
+    if dimension == "dimensionless" and name not in ("percent", "permille", "ppm"):
+        return None  # pint calls "dozen", "radian" etc. units; for us they are counts
+    return UnitMap(dimension, float(one.magnitude - zero.magnitude), float(zero.magnitude))
+
+
+def unit_dimension(spelling: str) -> str | None:
+    """The SI dimension of a unit spelling ("L/hr" → "meter ** 3 / second"), or None when pint has none."""
+    found = resolve(spelling)
+    return None if found is None else found.dimension
