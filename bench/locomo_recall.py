@@ -2,6 +2,12 @@
 
     python bench/locomo_recall.py                    # the dev split in ../shared/data/locomo-dev/
     python bench/locomo_recall.py --data FILE --json # any file in the LoCoMo format
+    python bench/locomo_recall.py --path save        # every turn through loop.save(), as a user would
+
+`--path store` (the default) inserts the turns straight into the store: the retrieval ceiling. `--path save`
+sends each turn through the governed write (gate, dedupe) and reports what happened to the turns (created,
+merged, skipped, new version, refused, linked for review); a turn merged into another still counts as found
+when that learning is retrieved (it names every turn it came from among its sources).
 
 Every dialogue turn is stored as a learning of its conversation's user ("Speaker: text", with the image
 caption when the turn shares a photo). For each question with evidence, recall@k is the fraction of its
@@ -21,7 +27,7 @@ import json
 import re
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -31,7 +37,7 @@ from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
-from learnloop.models import EventAction, Filters, Limits, Scope, Source
+from learnloop.models import EventAction, Filters, Learning, Limits, Scope, Source
 from learnloop.retrieval import RetrievalConfig
 from learnloop.simhash import simhash64_hex
 from learnloop.stores.base import EventDraft, Insert, NewLearning, SearchRequest
@@ -82,6 +88,18 @@ async def messages(store: SQLiteStore, scope: Scope, candidates: list) -> list[s
     return [learnings[c.id].source.message for c in candidates if c.id in learnings]
 
 
+_TURNS_BEHIND: dict[int, list[str]] = {}
+
+
+async def turns_behind(loop: Loop, user: str, learning: Learning) -> list[str]:
+    """The dialogue ids a retrieved learning stands for: its own, and those of every turn merged into it."""
+    if learning.id not in _TURNS_BEHIND:
+        sources = await loop.provenance(learning.id, user=user) if learning.supersedes else []
+        ids = [learning.source.message, *(p.source.message for p in sources)]
+        _TURNS_BEHIND[learning.id] = list(dict.fromkeys(i for i in ids if i))
+    return _TURNS_BEHIND[learning.id]
+
+
 async def run(args: argparse.Namespace) -> dict[str, object]:
     samples = json.loads(Path(args.data).read_text("utf-8"))
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
@@ -90,11 +108,18 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     retrieval = RetrievalConfig(candidate_pool=args.pool) if args.pool else RetrievalConfig()
     loop = Loop(Engine(store=store, embedder=embedder, retrieval=retrieval), tenant=TENANT)
     turn_count = 0
+    outcomes: Counter[str] = Counter()
     for sample in samples:
         user = sample["sample_id"]
         turns = turns_of(sample)
         turn_count += len(turns)
         progress(f"storing {len(turns)} turns of {user}", args.quiet)
+        if args.path == "save":
+            for dia_id, text in turns:
+                saved = await loop.save(text, user=user, source=Source(message=dia_id))
+                outcomes[saved.action.value] += 1
+                outcomes["linked"] += saved.link is not None
+            continue
         vectors = await embedder.embed([text for _, text in turns])
         ops = [
             Insert(
@@ -135,7 +160,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             per_category[category] += 1
             question = qa["question"]
             result = await loop.retrieve_context(user, question, limits=limits, record=False)
-            ranked = {"hybrid": [i.learning.source.message for i in result.items]}
+            ranked = {"hybrid": [m for i in result.items for m in await turns_behind(loop, user, i.learning)]}
             vector = (await embedder.embed([question], purpose="query"))[0]
             only_vector = await store.search(
                 scope, SearchRequest(vector=vector, terms=[], filters=Filters(), vector_k=max(ks), text_k=0)
@@ -157,6 +182,13 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     }
     figures["questions"] = questions
     figures["turns"] = turn_count
+    figures["path"] = args.path
+    if args.path == "save":
+        figures["saves"] = {
+            k: outcomes[k] for k in ("created", "merged", "skipped", "new_version", "refused", "linked")
+        }
+        figures["merged_or_skipped_fraction"] = round((outcomes["merged"] + outcomes["skipped"]) / turn_count, 4)
+        figures["linked_fraction"] = round(outcomes["linked"] / turn_count, 4)
     figures["skipped_questions"] = skipped
     figures["dropped_evidence_ids"] = dropped_ids
     figures["by_category"] = {
@@ -176,6 +208,9 @@ def main() -> None:
     parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument("--pool", type=int, default=None, help="candidates per retriever before fusion")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument(
+        "--path", choices=("store", "save"), default="store", help="insert turns into the store, or save() each"
+    )
     args = parser.parse_args()
     args.data = args.data or default_data()
     if args.data is None or not Path(args.data).exists():
@@ -186,8 +221,14 @@ def main() -> None:
         emit_json(figures)
         return
     rows = [[m, figures[m]["recall@5"], figures[m]["recall@10"]] for m in ("hybrid", "vector", "bm25")]  # type: ignore[index]
+    if args.path == "save":
+        print_table(
+            "what save() did with the turns",
+            [*figures["saves"], "merged or skipped", "linked"],  # type: ignore[list-item]
+            [[*figures["saves"].values(), figures["merged_or_skipped_fraction"], figures["linked_fraction"]]],  # type: ignore[union-attr]
+        )
     print_table(
-        f"LoCoMo evidence recall ({figures['questions']} questions, {figures['turns']} turns; "
+        f"LoCoMo evidence recall, {args.path} path ({figures['questions']} questions, {figures['turns']} turns; "
         f"{figures['skipped_questions']} questions without usable evidence skipped)",
         ["retrieval", "recall@5", "recall@10"],
         rows,

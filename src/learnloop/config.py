@@ -51,6 +51,8 @@ class Settings:
     # OpenBLAS wakes its threads for every small matrix-vector product; on small VMs that costs 50x the
     # product itself (measured: 0.08 ms with 1 thread, 8 ms with 2, for a 3k x 384 scan). None leaves it be.
     blas_threads: int | None = 1
+    # A dedupe policy written by `learnloop calibrate --out` (else the embedder's shipped calibration).
+    dedupe_calibration: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -15,6 +15,7 @@ from datetime import datetime
 
 import numpy as np
 
+from .capture.adjudicator import Adjudicator
 from .capture.dedupe import DedupePolicy
 from .capture.extractor import LLMExtractor
 from .capture.feedback import FeedbackAnalyzer
@@ -55,6 +56,9 @@ class Engine:
     observer: RuleObserver = field(default_factory=RuleObserver)
     feedback: FeedbackAnalyzer = field(default_factory=FeedbackAnalyzer)
     _extractor: LLMExtractor | None = None
+    # With a chat model: dedupe's grey-zone pairs go to one structured call (`capture.adjudicator`).
+    adjudicate: bool = True
+    _adjudicator: Adjudicator | None = None
     # Outcomes of writes by kind ("save.created", "save.refused.<rule>"): refusals leave no other trace.
     counters: Counter[str] = field(default_factory=Counter)
     # Called as sink(tenant, key) after each count; the service persists counts (never text) through one.
@@ -83,6 +87,13 @@ class Engine:
         if self.llm is not None and self._extractor is None:
             self._extractor = LLMExtractor(self.llm)
         return self._extractor
+
+    @property
+    def adjudicator(self) -> Adjudicator | None:
+        """The dedupe adjudicator, present when a chat model is configured and `adjudicate` is on."""
+        if self.llm is not None and self.adjudicate and self._adjudicator is None:
+            self._adjudicator = Adjudicator(self.llm)
+        return self._adjudicator if self.adjudicate else None
 
     async def ensure_started(self) -> None:
         if self._started:

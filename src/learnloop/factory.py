@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .capture.calibration import load_policy
 from .config import Settings
 from .engine import Engine
 from .lifecycle import LifecyclePolicy
@@ -37,6 +38,7 @@ def build_loop(
         policy=policy or LifecyclePolicy(),
         retrieval=retrieval or RetrievalConfig(),
         default_vocabulary=vocabulary or DEFAULT_VOCABULARY,
+        dedupe=load_policy(settings.dedupe_calibration) if settings.dedupe_calibration else None,
     )
     loop = Loop(engine, tenant=settings.tenant)
     loop.agent.configure(settings=settings)  # the learning agent's own model setting (`learning_model`)

@@ -202,3 +202,24 @@ def test_service_reports_both_endpoints(tmp_path: Path) -> None:
     for endpoint in ("retrieve", "save_learning"):
         assert run[endpoint]["requests"] == 1 and run[endpoint]["errors"] == 0, endpoint
         assert numbers(run[endpoint]), endpoint
+
+
+def test_dedupe_reports_the_three_rates_and_the_people_set(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    corpus = ROOT / "bench" / "data" / "dedupe" / "tuning.jsonl"
+    pairs.write_text("\n".join(corpus.read_text("utf-8").splitlines()[:12]) + "\n", "utf-8")
+    figures = run_bench("dedupe", "--data", pairs, "--people", "30", "--embedder", "local:minilm-q8")
+    profile = figures["profiles"]["local:minilm-q8"]
+    corpus_figures = profile["corpora"]["pairs"]
+    assert {"kept_apart", "stale_gone", "one_live", "confusion", "linked_for_review"} <= set(corpus_figures)
+    assert profile["people"]["saves"] == 30 and "not_created_fraction" in profile["people"]
+
+
+def test_locomo_recall_through_save_reports_what_happened_to_the_turns(tiny_locomo: tuple[Path, int, int]) -> None:
+    path, turns, _ = tiny_locomo
+    figures = run_bench("locomo_recall", "--data", path, "--path", "save")
+    assert (
+        figures["path"] == "save"
+        and sum(figures["saves"][k] for k in ("created", "merged", "skipped", "new_version", "refused")) == turns
+    )
+    assert {"merged_or_skipped_fraction", "linked_fraction"} <= set(figures)

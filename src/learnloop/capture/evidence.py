@@ -137,6 +137,18 @@ class TextProfile:
 _COMMON_SUFFIX = re.compile(r"(?:ing|ed|ly|tion|ness|ment|ies|es)$")
 
 
+def _is_month(tokens: list[str], index: int) -> bool:
+    """ "March revenue", "3 May", "Jan 2024" — but not "Jan Khan", "May Lee" or "you may": a month name is a
+    date beside a number, or spelled out and not followed by another name."""
+    word, nxt = tokens[index], tokens[index + 1] if index + 1 < len(tokens) else ""
+    prev = tokens[index - 1] if index > 0 else ""
+    if nxt[:1].isdigit() or prev[:1].isdigit():
+        return True
+    if nxt[:1].isupper() or not word[:1].isupper():
+        return False
+    return len(word) > 3 and word.casefold() not in ("may", "march", "june")
+
+
 def _is_name(tokens: list[str], index: int, sentence_start: bool) -> bool:
     """A capitalised word inside a sentence, an alphanumeric code ("P1", "v14", "RTX4090"), or a
     capitalised first word that is not an ordinary one ("Alice prefers…" yes, "Bottling is…" no)."""
@@ -175,7 +187,7 @@ def profile(text: str) -> TextProfile:
         start = match.start()
         kind = "function"
         is_digits = base.replace(".", "").replace(",", "").isdigit()
-        month = base in MONTHS and (surface[0].isupper() or base not in ("may", "march", "mar", "sep", "dec"))
+        month = base in MONTHS and _is_month(surfaces, index)
         beside_month = is_digits and (
             any(0 <= j < len(matches) and folded_all[j] in MONTHS for j in (index - 1, index + 1))
             or (index + 1 < len(matches) and folded_all[index + 1] in _CJK_DATE_UNITS)

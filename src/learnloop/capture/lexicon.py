@@ -158,7 +158,7 @@ NEGATION = re.compile(
 RETRACTED_SUBJECT = re.compile(
     r"(?P<object>[^,.;:!?()]{1,50}?)\s+(?:has|have|had|was|were|is|are|got|has been|have been)\s+(?:been\s+)?"
     r"(?:retired|removed|replaced|dropped|discontinued|cancel(?:l)?ed|closed|sold|shut down|deprecated|"
-    r"decommissioned|phased out|scrapped|abandoned|left|gone|ended|stopped)\b",
+    r"decommissioned|phased out|scrapped|abandoned|ended|stopped)(?![-\w])",
     re.IGNORECASE,
 )
 

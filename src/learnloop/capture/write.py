@@ -169,10 +169,14 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
     vector = await engine.embed_one(request.text)
     decided: list[DedupeDecision] = []
     open_links = await _open_link_count(engine, owner)
+    settled = await _adjudicated(engine, owner, request, vector)
 
     def plan(neighbours: list[tuple[Learning, float]]) -> list[Operation]:
         # The store calls this inside the write's transaction: what it judges is what the operations change.
         decision = decide(request.text, [(n, s) for n, s in neighbours], policy, request.tags)
+        target = decision.target
+        if decision.link is not None and target is not None and (target.id, target.revision) in settled:
+            decision = settled[target.id, target.revision]
         if decision.link is not None and open_links >= engine.max_open_links:
             decision = replace(decision, link=None, reason=f"{decision.reason} (review queue full: not linked)")
         decided.append(decision)
@@ -206,6 +210,25 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
         return SaveResult(action=SaveAction.MERGED, learning=learning, related_id=target.id, reason=reason)
     reason = f"saved as #{learning.id}; {decision.reason}"
     return SaveResult(action=SaveAction.NEW_VERSION, learning=learning, related_id=target.id, reason=reason)
+
+
+async def _adjudicated(
+    engine: Engine, owner: Scope, request: SaveRequest, vector: Vector
+) -> dict[tuple[int, int], DedupeDecision]:
+    """With an adjudicator: the model's decision for the pair the rules would link for review (looked up again
+    inside the write's transaction, and used only if that neighbour is still the one the model saw)."""
+    adjudicator = engine.adjudicator
+    if adjudicator is None:
+        return {}
+    policy = engine.dedupe_policy
+    neighbours = await engine.store.similar(
+        owner, vector, request.namespace, policy.neighbours, min_similarity=policy.lowest_similarity
+    )
+    first = decide(request.text, [(n, s) for n, s in neighbours], policy, request.tags)
+    if first.link is None or first.target is None:
+        return {}
+    settled = await adjudicator.settle(request.text, first.target, first, policy)
+    return {(first.target.id, first.target.revision): settled}
 
 
 async def _open_link_count(engine: Engine, owner: Scope) -> int:

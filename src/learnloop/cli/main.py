@@ -9,6 +9,7 @@ import click
 
 from ..config import Settings
 from ..loop import Loop
+from .calibrate import calibrate_command
 from .capture import gate, observe
 from .context import CliContext, echo_json, pass_context, run
 from .demo import demo
@@ -32,6 +33,7 @@ def cli(ctx: click.Context, db: str | None, tenant: str | None, as_json: bool) -
 
 cli.add_command(demo)
 cli.add_command(gate)
+cli.add_command(calibrate_command)
 cli.add_command(observe)
 cli.add_command(learnings)
 cli.add_command(serve)
