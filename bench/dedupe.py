@@ -90,7 +90,8 @@ FIRST = (
     "Hiro Nadia Pablo Freya Ravi Leila Sven Ana Kofi Hana Emil Rosa Arjun Chloe Ivan Noor Felix Lucia Tariq Maja "
     "Jonas Aisha Marco Greta Sanjay Ines Dmitri Clara Kenji Amina Hugo Eva Rafael Sara Bruno Yara Oskar Lina Mohammed "
     "Julia Andrei Selin Paulo Nora Hamid Vera Tobias Mira Karim Alma Erik Lea Tomas Rania Nils Ayla Pedro Ida Malik "
-    "Sofie Ali Elif Jan Zoe Samir Linnea Carlos Alina Olu Petra Jae Helga Nikos Dana Rui Astrid Vikram Beatriz"
+    "Sofie Ali Elif Jan Zoe Samir Linnea Carlos Alina Olu Petra Jae Helga Nikos Dana Rui Astrid Vikram Beatriz "
+    "Irene Wiktor Laila Mateus Soren Yusuf Keiko Anouk Thabo Ilse Ramon Farida"
 ).split()
 LAST = (
     "Lopez Suzuki Sato Kowalski Okafor Nguyen Müller Rossi Schmidt Haddad Johansson Ivanova Mensah Tanaka Khan Berg "

@@ -38,6 +38,7 @@ from .lexicon import (
     CORRECTION,
     DATE_TOKEN,
     ENVIRONMENTS,
+    LIGHT_VERBS,
     MONTHS,
     NEGATION,
     PERIODS,
@@ -72,6 +73,7 @@ _TOKEN = re.compile(
 )
 # Korean particles ride on the noun ("동생은", "민준이의"): the noun is what names a subject.
 _HANGUL_PARTICLE = re.compile(r"(?<=[\uac00-\ud7af])(?:에서|으로|이는|이의|은|는|이|가|을|를|의|에|로|와|과|도|만)$")
+_GERMAN = frozenset("der die das den dem des und ist sind wird werden mit im bei ein eine einen nicht für auf vom zum".split())
 _HIRAGANA = re.compile(r"[\u3040-\u309f]+")  # particles and endings: the function words of Japanese
 _CJK_DATE_UNITS = frozenset("年月日년월일")
 _RETRACTION_STOP = re.compile(
@@ -174,6 +176,8 @@ def profile(text: str) -> TextProfile:
     number_spans = [(q.start, q.end) for q in numbers]
     folded_all = [_HANGUL_PARTICLE.sub("", m.group(0).casefold().replace("’", "'").removesuffix("'s")) for m in matches]
     correction_spans = [m.span() for m in CORRECTION.finditer(text)]
+    # German capitalises every noun: a capital letter there says nothing about names.
+    german = len(_GERMAN & set(folded_all)) >= 2
     tokens: list[_Token] = []
     names: set[str] = set()
     relations: set[str] = set()
@@ -220,7 +224,7 @@ def profile(text: str) -> TextProfile:
         elif base in ENVIRONMENTS and not (base == "us" and surface != "US"):
             environments.add({"prod": "production", "dev": "development", "stage": "staging"}.get(base, base))
             kind = "marker"
-        elif _is_name(surfaces, index, sentence_start):
+        elif not german and _is_name(surfaces, index, sentence_start):
             names.add(base)
             kind = "marker"
         elif base not in STOPWORDS and (len(base) > 1 or _CJK.match(base)) and not _HIRAGANA.fullmatch(base):
@@ -318,8 +322,17 @@ class Comparison:
         return self.subject is None
 
 
-def _region_kind(tokens: Sequence[_Token]) -> RegionKind | None:
-    kinds = {t.kind for t in tokens}
+def _region_kind(
+    old_tokens: Sequence[_Token], new_tokens: Sequence[_Token], old: TextProfile, new: TextProfile
+) -> RegionKind | None:
+    def kind(token: _Token, other: TextProfile) -> str:
+        # A capitalised word the other text has in lower case ("*Trailer* seal numbers" / "… of trailers") is a
+        # word, not a name.
+        return "content" if token.kind == "marker" and stem(token.folded) in other.content else token.kind
+
+    # A light verb ("meets" / "is") hardly counts at all.
+    kinds = {kind(t, new) for t in old_tokens if t.folded not in LIGHT_VERBS}
+    kinds |= {kind(t, old) for t in new_tokens if t.folded not in LIGHT_VERBS}
     if "marker" in kinds:
         return RegionKind.MARKER
     if "content" in kinds:
@@ -349,7 +362,7 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
         # Words that moved ("The user's cat Luna" / "Luna, the user's cat") are no difference.
         old_tokens = tuple(t for t in old_tokens if not (_movable(t) and t.surface in moved_in_new))
         new_tokens = tuple(t for t in new_tokens if not (_movable(t) and t.surface in moved_in_old))
-        kind = _region_kind((*old_tokens, *new_tokens))
+        kind = _region_kind(old_tokens, new_tokens, old, new)
         if kind is None:
             continue
         later_shared = any(
@@ -533,7 +546,7 @@ def compare(new_text: str, old_text: str) -> Comparison:
         values=values,
         value_change=change,
         correction=correction,
-        negation_flip=new.negated != old.negated,
+        negation_flip=new.negated != old.negated and alignment >= STRUCTURED,
         extra_names=new.names - old.names if not old.names - new.names else frozenset(),
         retraction=retraction,
         strong_correction=any(c not in WEAK_CORRECTION for c in correction),

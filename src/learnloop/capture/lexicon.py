@@ -13,6 +13,7 @@ import re
 __all__ = [
     "COMMON_STARTS",
     "CONTRAST",
+    "LIGHT_VERBS",
     "CORRECTION",
     "DATE_TOKEN",
     "ENVIRONMENTS",
@@ -112,6 +113,18 @@ COMMON_STARTS = frozenset(
     """.split()
 )
 
+# Verbs that carry little meaning of their own: swapping one for another rewords a sentence ("the class *meets*
+# on Saturdays" / "the class *is* on Saturdays", "*prefers*" / "*likes*") without changing what it is about.
+LIGHT_VERBS = frozenset(
+    """
+    is are was were be been being has have had get gets got go goes went happen happens happened meet meets met
+    live lives lived sit sits sat stay stays stayed take takes took make makes made do does did keep keeps kept
+    use uses used run runs ran hold holds held come comes came stored kept located based found held done
+    prefer prefers preferred like likes liked love loves loved enjoy enjoys enjoyed want wants wanted favour
+    favours favor favors wish wishes need needs needed require requires required
+    """.split()
+)
+
 # Words before which a sentence sets one thing against another ("prefers X *over* Y", "X *rather than* Y"):
 # a text that already contrasts Y does not learn of Y's retraction from another that does the same.
 CONTRAST = re.compile(
@@ -122,12 +135,12 @@ CONTRAST = re.compile(
 CORRECTION = re.compile(
     r"\b(?:actually|in fact|turns out|correction|no longer|not any ?more|anymore|any more|nowadays|these days|"
     r"now(?! and then)|switched|switching|switch(?:ed)? to|moved (?:from|to)|changed|changes? to|"
-    r"updated|upgraded|downgraded|replaced|instead(?: of)?|quit|quitting|stopped|gave up|given up|used to|"
+    r"updated|upgraded|downgraded|replaced|instead(?! of)|quit|quitting|stopped|gave up|given up|used to|"
     r"previously|formerly|no more|not \w+ but|has become|have become|became|is now|are now|was wrong|"
-    r"wrong|rather than|from now on|going forward|ya no|ahora|en realidad|dejó de|dejé de|cambió|cambiamos|"
+    r"wrong|from now on|going forward|(?:started|began|resumed)\b[^.;]*\bagain|took up|ya no|ahora|en realidad|dejó de|dejé de|cambió|cambiamos|"
     r"en lugar de|en vez de|nicht mehr|kein(?:e|en)? mehr|jetzt|inzwischen|mittlerweile|eigentlich|stattdessen|"
     r"gewechselt|aufgehört|umgestiegen|statt|ne \w+ plus|n'\w+ plus|plus de|maintenant|désormais|en fait|"
-    r"au lieu de|a arrêté|arrêté|est passée?s? à|sommes passés|non più|ora|adesso|in realtà|invece di|ha smesso|"
+    r"au lieu de|a arrêté|arrêté|est passée?s? à|sommes passés|non più|adesso|in realtà|invece di|ha smesso|"
     r"passat[oi] a|não \w+ mais|agora|na verdade|em vez de|parou de|deixou de|mudou|niet meer|geen \w+ meer|"
     r"nu|eigenlijk|in plaats van|gestopt|overgestapt|"
     # verbs of change: the value a sentence gives replaces an earlier one
@@ -145,7 +158,7 @@ CORRECTION = re.compile(
 NEGATION = re.compile(
     r"\b(?:not|no|never|n't|none|neither|nor|without|don't|doesn't|isn't|aren't|won't|can't|didn't|"
     # verbs that carry their own negation: "dislikes X" says what "doesn't like X" says
-    r"dislikes?|disliked|avoids?|avoided|excludes?|excluded|refuses?|refused|hates?|hated|lacks?|skips?|"
+    r"dislikes?|disliked|avoids?|avoided|excludes?|excluded|refuses?|refused|hates?|hated|lacks?|"
     r"cannot|unable|free of|sin|ohne|sans|senza|sem|zonder|"
     r"nicht|kein|keine|keinen|nie|niemals|ne|pas|jamais|non|não|nunca|niet|geen|nooit|no es)\b|n't\b"
     r"|ない|ません|しない|없|않|(?<![\uac00-\ud7af])안 ",
@@ -182,7 +195,7 @@ RETRACTION = re.compile(
 WEAK_CORRECTION = frozenset(
     """
     now nowadays these days moved ended pushed has ended extended shortened cut rose fell new newly left ahora jetzt
-    inzwischen mittlerweile maintenant désormais ora adesso agora nu 이제 今は 現在は もう eigentlich
+    inzwischen mittlerweile maintenant désormais adesso agora nu 이제 今は 現在は もう eigentlich
     in fact revised adjusted bumped
     """.split()
 ) | frozenset(("these days", "has ended", "in fact"))
