@@ -5,7 +5,8 @@
     python bench/locomo_recall.py --path save        # every turn through loop.save(), as a user would
 
 `--path store` (the default) inserts the turns straight into the store: the retrieval ceiling. `--path save`
-sends each turn through the governed write (gate, dedupe) and reports what happened to the turns (created,
+sends each turn through the governed write (gate, dedupe), said at its session's date (`at=`, so "yesterday"
+is anchored), and reports what happened to the turns (created,
 merged, skipped, new version, refused, linked for review); a turn merged into another still counts as found
 when that learning is retrieved (it names every turn it came from among its sources).
 
@@ -28,6 +29,7 @@ import re
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,6 +69,25 @@ def normalise_evidence(raw: list[str]) -> tuple[list[str], int]:
             dropped += 1
         ids += found
     return list(dict.fromkeys(ids)), dropped
+
+
+def session_dates(sample: dict) -> dict[int, datetime]:
+    """When each session took place ("1:56 pm on 8 May, 2023"), as the time its turns were said."""
+    found = {}
+    for key, value in sample["conversation"].items():
+        match = re.fullmatch(r"session_(\d+)_date_time", key)
+        if match and isinstance(value, str):
+            try:
+                found[int(match.group(1))] = datetime.strptime(value, "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+            except ValueError:
+                continue
+    return found
+
+
+def dated_turns_of(sample: dict) -> list[tuple[str, str, datetime | None]]:
+    """`turns_of`, each with when its session took place."""
+    dates = session_dates(sample)
+    return [(dia_id, text, dates.get(int(dia_id[1:].split(":")[0]))) for dia_id, text in turns_of(sample)]
 
 
 def turns_of(sample: dict) -> list[tuple[str, str]]:
@@ -115,8 +136,8 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         turn_count += len(turns)
         progress(f"storing {len(turns)} turns of {user}", args.quiet)
         if args.path == "save":
-            for dia_id, text in turns:
-                saved = await loop.save(text, user=user, source=Source(message=dia_id))
+            for dia_id, text, said in dated_turns_of(sample):
+                saved = await loop.save(text, user=user, source=Source(message=dia_id), at=said)
                 outcomes[saved.action.value] += 1
                 outcomes["linked"] += saved.link is not None
             continue

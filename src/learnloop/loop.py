@@ -164,8 +164,10 @@ class Loop(TenantAdmin):
         origin: Origin | str = Origin.PERSON,
         source: Source | None = None,
         actor: str | None = None,
+        at: datetime | None = None,
     ) -> SaveResult:
-        """Store one learning through the governed write (validation, gate, dedupe)."""
+        """Store one learning through the governed write (validation, gate, dedupe). `at` is when it was said
+        (default now): "yesterday" in the text is resolved against it and stored beside the words."""
         origin = Origin(origin)
         try:
             learning_type = LearningType(type)
@@ -184,6 +186,7 @@ class Loop(TenantAdmin):
             origin=origin,
             source=source or Source(),
             actor=actor or _actor_for(origin),
+            at=at,
         )
         return await save(self._engine, self.scope(user), request)
 
@@ -243,6 +246,7 @@ class Loop(TenantAdmin):
         interaction: str | None = None,
         namespace: str = DEFAULT_NAMESPACE,
         errors: Literal["return", "raise"] = "return",
+        at: datetime | None = None,
     ) -> ToolCallResult:
         """Route the model's `save_learning` call; `.content` is what to send back as the tool result."""
         return await handle_tool_call(
@@ -255,6 +259,7 @@ class Loop(TenantAdmin):
             interaction=interaction,
             namespace=namespace,
             errors=errors,
+            at=at,
         )
 
     # -- erasure -------------------------------------------------------------------------------------

@@ -188,6 +188,10 @@ class Learning(BaseModel):
     embedding_model: str | None = None
     superseded_by: int | None = None  # for a deprecated learning: the one that replaced or absorbed it
     status_reason: str | None = None  # why its status last changed ("merged into #12: adds detail …")
+    # When it was said (the anchor of "yesterday"), and the date or range its time expression resolves to.
+    said_at: datetime | None = None
+    event_at: datetime | None = None
+    event_until: datetime | None = None
 
     @property
     def label(self) -> str:

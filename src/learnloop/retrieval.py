@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from .capture.timing import dated
 from .models import Filters, Learning, Limits, RetrievedItem, Status
 from .prompting import RenderedBlock, Section, render_block
 from .stores.base import Candidate
@@ -185,11 +186,20 @@ def memory_line(item: RetrievedItem) -> str:
     learning = item.learning
     head = f"[{learning.status.value}/{learning.label}]"
     if not item.conflicts:
-        return f"{head} {learning.text}"
-    pair = sorted([learning, *item.conflicts], key=lambda x: x.created_at, reverse=True)
+        return f"{head} {_text(learning)}"
+    pair = sorted([learning, *item.conflicts], key=_said, reverse=True)
     newest, *older = pair
-    earlier = "; ".join(f"{x.created_at:%Y-%m-%d}: {x.text}" for x in older)
-    return f"{head} {newest.created_at:%Y-%m-%d}: {newest.text} (earlier, {earlier})"
+    earlier = "; ".join(f"{_said(x):%Y-%m-%d}: {_text(x)}" for x in older)
+    return f"{head} {_said(newest):%Y-%m-%d}: {_text(newest)} (earlier, {earlier})"
+
+
+def _said(learning: Learning) -> datetime:
+    return learning.said_at or learning.created_at
+
+
+def _text(learning: Learning) -> str:
+    """The text, with the date its relative time expression stands for ("yesterday (7 May 2023)")."""
+    return dated(learning.text, learning.event_at, learning.event_until)
 
 
 def one_line_per_pair(items: Sequence[RetrievedItem]) -> list[RetrievedItem]:

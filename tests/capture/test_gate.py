@@ -41,7 +41,7 @@ def report(items: list[tuple[str, GateVerdict]]) -> str:
 
 
 @pytest.mark.parametrize(
-    ("name", "minimum"), [("secrets_pii", 250), ("benign", 250), ("injections", 60), ("unstable", 40)]
+    ("name", "minimum"), [("secrets_pii", 250), ("benign", 250), ("injections", 60), ("unstable", 25), ("dated", 20)]
 )
 def test_corpora_are_large_and_free_of_duplicates(name: str, minimum: int) -> None:
     lines = corpus(name)
@@ -70,6 +70,12 @@ def test_at_least_95_percent_of_unstable_facts_refused() -> None:
     lines = corpus("unstable")
     missed = [(line, v) for line in lines if (v := GATE.check(line)).kind != "unstable"]
     assert len(missed) <= len(lines) * 0.05, f"let through:\n{report(missed)}"
+
+
+def test_dated_statements_are_never_refused() -> None:
+    # "Yesterday's batch finished at 1.012" is a fact about yesterday: anchored (capture.timing), not refused.
+    refused = refusals(corpus("dated"))
+    assert not refused, f"refused:\n{report(refused)}"
 
 
 def test_corpora_exercise_every_builtin_rule() -> None:
@@ -240,16 +246,16 @@ def test_custom_rules_refuse_with_their_own_id() -> None:
 
 
 def test_a_custom_rule_can_replace_a_builtin_by_id() -> None:
-    loose = GateRule("unstable.relative_day", "unstable", "mentions tomorrow", r"\btomorrow\b", target="lower")
+    loose = GateRule("unstable.momentary", "unstable", "mentions tomorrow", r"\btomorrow\b", target="lower")
     gate = WriteGate(extra_rules=[loose])
-    assert gate.check("The user brews today.").allowed
+    assert gate.check("The user brews right now.").allowed
     assert gate.check("The user brews tomorrow.").reason == "mentions tomorrow"
     assert len(gate.rules) == len(GATE.rules)
 
 
 def test_whole_kinds_and_id_prefixes_can_be_disabled() -> None:
-    assert GATE.check("The user is brewing a stout today.").kind == "unstable"
-    assert WriteGate(disable=["unstable"]).check("The user is brewing a stout today.").allowed
+    assert GATE.check("The user is brewing a stout right now.").kind == "unstable"
+    assert WriteGate(disable=["unstable"]).check("The user is brewing a stout right now.").allowed
     assert GATE.without("unstable.one_off_id").check("Ticket #48213 tracks the valve.").allowed
     assert not any(r.kind == "injection" for r in GATE.without("injection").rules)
 

@@ -211,5 +211,5 @@ def test_teaching_artifacts_pass_the_write_gate() -> None:
         for a in extract(row)
         if not gate.check(a.text).allowed
     }
-    # Seed 001 §8.7's own example: the gate's relative-time rule refuses "last week" / "last month".
-    assert refused == {"User meant last month, not last week": "unstable.relative_time"}
+    # Seed 001 §8.7's own example ("User meant last month, not last week") is stored: dated, not unstable.
+    assert refused == {}

@@ -32,6 +32,7 @@ from enum import StrEnum
 
 from ..models import Learning, LinkKind
 from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, is_record, profile
+from .timing import TimeSpan
 
 __all__ = [
     "DedupeAction",
@@ -175,8 +176,10 @@ def judge(
     old: Learning,
     similarity: float | None,
     policy: DedupePolicy,
+    span: TimeSpan | None = None,
 ) -> DedupeDecision:
-    """What one neighbour means for the candidate `text` (with its caller-given `tags`)."""
+    """What one neighbour means for the candidate `text` (with its caller-given `tags` and the time `span` its
+    words resolve to, if any)."""
 
     def create(reason: str, link: LinkKind | None = None) -> DedupeDecision:
         return DedupeDecision(DedupeAction.CREATE, reason, old, similarity, link=link)
@@ -187,6 +190,10 @@ def judge(
     at = f"#{old.id}" + ("" if similarity is None else f" (similarity {similarity:.2f})")
     if scopes_disjoint(tags, old.tags):
         return create(f"{at} is in another scope ({', '.join(old.tags)})")
+    dated = span is not None and old.event_at is not None and old.event_until is not None
+    if dated and not (span.start < old.event_until and old.event_at < span.end):  # type: ignore[union-attr,operator]
+        # "Weighed 82 kg yesterday" said on two days: two records of a measurement, not two versions.
+        return create(f"{at} is about another date")
     if _normal(text) == _normal(old.text):
         return act(DedupeAction.SKIP, f"already known as {at}")
     if is_record(text) or is_record(old.text):
@@ -273,12 +280,13 @@ def decide(
     neighbours: Sequence[tuple[Learning, float | None]],
     policy: DedupePolicy,
     tags: Sequence[str] = (),
+    span: TimeSpan | None = None,
 ) -> DedupeDecision:
     """Over the owner's live learnings nearest to the candidate (closest first): the first neighbour that
     is the same fact decides; otherwise `create`, linked to the closest neighbour that asked for review."""
     linked: DedupeDecision | None = None
     for learning, similarity in neighbours[: policy.neighbours]:
-        decision = judge(text, tags, learning, similarity, policy)
+        decision = judge(text, tags, learning, similarity, policy, span)
         if decision.action is not DedupeAction.CREATE:
             return decision
         if decision.link is not None and linked is None:

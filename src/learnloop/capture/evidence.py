@@ -27,6 +27,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -73,7 +74,9 @@ _TOKEN = re.compile(
 )
 # Korean particles ride on the noun ("동생은", "민준이의"): the noun is what names a subject.
 _HANGUL_PARTICLE = re.compile(r"(?<=[\uac00-\ud7af])(?:에서|으로|이는|이의|은|는|이|가|을|를|의|에|로|와|과|도|만)$")
-_GERMAN = frozenset("der die das den dem des und ist sind wird werden mit im bei ein eine einen nicht für auf vom zum".split())
+_GERMAN = frozenset(
+    "der die das den dem des und ist sind wird werden mit im bei ein eine einen nicht für auf vom zum".split()
+)
 _HIRAGANA = re.compile(r"[\u3040-\u309f]+")  # particles and endings: the function words of Japanese
 _CJK_DATE_UNITS = frozenset("年月日년월일")
 _RETRACTION_STOP = re.compile(
@@ -352,8 +355,11 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
     b = [t.folded for t in new.tokens]
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     opcodes = matcher.get_opcodes()
-    moved_in_new = {t.surface for t in new.tokens}
-    moved_in_old = {t.surface for t in old.tokens}
+    # A name present as often in the other text moved; "Ali Ali" / "Ali Jensen" lost an Ali.
+    in_new = Counter(t.surface for t in new.tokens)
+    in_old = Counter(t.surface for t in old.tokens)
+    moved_in_new = {name for name, n in in_new.items() if n >= in_old[name]}
+    moved_in_old = {name for name, n in in_old.items() if n >= in_new[name]}
     regions: list[Region] = []
     for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
         if tag == "equal":

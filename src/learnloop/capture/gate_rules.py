@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import cast
 
 from .gate import GateRule, Kind, Target, luhn_ok, random_token
+from .timing import MOMENTARY
 
 __all__ = ["BUILTIN_RULES", "card_ok", "credential_like", "iban_ok"]
 
@@ -364,21 +365,13 @@ _r("personal_data.phone.labeled", "contains a phone number",
    words="phone tel telephone mobile cell cellphone call text sms whatsapp fax landline contact ph")
 
 # Unstable or one-off facts: wrong tomorrow, or about one record only.
-_r("unstable.relative_day", "depends on the current date (today/tomorrow/yesterday); state it without it",
-   r"\b(?:today|tonight|yesterday|tomorrow)(?:'s)?\b", LOW, words="today tonight yesterday tomorrow")
-_r("unstable.relative_time", "depends on the current time (now, this week, … ago); state it without it",
-   rf"\b(?:right now|just now|as of (?:now|today)|at the moment|at present|this (?:morning|afternoon|evening|week"
-   rf"|weekend|month|quarter|year|sprint|season|{_DAYS})(?! (?:vs\.?|versus|with|to|and|against|compared)\b)"
-   rf"|(?<!vs\. )(?<!vs )(?<!versus )(?<!with )(?<! to )(?<!and )(?<!against )(?:last|next) (?:night|week|weekend"
-   rf"|month|quarter|year|sprint|{_DAYS})|currently (?:at|sitting at|running at|stands? at|down|up|offline|unavailable"
-   rf"|broken|out of stock|trending|\$?\d)|{_N} (?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?) ago"
-   rf"|in {_N} (?:minutes?|hours?|days?|weeks?) from now|(?:starts?|begins?|is due|expires?|ends?|arrives?|ships?"
-   rf"|lands?|launch(?:es)?|closes?|opens?|renews?|kicks? off|is back) in {_N} (?:minutes?|hours?|days?"
-   rf"|weeks?))\b", LOW,
-   words="now moment present currently ago morning afternoon evening week weekend month quarter year sprint season"
-         " night monday tuesday wednesday thursday friday saturday sunday starts start begins begin due expires"
-         " expire ends end arrives arrive ships ship lands land launches launch closes close opens open renews renew"
-         " off back")
+# A dated statement is a fact about its date (anchored by `capture.timing`, never refused); only a claim whose
+# truth changes by the minute is unstable.
+_r("unstable.momentary", "only true at the moment it was said (right now, currently at, in a meeting); not a learning",
+   rf"(?:{MOMENTARY.pattern})|\bcurrently (?:at|sitting at|running at|stands? at|down|up|offline|unavailable"
+   rf"|broken|out of stock|trending|\$?\d)\b", LOW,
+   words="now moment speak minute currently meeting call phone driving car way traffic busy ahora momento jetzt"
+         " moment instant momento")
 _ONE_OFF = "contains a one-off identifier (UUID, request/order/session id); keep the reusable pattern"
 _r("unstable.one_off_id.uuid", _ONE_OFF, r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b(?<=\b[0-9a-f]{8}"
    r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", LOW, digits=3)

@@ -13,10 +13,10 @@ import re
 __all__ = [
     "COMMON_STARTS",
     "CONTRAST",
-    "LIGHT_VERBS",
     "CORRECTION",
     "DATE_TOKEN",
     "ENVIRONMENTS",
+    "LIGHT_VERBS",
     "MONTHS",
     "NEGATION",
     "PERIODS",
@@ -137,7 +137,8 @@ CORRECTION = re.compile(
     r"now(?! and then)|switched|switching|switch(?:ed)? to|moved (?:from|to)|changed|changes? to|"
     r"updated|upgraded|downgraded|replaced|instead(?! of)|quit|quitting|stopped|gave up|given up|used to|"
     r"previously|formerly|no more|not \w+ but|has become|have become|became|is now|are now|was wrong|"
-    r"wrong|from now on|going forward|(?:started|began|resumed)\b[^.;]*\bagain|took up|ya no|ahora|en realidad|dejó de|dejé de|cambió|cambiamos|"
+    r"wrong|from now on|going forward|(?:started|began|resumed)\b[^.;]*\bagain|took up|"
+    r"ya no|ahora|en realidad|dejó de|dejé de|cambió|cambiamos|"
     r"en lugar de|en vez de|nicht mehr|kein(?:e|en)? mehr|jetzt|inzwischen|mittlerweile|eigentlich|stattdessen|"
     r"gewechselt|aufgehört|umgestiegen|statt|ne \w+ plus|n'\w+ plus|plus de|maintenant|désormais|en fait|"
     r"au lieu de|a arrêté|arrêté|est passée?s? à|sommes passés|non più|adesso|in realtà|invece di|ha smesso|"

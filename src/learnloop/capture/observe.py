@@ -137,7 +137,7 @@ async def observe(
         artifacts = _distinct([*artifacts, *await extractor.extract(user_message, assistant_message, context=context)])
     run_tags = tuple(tags)
     results = [
-        await _save_artifact(engine, scope, artifact, session, meta, namespace, run_tags) for artifact in artifacts
+        await _save_artifact(engine, scope, artifact, session, meta, namespace, run_tags, now) for artifact in artifacts
     ]
     saved_ids = tuple(r.learning.id for r in results if r.action in _STORED and r.learning is not None)
     if saved_ids:
@@ -165,6 +165,7 @@ async def _save_artifact(
     meta: Mapping[str, Any],
     namespace: str,
     run_tags: tuple[str, ...],
+    at: datetime,
 ) -> SaveResult:
     """Tags are scope (seed 004's filter-based isolation): a learned memory carries the run's tags, and only
     them. Words the observer or extractor derived describe it and go to its topic, where they never block a
@@ -192,6 +193,7 @@ async def _save_artifact(
                 context=f"observed by rule {artifact.rule}",
             ),
             actor=f"observer:{artifact.rule}" if artifact.rule else "observer",
+            at=at,
         ),
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from importlib import resources
 from typing import Any, Literal
 
@@ -151,6 +152,7 @@ async def handle_tool_call(
     interaction: str | None = None,
     namespace: str = "learning",
     errors: Literal["return", "raise"] = "return",
+    at: datetime | None = None,
 ) -> ToolCallResult:
     """Run the model's raw `save_learning` arguments through the governed write.
 
@@ -173,6 +175,7 @@ async def handle_tool_call(
                 origin=Origin.TOOL,
                 source=Source(session=session, message=message, interaction=interaction, context=args.source_context),
                 actor="tool",
+                at=at,
             ),
         )
     except ValidationError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import BaseModel
@@ -26,6 +27,7 @@ from ..stores.base import (
     Vector,
 )
 from .dedupe import DedupeAction, DedupeDecision, decide
+from .timing import resolve
 
 __all__ = ["SaveAction", "SaveRequest", "SaveResult", "check_gate", "save"]
 
@@ -70,6 +72,7 @@ class SaveRequest:
     origin: Origin = Origin.PERSON
     source: Source = field(default_factory=Source)
     actor: str = "person"
+    at: datetime | None = None  # when it was said (default: now): the anchor of "yesterday", "last quarter"
 
 
 def normalise_text(text: object) -> str:
@@ -113,7 +116,14 @@ async def validated(engine: Engine, scope: Scope, request: SaveRequest) -> SaveR
         origin=Origin(request.origin),
         source=request.source,
         actor=request.actor,
+        at=_aware(request.at) if request.at is not None else engine.clock(),
     )
+
+
+def _aware(at: datetime) -> datetime:
+    if not isinstance(at, datetime):
+        raise ValidationError("at must be a datetime", field="at")
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 def check_gate(engine: Engine, text: str, field: str = "text") -> None:
@@ -154,6 +164,7 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
     policy = engine.dedupe_policy
     owner = Scope(tenant=scope.tenant, user=request.user)
     simhash = simhash64_hex(request.text)
+    span = resolve(request.text, request.at or engine.clock())
     near = await engine.store.near_duplicates(
         owner, simhash, policy.simhash_bits, request.namespace, include_global=False
     )
@@ -162,7 +173,7 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
         # (a replayed conversation costs almost nothing).
         known = {learning.id: learning for learning in await engine.store.get_many(owner, [i for i, _ in near])}
         pairs = [(known[i], None) for i, _ in near if i in known]
-        decision = decide(request.text, pairs, policy, request.tags)
+        decision = decide(request.text, pairs, policy, request.tags, span)
         target = decision.target
         if decision.action is DedupeAction.SKIP and target and _normal_text(target.text) == _normal_text(request.text):
             return _skipped(decision)
@@ -173,7 +184,7 @@ async def _decide_and_write(engine: Engine, scope: Scope, request: SaveRequest) 
 
     def plan(neighbours: list[tuple[Learning, float]]) -> list[Operation]:
         # The store calls this inside the write's transaction: what it judges is what the operations change.
-        decision = decide(request.text, [(n, s) for n, s in neighbours], policy, request.tags)
+        decision = decide(request.text, [(n, s) for n, s in neighbours], policy, request.tags, span)
         target = decision.target
         if decision.link is not None and target is not None and (target.id, target.revision) in settled:
             decision = settled[target.id, target.revision]
@@ -350,6 +361,7 @@ def _skipped(decision: DedupeDecision) -> SaveResult:
 
 
 def _record(engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, simhash: str) -> NewLearning:
+    span = resolve(request.text, request.at or engine.clock())
     return NewLearning(
         tenant=scope.tenant,
         user=request.user,
@@ -366,4 +378,7 @@ def _record(engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, 
         confidence=request.confidence,
         origin=request.origin,
         source=request.source,
+        said_at=request.at,
+        event_at=None if span is None else span.start,
+        event_until=None if span is None else span.end,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
 from ..capture.write import SaveAction
 from ..models import _IDENT, _NAME, DEFAULT_NAMESPACE, Learning, LearningType, Resolution
@@ -58,6 +58,7 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+_AT = 'When it was said (ISO 8601 with a zone; default now): "yesterday" in the text is resolved against it'
 _GLOBAL = "Write tenant-global learnings, shown to every user (admin and app keys, instead of `user`)"
 
 
@@ -111,6 +112,7 @@ class ToolCallIn(Strict):
     message: Short | None = None
     interaction: Short | None = None
     namespace: Name = DEFAULT_NAMESPACE
+    at: AwareDatetime | None = Field(default=None, description=_AT)
 
 
 class ToolCallOut(BaseModel):
@@ -145,6 +147,7 @@ class ObserveIn(Strict):
     meta: ObserveMeta = Field(default_factory=ObserveMeta)
     namespace: Name = DEFAULT_NAMESPACE
     global_: bool = Field(default=False, alias="global", description=_GLOBAL)
+    at: AwareDatetime | None = Field(default=None, description=_AT)
     tags: list[Tag] = Field(
         default_factory=list,
         max_length=32,

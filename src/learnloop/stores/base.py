@@ -101,6 +101,9 @@ class NewLearning:
     updated_at: datetime | None = None
     last_retrieved_at: datetime | None = None
     status_reason: str | None = None
+    said_at: datetime | None = None
+    event_at: datetime | None = None
+    event_until: datetime | None = None
 
 
 @dataclass(frozen=True)

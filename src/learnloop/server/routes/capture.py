@@ -67,6 +67,7 @@ async def save_learning(api: ApiDep, body: ToolCallIn) -> ToolCallOut:
         interaction=body.interaction,
         namespace=body.namespace,
         errors="raise",
+        at=body.at,
     )
     result = called.result
     assert result is not None  # errors="raise": an invalid call raised instead of returning
@@ -131,6 +132,7 @@ async def observe(api: ApiDep, body: ObserveIn) -> ObserveResult:
         meta=body.meta.model_dump(exclude_none=True),
         namespace=body.namespace,
         tags=body.tags,
+        at=body.at,
     )
 
 

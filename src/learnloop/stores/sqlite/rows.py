@@ -38,7 +38,7 @@ LEARNING_COLUMNS = (
     "id, tenant, user_id, namespace, category, type, text, topic, tags, status, confidence, hits, streak, "
     "failures, version, revision, supersedes, simhash64, origin, source_session, source_message, "
     "source_interaction, source_context, source_author, created_at, updated_at, last_retrieved_at, "
-    "embedding_model, superseded_by, status_reason"
+    "embedding_model, superseded_by, status_reason, said_at, event_at, event_until"
 )
 
 # Learning field name -> column name, for the fields an Update may change.
@@ -63,6 +63,9 @@ FIELD_COLUMNS: dict[str, str] = {
     "user": "user_id",
     "superseded_by": "superseded_by",
     "status_reason": "status_reason",
+    "said_at": "said_at",
+    "event_at": "event_at",
+    "event_until": "event_until",
 }
 
 
@@ -92,7 +95,7 @@ def column_value(field: str, value: Any) -> Any:
     """Python value of a Learning field → SQLite column value."""
     if field == "tags":
         return json.dumps(list(value))
-    if field in ("updated_at", "last_retrieved_at"):
+    if field in ("updated_at", "last_retrieved_at", "said_at", "event_at", "event_until"):
         return to_ts(value)
     if field == "user":
         return value or ""
@@ -134,6 +137,9 @@ def new_learning_values(record: NewLearning, now: datetime) -> dict[str, Any]:
         "embedding_model": record.embedding_model,
         "superseded_by": None,
         "status_reason": record.status_reason,
+        "said_at": to_ts(record.said_at or created),
+        "event_at": to_ts(record.event_at),
+        "event_until": to_ts(record.event_until),
         "scope_token": scope_token(record.tenant, record.user),
     }
 
@@ -181,6 +187,9 @@ def learning_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Learning:
         embedding_model,
         superseded_by,
         status_reason,
+        said_at,
+        event_at,
+        event_until,
     ) = row
     source = constructed(
         Source,
@@ -221,6 +230,9 @@ def learning_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Learning:
             "embedding_model": embedding_model,
             "superseded_by": superseded_by,
             "status_reason": status_reason,
+            "said_at": None if said_at is None else _at(said_at),
+            "event_at": None if event_at is None else _at(event_at),
+            "event_until": None if event_until is None else _at(event_until),
         },
     )
 
