@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import re
 import sys
@@ -35,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, print_table, progress
+from learnloop.capture.timing import find_expression
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
@@ -127,6 +129,8 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     folder = Path(tempfile.mkdtemp(prefix="learnloop-locomo-"))
     store = SQLiteStore(folder / "locomo.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
     retrieval = RetrievalConfig(candidate_pool=args.pool) if args.pool else RetrievalConfig()
+    if args.time_boost is not None:
+        retrieval = dataclasses.replace(retrieval, time_boost=args.time_boost)
     loop = Loop(Engine(store=store, embedder=embedder, retrieval=retrieval), tenant=TENANT)
     turn_count = 0
     outcomes: Counter[str] = Counter()
@@ -165,11 +169,14 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     sums = {m: {k: 0.0 for k in ks} for m in modes}
     by_category: dict[int, dict[str, dict[int, float]]] = defaultdict(lambda: {m: {k: 0.0 for k in ks} for m in modes})
     per_category: dict[int, int] = defaultdict(int)
-    questions = skipped = dropped_ids = 0
+    questions = skipped = dropped_ids = timed_questions = 0
+    timed_sums = {m: {k: 0.0 for k in ks} for m in modes}
     limits = Limits(top_k=max(ks), max_items=max(ks), max_chars=1_000_000)
     for sample in samples:
         user = sample["sample_id"]
         scope = Scope(tenant=TENANT, user=user)
+        # Questions are asked after the conversation: relative ones ("last year") count back from its last day.
+        asked = max(session_dates(sample).values(), default=None)
         for qa in sample["qa"]:
             evidence, dropped = normalise_evidence(qa.get("evidence", []))
             dropped_ids += dropped
@@ -180,7 +187,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             category = int(qa.get("category", 0))
             per_category[category] += 1
             question = qa["question"]
-            result = await loop.retrieve_context(user, question, limits=limits, record=False)
+            result = await loop.retrieve_context(user, question, limits=limits, record=False, at=asked)
             ranked = {"hybrid": [m for i in result.items for m in await turns_behind(loop, user, i.learning)]}
             vector = (await embedder.embed([question], purpose="query"))[0]
             only_vector = await store.search(
@@ -192,16 +199,25 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             )
             ranked["bm25"] = await messages(store, scope, sorted(only_text, key=lambda c: c.text_rank or 0))
             wanted = set(evidence)
+            timed = find_expression(question) is not None
+            timed_questions += timed
             for mode in modes:
                 for k in ks:
                     recall = len(wanted & set(ranked[mode][:k])) / len(wanted)
                     sums[mode][k] += recall
                     by_category[category][mode][k] += recall
+                    if timed:
+                        timed_sums[mode][k] += recall
     await loop.aclose()
     figures: dict[str, object] = {
         mode: {f"recall@{k}": round(sums[mode][k] / max(questions, 1), 4) for k in ks} for mode in modes
     }
     figures["questions"] = questions
+    # Questions with a time expression ("last year", "on 3 June, 2023"): where the time boost acts.
+    figures["with_time_expression"] = {
+        "questions": timed_questions,
+        **{m: {f"recall@{k}": round(timed_sums[m][k] / max(timed_questions, 1), 4) for k in ks} for m in modes},
+    }
     figures["turns"] = turn_count
     figures["path"] = args.path
     if args.path == "save":
@@ -228,6 +244,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
     parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument("--pool", type=int, default=None, help="candidates per retriever before fusion")
+    parser.add_argument("--time-boost", type=float, default=None, help="RetrievalConfig.time_boost (default: its own)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument(
         "--path", choices=("store", "save"), default="store", help="insert turns into the store, or save() each"

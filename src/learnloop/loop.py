@@ -126,9 +126,11 @@ class Loop(TenantAdmin):
         categories: Sequence[str] | None = None,
         query_vector: Vector | None = None,
         record: bool = True,
+        at: datetime | None = None,
     ) -> RetrievalResult:
         """The learnings to show the model before its next call: `.block` for the prompt, `.items` with
-        scores and reasons. Records hits and streaks of what was returned unless `record=False`."""
+        scores and reasons. Records hits and streaks of what was returned unless `record=False`. A time
+        expression in the query ("last May") is resolved against `at` (when it is asked; default now)."""
         filters = filters or Filters()
         if namespace is not None or categories is not None:
             filters = filters.model_copy(
@@ -145,6 +147,7 @@ class Loop(TenantAdmin):
             limits=limits or Limits(),
             query_vector=query_vector,
             record=record,
+            at=at,
         )
 
     # -- writing -------------------------------------------------------------------------------------

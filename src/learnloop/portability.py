@@ -54,6 +54,11 @@ class ExportedLearning(BaseModel):
     last_retrieved_at: datetime | None = None
     embedding_model: str | None = None
     embedding: str | None = None
+    superseded_by: int | None = None
+    status_reason: str | None = None
+    said_at: datetime | None = None
+    event_at: datetime | None = None
+    event_until: datetime | None = None
 
 
 class ImportReport(BaseModel):
@@ -238,6 +243,10 @@ def _new_learning(engine: Engine, scope: Scope, record: ExportedLearning, vector
         created_at=record.created_at,
         updated_at=record.updated_at,
         last_retrieved_at=record.last_retrieved_at,
+        status_reason=record.status_reason,
+        said_at=record.said_at or record.created_at,
+        event_at=record.event_at,
+        event_until=record.event_until,
     )
 
 
@@ -250,9 +259,10 @@ async def _link_versions(
 ) -> None:
     """Version chains point at exported ids; once every row has its new id, point them at those."""
     links = [
-        Update(new.id, {"supersedes": ids[record.supersedes]}, None)
+        Update(new.id, {field: ids[old]}, None)
         for (record, _), new in zip(fresh, inserted, strict=True)
-        if record.supersedes is not None and record.supersedes in ids
+        for field, old in (("supersedes", record.supersedes), ("superseded_by", record.superseded_by))
+        if old is not None and old in ids
     ]
     if links:
         await engine.apply(scope, links)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 
 import numpy as np
 
+from .capture.timing import resolve
 from .engine import Engine
 from .errors import ValidationError
 from .governance import status_update
@@ -29,6 +31,7 @@ async def retrieve(
     query_vector: Vector | None = None,
     record: bool = True,
     actor: str = "system:retrieval",
+    at: datetime | None = None,
 ) -> RetrievalResult:
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty", field="query")
@@ -51,11 +54,13 @@ async def retrieve(
         text_k=pool,
     )
     now = engine.clock()
+    # The time a question asks about ("last May", "on 3 June, 2023"), resolved against when it is asked.
+    span = resolve(query, at or now)
     ranked: list[Scored] = []
 
     def select(candidates: list[Candidate]) -> list[Candidate]:
         # Called by the store between its two reads, so whole rows are read only for what ranks.
-        ranked.extend(rank_candidates(candidates, filters, limits, engine.retrieval, now))
+        ranked.extend(rank_candidates(candidates, filters, limits, engine.retrieval, now, span))
         return [r.candidate for r in ranked]
 
     search = engine.store.search(scope, request, select=select)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .capture.timing import dated
+from .capture.timing import TimeSpan, dated
 from .models import Filters, Learning, Limits, RetrievedItem, Status
 from .prompting import RenderedBlock, Section, render_block
 from .stores.base import Candidate
@@ -51,6 +51,11 @@ class RetrievalConfig:
     half_life_days: float = 90.0
     recency_weight: float = 0.15
     hits_weight: float = 0.05
+    # A question with a time expression ("what did I do last May", "on 3 June, 2023") favours learnings said in
+    # that span or about it: their relevance is multiplied by 1 + time_boost. On LoCoMo dev through save() the
+    # 82 questions with one go from recall@10 0.628 (no boost) to 0.766 (1.0) and 0.823 (2.0, and 4.0: it
+    # saturates); all questions 0.663 → 0.679 (the store path without dates: 0.670).
+    time_boost: float = 2.0
 
 
 # Floors for models whose cosine scale differs from MiniLM's, whose 0.2 is the median of unrelated pairs
@@ -75,6 +80,7 @@ class Scored:
     score: float
     relevance: float
     recency: float
+    timely: bool = False
 
     @property
     def why(self) -> str:
@@ -85,6 +91,8 @@ class Scored:
         if item.text_rank is not None:
             parts.append(f"keyword match (#{item.text_rank})")
         parts.append(item.status.value)
+        if self.timely:
+            parts.append("in the time asked about")
         if item.hits:
             parts.append(f"used {item.hits}×")
         if self.recency < 0.5:
@@ -146,8 +154,10 @@ def rank_candidates(
     limits: Limits,
     config: RetrievalConfig,
     now: datetime,
+    span: TimeSpan | None = None,
 ) -> list[Scored]:
-    """The `top_k` most relevant candidates, verified ones first."""
+    """The `top_k` most relevant candidates, verified ones first. With `span` (the time a question asks
+    about), learnings said in it or about it are favoured (`RetrievalConfig.time_boost`)."""
     statuses = {status for status in filters.statuses if status is not Status.DEPRECATED}
     tags = None if filters.tags is None else set(filters.tags)
     min_similarity = noise_floor("") if config.min_similarity is None else config.min_similarity
@@ -163,19 +173,30 @@ def rank_candidates(
     half_life, recency_weight, hits_weight = config.half_life_days, config.recency_weight, config.hits_weight
     # Tuples in ranking order (best score, then the more recently updated, the more used, the older id), and
     # `Scored` only for the few kept: this loop runs over the whole candidate pool of every query.
-    rows: list[tuple[float, float, int, int, float, float, Candidate]] = []
+    rows: list[tuple[float, float, int, int, float, float, bool, Candidate]] = []
     min_relevance = limits.min_relevance
+    start, end = (span.start.timestamp(), span.end.timestamp()) if span is not None else (0.0, 0.0)
+    boost = 1 + config.time_boost
     for item in kept_candidates:
         relevance = fuse(item)
         if relevance < min_relevance:
             continue
+        # NaN (no date) compares false: undated learnings are neither favoured nor pushed down.
+        timely = span is not None and (
+            start <= item.said_at < end or (item.event_at < end and start < item.event_until)
+        )
+        if timely:
+            relevance *= boost
         updated_at = item.updated_at
         recency = _recency(updated_at, now_ts, half_life)
         score = relevance * (1 - recency_weight * (1 - recency))
         score *= 1 + hits_weight * math.log1p(item.hits)
-        rows.append((-score, -updated_at, -item.hits, item.id, relevance, recency, item))
+        rows.append((-score, -updated_at, -item.hits, item.id, relevance, recency, timely, item))
     best = heapq.nsmallest(limits.top_k, rows)
-    kept = [Scored(item, -negated, relevance, recency) for negated, _, _, _, relevance, recency, item in best]
+    kept = [
+        Scored(item, -negated, relevance, recency, timely)
+        for negated, _, _, _, relevance, recency, timely, item in best
+    ]
     kept.sort(key=lambda r: (-_STATUS_TIER[r.candidate.status], -r.score))
     return kept
 

@@ -174,6 +174,9 @@ class RetrieveIn(Strict):
     include_global: bool = True
     limits: LimitsIn = Field(default_factory=LimitsIn)
     record: bool = Field(default=True, description="Record hits and streaks of what is returned")
+    at: AwareDatetime | None = Field(
+        default=None, description="When the question is asked (default now): the anchor of 'last May' in it"
+    )
 
 
 class CategoryIn(Strict):

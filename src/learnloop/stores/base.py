@@ -275,6 +275,10 @@ class Candidate:
     _learning: Learning | None = field(default=None, repr=False, compare=False)
     # Live learnings this one has an open possible-conflict link with (filled for the selected few only).
     conflicts: tuple[Learning, ...] = field(default=(), repr=False, compare=False)
+    # Epoch seconds of when it was said and of the span its words name (NaN: none), for time-aware ranking.
+    said_at: float = field(default=float("nan"), repr=False, compare=False)
+    event_at: float = field(default=float("nan"), repr=False, compare=False)
+    event_until: float = field(default=float("nan"), repr=False, compare=False)
 
     def learning(self) -> Learning:
         if self._learning is None:

@@ -150,4 +150,6 @@ async def retrieve(api: ApiDep, body: RetrieveIn) -> RetrievalResult:
         **({"statuses": [Status(s) for s in body.statuses]} if body.statuses else {}),
     )
     limits = Limits(**body.limits.model_dump())
-    return await api.loop.retrieve_context(user, body.query, filters=filters, limits=limits, record=body.record)
+    return await api.loop.retrieve_context(
+        user, body.query, filters=filters, limits=limits, record=body.record, at=body.at
+    )

@@ -46,10 +46,15 @@ _COLUMNS = (
     "hits",
     "updated_at",
     "tags",
+    "said_at",
+    "event_at",
+    "event_until",
 )
 _STATUSES = {code: status for status, code in STATUS_CODES.items()}
 
 Mask = npt.NDArray[np.bool_]
+# What ranking reads of a row: status, hits, updated_at, tags, said_at, event_at, event_until (NaN: none).
+RankingColumns = tuple[Status, int, float, list[str], float, float, float]
 Vectors = npt.NDArray[np.float32]
 
 
@@ -90,6 +95,9 @@ class Partition:
         self.hits = np.zeros(0, dtype=np.int64)
         self.updated_at = np.zeros(0, dtype=np.float64)
         self.tags = np.empty(0, dtype=object)
+        self.said_at = np.zeros(0, dtype=np.float64)
+        self.event_at = np.zeros(0, dtype=np.float64)
+        self.event_until = np.zeros(0, dtype=np.float64)
         self.slot_of: dict[int, int] = {}
         self.keywords = KeywordIndex()
         self.ann: Ann | None = None
@@ -135,6 +143,9 @@ class Partition:
         self.simhash[start:end] = np.array([c.simhash for c in codes], dtype=np.uint64)
         self.hits[start:end] = [c.hits for c in codes]
         self.updated_at[start:end] = [c.updated_at for c in codes]
+        self.said_at[start:end] = [c.said_at for c in codes]
+        self.event_at[start:end] = [c.event_at for c in codes]
+        self.event_until[start:end] = [c.event_until for c in codes]
         for offset, code in enumerate(codes):
             self.tags[start + offset] = code.tags
         for offset, (learning_id, code) in enumerate(zip(ids, codes, strict=True)):
@@ -162,19 +173,26 @@ class Partition:
             self.hits[slot] = hits
             self.updated_at[slot] = updated_at
 
-    def ranking(self, learning_ids: Sequence[int]) -> dict[int, tuple[Status, int, float, list[str]]]:
-        """(status, hits, updated_at, tags) of those of `learning_ids` that live here, as ranking reads them."""
+    def ranking(self, learning_ids: Sequence[int]) -> dict[int, RankingColumns]:
+        """(status, hits, updated_at, tags, said_at, event_at, event_until) of those of `learning_ids` that live
+        here, as ranking reads them."""
         found = [(i, slot) for i in learning_ids if (slot := self.slot_of.get(i)) is not None]
         if not found:
             return {}
         slots = [slot for _, slot in found]
         # Whole columns at once: per-element numpy reads cost more than the rest of ranking.
         columns = zip(
-            self.status[slots].tolist(), self.hits[slots].tolist(), self.updated_at[slots].tolist(), strict=True
+            self.status[slots].tolist(),
+            self.hits[slots].tolist(),
+            self.updated_at[slots].tolist(),
+            self.said_at[slots].tolist(),
+            self.event_at[slots].tolist(),
+            self.event_until[slots].tolist(),
+            strict=True,
         )
         return {
-            learning_id: (_STATUSES[status], hits, updated_at, list(self.tags[slot]))
-            for (learning_id, slot), (status, hits, updated_at) in zip(found, columns, strict=True)
+            learning_id: (_STATUSES[status], hits, updated_at, list(self.tags[slot]), said, start, end)
+            for (learning_id, slot), (status, hits, updated_at, said, start, end) in zip(found, columns, strict=True)
         }
 
     def remove(self, learning_id: int) -> None:

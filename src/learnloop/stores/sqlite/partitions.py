@@ -40,9 +40,13 @@ PartitionKey = tuple[str, str]
 _NO_HIT: Hit = (None, None, None, None)
 # Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
 _INDEX_STEP = 4
-_COLUMNS = "id, status, category, namespace, type, simhash64, embedding, text, topic, tags, hits, updated_at"
+_COLUMNS = (
+    "id, status, category, namespace, type, simhash64, embedding, text, topic, tags, hits, updated_at, said_at, "
+    "event_at, event_until"
+)
 # Positions after `_COLUMNS` in a catch-up read.
-_TENANT, _USER, _MODEL = 12, 13, 14
+_TENANT, _USER, _MODEL = 15, 16, 17
+_NONE = float("nan")
 
 
 class PartitionCache:
@@ -230,7 +234,7 @@ class PartitionCache:
 
     def _codes(self, row: Sequence[Any]) -> RowCodes:
         """Codes of a row selected with `_COLUMNS`."""
-        _, status, category, namespace, type_, sim, _, text, topic, tags, hits, updated_at = row[:12]
+        _, status, category, namespace, type_, sim, _, text, topic, tags, hits, updated_at, said, start, end = row[:15]
         tag_list = json.loads(tags)
         terms, counts = self.terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(tag_list)}"))
         return RowCodes(
@@ -244,6 +248,9 @@ class PartitionCache:
             tags=tuple(tag_list),
             terms=terms,
             term_counts=counts,
+            said_at=_NONE if said is None else said,
+            event_at=_NONE if start is None else start,
+            event_until=_NONE if end is None else end,
         )
 
     def _load(self, conn: sqlite3.Connection, key: PartitionKey, watermark: int, rows: list[Any]) -> Partition:

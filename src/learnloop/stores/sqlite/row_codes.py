@@ -40,3 +40,8 @@ class RowCodes:
     hits: int
     updated_at: float
     tags: tuple[str, ...]
+    # When it was said and the span its words name (NaN when none): retrieval favours what a question's
+    # time expression points at.
+    said_at: float = float("nan")
+    event_at: float = float("nan")
+    event_until: float = float("nan")

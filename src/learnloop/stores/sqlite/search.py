@@ -9,6 +9,7 @@ from ...models import Scope, Status
 from ...terms import query_terms
 from ..base import Candidate, Select
 from . import review
+from .partition import RankingColumns
 from .rows import LEARNING_COLUMNS, learning_from_row
 from .writes import visible_clause
 
@@ -18,7 +19,7 @@ __all__ = ["Hit", "Hits", "Ranking", "candidates", "match_expression", "partitio
 Hit = tuple[float | None, int | None, float | None, int | None]
 Hits = dict[int, Hit]
 # What ranking reads of a hit, from the in-memory partitions: status, hits, updated_at, tags.
-Ranking = dict[int, tuple[Status, int, float, list[str]]]
+Ranking = dict[int, RankingColumns]
 
 
 def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
@@ -81,10 +82,15 @@ def _candidate(
     hits: int,
     updated_at: float,
     tags: list[str],
+    said_at: float,
+    event_at: float,
+    event_until: float,
     found: Hits,
 ) -> Candidate:
     # Positional, in `Candidate` field order: this runs for every hit of every query.
-    return Candidate(learning_id, status, hits, updated_at, tags, *found[learning_id])
+    candidate = Candidate(learning_id, status, hits, updated_at, tags, *found[learning_id])
+    candidate.said_at, candidate.event_at, candidate.event_until = said_at, event_at, event_until
+    return candidate
 
 
 def _quote(term: str) -> str:
