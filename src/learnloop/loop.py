@@ -37,6 +37,7 @@ from .models import (
     Status,
 )
 from .recall import retrieve
+from .sdk_edge import sdk_edge
 from .stores.base import Vector
 from .sync import SyncProxy
 from .tools import ToolIntelligence
@@ -45,6 +46,7 @@ from .tools.intelligence import close_tools, tools_of
 __all__ = ["Loop"]
 
 
+@sdk_edge
 class Loop(TenantAdmin):
     """Capture, govern and recall learnings for one tenant."""
 

@@ -15,6 +15,7 @@ from ..lifecycle import actor_kind, check_transition
 from ..models import EventAction, Learning, LearningType, Origin, Scope, Source, Status
 from ..simhash import simhash64_hex
 from ..stores.base import EventDraft, Insert, NewLearning, Operation, Update, Vector
+from ..textcheck import check_text
 from .dedupe import DedupeAction, DedupeDecision, better_text, check_simhash, decide
 
 __all__ = ["SaveAction", "SaveRequest", "SaveResult", "check_gate", "save"]
@@ -64,6 +65,7 @@ class SaveRequest:
 def normalise_text(text: object) -> str:
     if not isinstance(text, str):
         raise ValidationError("learning text must be a string", field="text")
+    check_text(text, "text")
     cleaned = " ".join(text.split())
     if not cleaned:
         raise ValidationError("learning text is empty", field="text")

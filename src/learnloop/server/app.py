@@ -24,6 +24,7 @@ from .errors import install_error_handlers
 from .logs import event_log_sink
 from .routes import admin, agent, capture, learnings, metrics, tools
 from .state import Service, ServiceOptions, service_store_for
+from .wire import BodySizeLimit, QueryTextCheck
 
 __all__ = ["create_app"]
 
@@ -81,6 +82,13 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def _body_limits(options: ServiceOptions) -> Callable[[str], int]:
+    def limit_for(path: str) -> int:
+        return options.max_import_bytes if path == admin.IMPORT_PATH else options.max_body_bytes
+
+    return limit_for
+
+
 def create_app(
     loop: Loop, *, options: ServiceOptions | None = None, store: SQLiteServiceStore | None = None
 ) -> FastAPI:
@@ -103,6 +111,7 @@ def create_app(
             loop.engine.count_sinks.remove(counter)
             await service_store.flush()
 
+    options = options or ServiceOptions()
     app = FastAPI(
         title="learnloop",
         version=__version__,
@@ -115,7 +124,7 @@ def create_app(
         loop=loop,
         store=service_store,
         templates=Jinja2Templates(directory=str(_HERE / "templates")),
-        options=options or ServiceOptions(),
+        options=options,
     )
     if loop.engine.bus not in _LOGGED_BUSES:
         loop.engine.bus.add_sink(event_log_sink())
@@ -135,5 +144,7 @@ def create_app(
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
 
+    app.add_middleware(QueryTextCheck)
+    app.add_middleware(BodySizeLimit, limit_for=_body_limits(options))
     app.add_middleware(_SecurityHeaders)
     return app

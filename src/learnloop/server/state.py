@@ -23,6 +23,8 @@ class ServiceOptions:
     heartbeat: float = 15.0
     # Set the cookie's Secure flag (behind HTTPS).
     secure_cookies: bool = False
+    # Largest request body of any route, in bytes, but import (a 413 before the body is read whole).
+    max_body_bytes: int = 2 * 1024 * 1024
     # Largest accepted import body, in bytes.
     max_import_bytes: int = 64 * 1024 * 1024
 

@@ -27,6 +27,7 @@ from typing import Any
 from ..engine import Engine
 from ..errors import ValidationError
 from ..models import Scope
+from ..sdk_edge import sdk_edge
 from ..stores.base import Vector
 from ..terms import MAX_QUERY_CHARS
 from . import catalog
@@ -55,6 +56,7 @@ log = logging.getLogger("learnloop.tools")
 CLOSE_TIMEOUT_S = 5.0
 
 
+@sdk_edge
 class ToolIntelligence(ToolKnowledgeView):
     """Tool intelligence for one tenant. Async methods; `loop.sync.tools` for blocking callers."""
 

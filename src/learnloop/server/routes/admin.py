@@ -17,7 +17,9 @@ from ..auth import ApiDep
 from ..errors import ERROR_RESPONSES
 from ..schemas import IDENT, NAME, MeOut, PurgeIn, PurgeOut, VocabularyIn
 
-__all__ = ["router"]
+__all__ = ["IMPORT_PATH", "router"]
+
+IMPORT_PATH = "/api/import"
 
 router = APIRouter(prefix="/api", tags=["administration"], responses=ERROR_RESPONSES)
 
