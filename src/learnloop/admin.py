@@ -152,10 +152,15 @@ class TenantAdmin:
         actor: str = "person",
         reason: str | None = None,
     ) -> Learning:
-        """Bring a deprecated learning back. Only a person may."""
-        return await governance.change_status(
-            self._engine, self.scope(user), learning_id, Status(status), actor, reason or "restored"
-        )
+        """Bring a deprecated learning back. Only a person may; a learning that is not deprecated is an
+        `InvalidTransition`."""
+        return await governance.restore(self._engine, self.scope(user), learning_id, Status(status), actor, reason)
+
+    async def confirm(
+        self, learning_id: int, *, user: str | None = None, actor: str = "person", reason: str | None = None
+    ) -> Learning:
+        """Someone says it is right: a candidate is promoted, a verified learning gains confidence."""
+        return await governance.confirm(self._engine, self.scope(user), learning_id, actor, reason)
 
     async def report_failure(
         self, learning_ids: Sequence[int], *, user: str | None, reason: str, actor: str = "feedback"

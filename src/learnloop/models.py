@@ -87,6 +87,8 @@ class EventAction(StrEnum):
     MERGED = "merged"
     SUPERSEDED = "superseded"
     PROMOTED = "promoted"
+    # A verified learning confirmed again: its confidence rises, its status stays.
+    CONFIRMED = "confirmed"
     DEMOTED = "demoted"
     DEPRECATED = "deprecated"
     RESTORED = "restored"

@@ -17,6 +17,7 @@ __all__ = ["event_payload", "panel_of", "summary"]
 _KNOWLEDGE_UPDATES = {
     EventAction.SUPERSEDED,
     EventAction.PROMOTED,
+    EventAction.CONFIRMED,
     EventAction.DEMOTED,
     EventAction.DEPRECATED,
     EventAction.RESTORED,
@@ -56,6 +57,9 @@ def summary(event: Event) -> str:
         return f"Merged into {ref} (hits {after.get('hits', '?')}): {_clip(after.get('text'))}"
     if action == EventAction.EDITED:
         return f"Edited {ref}: {_clip(after.get('text'))}"
+    if action == EventAction.CONFIRMED:
+        raised = f"confidence {before.get('confidence', '?')} → {after.get('confidence', '?')}"
+        return f"Confirmed {ref} ({raised}){reason}: {_clip(after.get('text'))}"
     if action == EventAction.DELETED:
         return f"Deleted {ref}: {_clip(before.get('text'))}{reason}"
     if action == EventAction.RETRIEVED:
