@@ -7,6 +7,7 @@ import click
 from ..loop import Loop
 from ..models import Learning, Page, Status
 from .context import CliContext, echo_json, format_learning, pass_context, run
+from .terminal import printable
 
 
 @click.group()
@@ -72,7 +73,7 @@ def show(ctx: CliContext, learning_id: int) -> None:
     click.echo(format_learning(learning, long=True))
     click.echo("  history")
     for line in history:
-        click.echo(line)
+        click.echo(printable(line))
 
 
 @learnings.command()

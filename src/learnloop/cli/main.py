@@ -17,6 +17,7 @@ from .learnings import learnings
 from .mcp import mcp
 from .proxy import proxy
 from .serve import serve
+from .terminal import safe_json_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -71,7 +72,7 @@ def export_command(ctx: CliContext, user: str | None, output: Path | None) -> No
             return await loop.export_to(output, user=user)
         count = 0
         async for line in loop.export_jsonl(user=user):
-            click.echo(line)
+            click.echo(safe_json_line(line))
             count += 1
         return count
 
