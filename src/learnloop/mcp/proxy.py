@@ -37,7 +37,6 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.caching import CacheHint
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -51,6 +50,7 @@ from ..tools import ToolDef
 from .downstream import Downstreams, ProxyConfig
 from .proxy_sessions import ProxySession, SessionTable
 from .proxy_tools import INSTRUCTIONS, PROXY_TOOLS, SEARCH_TOOL, SET_CONTEXT_TOOL
+from .screening import ScreenedHttp, screened_stdio
 from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, resolve_key, shared_secret
 from .server_keys import chain, store_keys
 
@@ -138,7 +138,7 @@ class LearningProxy:
     def http_app(self, *, keys: KeyResolver, path: str = "/mcp", host: str = "127.0.0.1") -> ASGIApp:
         """The streamable HTTP endpoint at `path`; every request needs a bearer key `keys` knows for the
         proxy's tenant. `host` is where it is served: on loopback the SDK protects against DNS rebinding."""
-        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app = ScreenedHttp(self.server.streamable_http_app(streamable_http_path=path, host=host))
         self._keys_required = True
         return BearerAuth(app, _tenant_only(keys, self.loop.tenant))
 
@@ -319,7 +319,7 @@ async def serve(
             proxy = LearningProxy(loop, downstreams, k=config.k, user=config.user, search_limit=config.search_limit)
             await proxy.register()
             if transport == "stdio":
-                async with stdio_server() as (read, write):
+                async with screened_stdio() as (read, write):
                     await proxy.server.run(read, write, proxy.server.create_initialization_options())
                 return
             app = proxy.http_app(keys=chain(*resolvers), path=path, host=host)
