@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from .errors import ValidationError
 
-__all__ = ["MAX_DEPTH", "check_text", "check_value", "first_problem", "text_problem"]
+__all__ = ["MAX_DEPTH", "check_text", "check_value", "first_problem", "scrub", "text_problem"]
 
 #: Deepest nesting of lists and objects accepted anywhere (the JSON of a real request is a few levels deep).
 MAX_DEPTH = 64
@@ -42,6 +42,12 @@ def text_problem(text: str) -> str | None:
     if 0xD800 <= code <= 0xDFFF:
         return f"contains a lone surrogate (U+{code:04X}) {where}; it is not valid Unicode"
     return f"contains a control character (U+{code:04X}) {where}"
+
+
+def scrub(text: str) -> str:
+    """`text` with every refused character replaced by U+FFFD: for text learnloop passes on but did not
+    receive from its caller (a downstream tool's error message), where refusing would lose the rest."""
+    return _FORBIDDEN.sub("\ufffd", text)
 
 
 def check_text(text: str, field: str, *, max_chars: int | None = None) -> str:
