@@ -70,3 +70,18 @@ def test_serve_on_a_busy_port_creates_no_key(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_import_streams_reports_bad_lines_and_resumes(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.jsonl"
+    rows = [json.dumps({"text": f"Brew {i} fermented at {18 + i % 4} C", "user": "ann"}) for i in range(150)]
+    rows.insert(99, '{"text": "Kettle \\u0000 holds 30 L", "user": "ann"}')
+    dump.write_text("\n".join(rows) + "\n")
+    db = tmp_path / "cli-import.db"
+    done = run_cli(db, "import", str(dump), check=False)
+    assert done.returncode == 1
+    assert "imported 150 of 151" in done.stdout and "1 rejected" in done.stdout
+    assert "line 100: " in done.stderr and "NUL" in done.stderr and "importing" in done.stderr
+    resumed = run_cli(db, "--json", "import", str(dump), "--from-line", "120")
+    report = json.loads(resumed.stdout)
+    assert (report["imported"], report["skipped_existing"], report["read"]) == (0, 32, 32)

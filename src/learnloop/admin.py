@@ -17,6 +17,7 @@ from typing import Literal
 from . import governance
 from .engine import Engine
 from .errors import ValidationError
+from .importing import ImportReport, ImportSettings, OnBatch, file_lines, import_lines
 from .models import (
     DEFAULT_NAMESPACE,
     Event,
@@ -29,8 +30,9 @@ from .models import (
     Status,
     Vocabulary,
 )
-from .portability import ImportReport, export_lines, import_lines
+from .portability import export_lines
 from .stores.base import EventDraft, ListQuery
+from .textcheck import check_text
 
 __all__ = ["Order", "TenantAdmin"]
 
@@ -216,14 +218,30 @@ class TenantAdmin:
         """Write `export_jsonl` to a file; returns the number of learnings written."""
         lines = [line async for line in self.export_jsonl(user=user)]
         text = "".join(line + "\n" for line in lines)
-        await asyncio.to_thread(Path(path).write_text, text, encoding="utf-8")
+        try:
+            await asyncio.to_thread(Path(path).write_text, text, encoding="utf-8")
+        except OSError as exc:  # the caller's path: a missing folder, no permission, a name too long
+            raise ValidationError(f"cannot write {str(path)[:200]!r}: {exc.strerror or exc}", field="path") from exc
         return sum(not line.startswith('{"vocabulary"') for line in lines)
 
     async def import_jsonl(
-        self, lines: Iterable[str] | str | Path, *, user: str | None = None, actor: str = "import"
+        self,
+        lines: Iterable[str | bytes] | str | Path,
+        *,
+        user: str | None = None,
+        actor: str = "import",
+        start_line: int = 1,
+        settings: ImportSettings | None = None,
+        on_batch: OnBatch | None = None,
     ) -> ImportReport:
-        """Import learnings exported by `export_jsonl` (all or nothing per file; re-runs are no-ops)."""
+        """Import learnings exported by `export_jsonl` (a file path, or the lines themselves), streamed and
+        written in batches. Bad lines are rejected one by one (`report.rejected_lines` says which and why),
+        lines already present are skipped, and `start_line` resumes an import after `report.last_line`."""
         if isinstance(lines, str | Path):
-            content = await asyncio.to_thread(Path(lines).read_text, encoding="utf-8")
-            lines = content.splitlines()
-        return await import_lines(self._engine, self.scope(user), lines, actor)
+            check_text(str(lines), "lines")
+            if not await asyncio.to_thread(Path(lines).is_file):
+                raise ValidationError(f"{str(lines)[:200]!r} is not a file to import", field="lines")
+            lines = file_lines(str(lines))
+        return await import_lines(
+            self._engine, self.scope(user), lines, actor, start_line=start_line, settings=settings, on_batch=on_batch
+        )

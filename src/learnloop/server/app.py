@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -82,6 +83,18 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def _json_text(value: object) -> str:
+    """A value as JSON for reading on a page. Jinja's `tojson` escapes <, > and & as \\u003c… (it is made for
+    scripts), which a reader then sees verbatim; this is plain text that autoescaping makes safe."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(_HERE / "templates"))
+    templates.env.filters["json_text"] = _json_text
+    return templates
+
+
 def _body_limits(options: ServiceOptions) -> Callable[[str], int]:
     def limit_for(path: str) -> int:
         return options.max_import_bytes if path == admin.IMPORT_PATH else options.max_body_bytes
@@ -108,6 +121,7 @@ def create_app(
         try:
             yield
         finally:
+            await app.state.service.imports.stop()  # interrupted jobs resume later, after their last batch
             loop.engine.count_sinks.remove(counter)
             await service_store.flush()
 
@@ -123,7 +137,7 @@ def create_app(
     app.state.service = Service(
         loop=loop,
         store=service_store,
-        templates=Jinja2Templates(directory=str(_HERE / "templates")),
+        templates=_templates(),
         options=options,
     )
     if loop.engine.bus not in _LOGGED_BUSES:
