@@ -134,6 +134,19 @@ def promote(ctx: CliContext, learning_id: int, reason: str | None) -> None:
 
 @learnings.command()
 @click.argument("learning_id", type=int)
+@click.option("--reason", help="What confirmed it (kept in the history).")
+@pass_context
+def confirm(ctx: CliContext, learning_id: int, reason: str | None) -> None:
+    """Say a learning is right: a candidate becomes verified, a verified one gains confidence."""
+
+    async def work(loop: Loop) -> Learning:
+        return await loop.confirm(learning_id, reason=reason)
+
+    _print(ctx, run(ctx, work))
+
+
+@learnings.command()
+@click.argument("learning_id", type=int)
 @click.option("--reason", required=True, help="Why it is wrong or obsolete (kept in the history).")
 @pass_context
 def deprecate(ctx: CliContext, learning_id: int, reason: str) -> None:

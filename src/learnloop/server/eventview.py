@@ -63,8 +63,11 @@ def summary(event: Event) -> str:
     if action == EventAction.DELETED:
         return f"Deleted {ref}: {_clip(before.get('text'))}{reason}"
     if action == EventAction.RETRIEVED:
-        count = event.data.get("count", len(event.data.get("ids", [])))
-        return f"Retrieved {count} learning{'s' if count != 1 else ''}"
+        ids = [f"#{i}" for i in event.data.get("ids", [])]
+        count = event.data.get("count", len(ids))
+        asked = f" for “{_clip(event.data['query'])}”" if event.data.get("query") else ""
+        which = f": {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}" if ids else ""
+        return f"Recalled {count} learning{'s' if count != 1 else ''}{asked}{which}"
     if action == EventAction.PURGED:
         count = len(event.data.get("ids", []))
         return f"Purged {count} deprecated learning{'s' if count != 1 else ''}"
