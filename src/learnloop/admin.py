@@ -29,6 +29,7 @@ from .models import (
     Scope,
     Status,
     Vocabulary,
+    choice,
 )
 from .portability import export_lines
 from .stores.base import EventDraft, ListQuery
@@ -83,8 +84,8 @@ class TenantAdmin:
             global_only=global_only,
             namespace=namespace,
             category=category,
-            status=None if status is None else Status(status),
-            origin=None if origin is None else Origin(origin),
+            status=None if status is None else choice(Status, status, "status"),
+            origin=None if origin is None else choice(Origin, origin, "origin"),
             text=text,
             order=order,
             offset=offset,
@@ -156,7 +157,9 @@ class TenantAdmin:
     ) -> Learning:
         """Bring a deprecated learning back. Only a person may; a learning that is not deprecated is an
         `InvalidTransition`."""
-        return await governance.restore(self._engine, self.scope(user), learning_id, Status(status), actor, reason)
+        return await governance.restore(
+            self._engine, self.scope(user), learning_id, choice(Status, status, "status"), actor, reason
+        )
 
     async def confirm(
         self, learning_id: int, *, user: str | None = None, actor: str = "person", reason: str | None = None

@@ -25,7 +25,6 @@ from .capture.tool import (
     tool_schema,
 )
 from .capture.write import SaveRequest, SaveResult, save
-from .errors import ValidationError
 from .models import (
     DEFAULT_NAMESPACE,
     Filters,
@@ -35,6 +34,7 @@ from .models import (
     RetrievalResult,
     Source,
     Status,
+    choice,
 )
 from .recall import retrieve
 from .sdk_edge import sdk_edge
@@ -168,11 +168,8 @@ class Loop(TenantAdmin):
         actor: str | None = None,
     ) -> SaveResult:
         """Store one learning through the governed write (validation, gate, dedupe)."""
-        origin = Origin(origin)
-        try:
-            learning_type = LearningType(type)
-        except ValueError as exc:
-            raise ValidationError(f"unknown learning type {type!r}", field="type") from exc
+        origin = choice(Origin, origin, "origin")
+        learning_type = choice(LearningType, type, "type")
         request = SaveRequest(
             text=text,
             user=user,
@@ -181,7 +178,7 @@ class Loop(TenantAdmin):
             type=learning_type,
             topic=topic,
             tags=tags,
-            status=Status(status),
+            status=choice(Status, status, "status"),
             confidence=self._engine.policy.tool_confidence if confidence is None else confidence,
             origin=origin,
             source=source or Source(),

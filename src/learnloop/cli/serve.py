@@ -55,6 +55,7 @@ async def _serve(
     from ..server.keys import Role, issue_key
     from ..server.logs import configure_json_logging
     from ..server.state import service_store_for
+    from ..server.wire import MAX_REQUEST_HEAD_BYTES
 
     configure_json_logging(getattr(logging, log_level.upper()))
     # The port first: a first admin key created by a run that then cannot listen would be shown to no one,
@@ -72,7 +73,13 @@ async def _serve(
         await loop.engine.embedder.embed(["warm up"], purpose="query")
         app = create_app(loop, options=ServiceOptions(poll_interval=poll, secure_cookies=secure_cookies))
         config = uvicorn.Config(
-            app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=2, lifespan="on"
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            timeout_graceful_shutdown=2,
+            lifespan="on",
+            h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
         )
         server = uvicorn.Server(config)
         announce = asyncio.create_task(_announce(server, ctx, host, first_key.key if first_key else None))

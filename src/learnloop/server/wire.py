@@ -18,7 +18,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..textcheck import text_problem
 from .errors import error_body
 
-__all__ = ["BodySizeLimit", "QueryTextCheck"]
+__all__ = ["MAX_REQUEST_HEAD_BYTES", "BodySizeLimit", "QueryTextCheck"]
+
+# The longest request line and headers the HTTP parser reads (uvicorn's `h11_max_incomplete_event_size`; its
+# default, 16 KB, ended a longer request with a reset while the client was still sending): a 1 MB query string
+# is read, and answered with a 422 naming the parameter that is too long or not text.
+MAX_REQUEST_HEAD_BYTES = 2 * 1024 * 1024
 
 
 class BodySizeLimit:
