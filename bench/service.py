@@ -1,4 +1,5 @@
-"""Throughput and latency of the HTTP service: POST /api/retrieve and POST /api/tools/save_learning.
+"""Throughput and latency of the HTTP service: POST /api/retrieve and POST /api/tools/save_learning, and
+retrieval while a large import runs.
 
     python bench/service.py                    # table
     python bench/service.py --json             # one JSON object
@@ -10,12 +11,17 @@ in this process (httpx, async, a few concurrent clients) sends a bounded number 
 stopping early at a time limit. Latency is measured at the client: HTTP, JSON, auth, the engine (query
 embedding, hybrid search, ranking, recording hits; or validate, gate, embed, dedupe, write) and the event
 log. Both processes share this machine's cores, so the figures are a floor for a dedicated server.
+
+Import under load: `--import-mb` of valid learnings (text, no vectors: every line is embedded) are posted to
+POST /api/import for another user; while that job runs, one client sends the same retrievals as the idle row
+before it. Reported: p95 of /api/retrieve idle and during the import, their ratio, and how far the import got.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -42,6 +48,8 @@ from learnloop.stores.sqlite.service import SQLiteServiceStore
 from retrieval import TENANT, USER, bulk_insert, embed_cached
 
 ROOT = Path(__file__).resolve().parent.parent
+# The user the import under load writes for, so that the measured user's learnings stay as they were.
+IMPORTER = "importer"
 
 
 async def prepare(folder: Path, size: int, quiet: bool) -> tuple[Path, str]:
@@ -171,10 +179,55 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 offset += save["requests"]
                 runs.append({"concurrency": concurrency, "retrieve": retrieve, "save_learning": save})
+            under_load = await import_under_load(client, asked, args) if args.import_mb > 0 else None
     finally:
         process.terminate()
         process.wait(timeout=30)
-    return {"learnings": args.learnings, "cpus": os.cpu_count(), "runs": runs}
+    return {"learnings": args.learnings, "cpus": os.cpu_count(), "runs": runs, "import_under_load": under_load}
+
+
+def import_body(megabytes: float) -> tuple[bytes, int]:
+    """JSON lines of valid learnings for the importing user, with text and no vectors, about `megabytes` long."""
+    lines: list[bytes] = []
+    size, seed = 0, 100
+    while size < megabytes * 1024 * 1024:
+        for text in learnings(2000, seed=seed):
+            line = json.dumps({"text": f"{text} (import {len(lines)})", "category": "fact"}).encode() + b"\n"
+            lines.append(line)
+            size += len(line)
+            if size >= megabytes * 1024 * 1024:
+                break
+        seed += 1
+    return b"".join(lines), len(lines)
+
+
+async def import_under_load(client: httpx.AsyncClient, asked: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """p95 of POST /api/retrieve idle, then while a `--import-mb` import runs in the server."""
+    body, lines = import_body(args.import_mb)
+
+    def bodies(i: int) -> dict[str, Any]:
+        return {"query": asked[i], "user": USER}
+
+    progress("import under load: idle retrievals", args.quiet)
+    idle = await load(client, "/api/retrieve", bodies, args.requests, args.seconds, 1)
+    progress(f"import under load: posting {len(body) / 1e6:.1f} MB ({lines} lines) for {IMPORTER}", args.quiet)
+    posted = await client.post("/api/import", params={"user": IMPORTER}, content=body, timeout=300)
+    posted.raise_for_status()
+    job = posted.json()["job"]
+    busy = await load(client, "/api/retrieve", bodies, args.requests, args.seconds, 1)
+    state = (await client.get(f"/api/import/{job}")).json()
+    return {
+        "import_bytes": len(body),
+        "import_lines": lines,
+        "idle_p95_ms": idle["p95_ms"],
+        "p95_ms": busy["p95_ms"],
+        "p50_ms": busy["p50_ms"],
+        "requests": busy["requests"],
+        "errors": busy["errors"],
+        "p95_ratio": round(busy["p95_ms"] / idle["p95_ms"], 2) if idle["p95_ms"] else None,
+        "import_status_after": state["status"],
+        "import_lines_done": state["report"]["last_line"],
+    }
 
 
 def main() -> None:
@@ -189,6 +242,9 @@ def main() -> None:
         help="comma-separated numbers of concurrent clients, one run each (default 1,4)",
     )
     parser.add_argument("--db-dir", help="folder for the benchmark database (default: a temp folder)")
+    parser.add_argument(
+        "--import-mb", type=float, default=15.0, help="size of the import of the 'import under load' row (0: skip)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
     args.quiet = args.json
@@ -211,6 +267,14 @@ def main() -> None:
     )
     for run_ in figures["runs"]:
         print(f"  save_learning outcomes with {run_['concurrency']} clients: {run_['save_learning']['actions']}")
+    loaded = figures["import_under_load"]
+    if loaded:
+        print(
+            f"  import under load: POST /api/retrieve p95 {loaded['p95_ms']} ms while a "
+            f"{loaded['import_bytes'] / 1e6:.1f} MB import ran ({loaded['import_lines_done']} of "
+            f"{loaded['import_lines']} lines done, {loaded['import_status_after']}) against {loaded['idle_p95_ms']} ms "
+            f"idle: {loaded['p95_ratio']}x"
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ Replay: sessions of `--per-session` queries, spread over `--users` users. For ea
 descriptions and keywords only (`route(..., learned=False)`); both are scored (recall@1, @5) *before*
 anything is learned from the query; then the simulated agent calls the gold tool — from the routed list if
 it is there (strong signal), else found through `search_available_tools` on the query or, failing that, on
-the tool's name (discovery), recorded with `record_call`. Figures are reported per block of sessions.
+the tool's name (discovery), recorded with `record_call`. Searches show what the proxy shows: the few hits
+close to the best one that the routed list lacks (`relevant_hits`, at most 3), and only those count as
+searched. Figures are reported per block of sessions.
 
 Control: a random `--control-share` of the tools (tool-disjoint) never appears in the replay. After it,
 their queries are ranked by the learned and the frozen router: tools never seen used must not get worse.
@@ -48,6 +50,7 @@ from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.stores.sqlite import SQLiteStore
 from learnloop.tools.catalog import name_words
+from learnloop.tools.router import relevant_hits
 
 TENANT = "bench"
 
@@ -172,11 +175,15 @@ async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, Any]:
             if tool in routed:
                 found_by["list"] += 1
             else:
-                found = await tools.search(query, user=user, session=session, query_vector=vector)
+                # As the proxy's search_available_tools: only the few relevant hits the agent did not see yet
+                # are shown (and recorded as searched).
+                found = relevant_hits(await tools.search(query, user=user, query_vector=vector), shown=routed)
+                await tools.record_search(session, query, [f.name for f in found], user=user)
                 if tool in {f.name for f in found}:
                     found_by["search"] += 1
                 else:
-                    await tools.search(name_words(tool), user=user, session=session)
+                    by_name = relevant_hits(await tools.search(name_words(tool), user=user), shown=routed)
+                    await tools.record_search(session, name_words(tool), [f.name for f in by_name], user=user)
                     found_by["name_search"] += 1
             await tools.record_call(session, tool, {}, ok=True, latency_ms=100.0, user=user)
         last_of_session = (index + 1) % args.per_session == 0 or index + 1 == len(stream)

@@ -280,10 +280,10 @@ async def test_export_then_import_into_a_fresh_file(open_loop: Callable[..., Loo
             "Mash at 66 C"
         ]
         bad = tmp_path / "bad.jsonl"
-        bad.write_text('{"text": "fine", "user": "carol"}\n{"user": "carol"}\n')
-        with pytest.raises(learnloop.ValidationError, match="line 2"):
-            await target.import_jsonl(bad)
-        assert (await target.list(owner="carol")).total == 0
+        bad.write_text('{"text": "Carol ferments at 19 C", "user": "carol"}\n{"user": "carol"}\n')
+        report = await target.import_jsonl(bad)
+        assert [r.line for r in report.rejected_lines] == [2] and "text" in report.rejected_lines[0].reason
+        assert (await target.list(owner="carol")).total == 1
     finally:
         await target.aclose()
 

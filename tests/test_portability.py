@@ -1,4 +1,5 @@
-"""Imports are checked whole and written in one transaction; edits and imports pass the write gate."""
+"""Imports are checked line by line and written in batches: a bad line is rejected with its number and reason, the
+others are imported; edits and imports pass the write gate."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from learnloop import Loop, ValidationError, WriteRefused
+from learnloop.importing import ImportSettings
 
 SECRET = "aws key AKIAIOSFODNN7EXAMPLQ secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -29,30 +31,68 @@ async def test_an_edit_cannot_store_what_a_save_would_refuse(loop: Loop) -> None
     assert (await loop.get(saved.learning.id)).text == "Mash at 66 C for a drier finish"
 
 
-async def test_an_import_with_one_refused_line_writes_nothing(loop: Loop, tmp_path: Path) -> None:
+async def test_a_refused_line_is_rejected_and_the_others_are_imported(loop: Loop, tmp_path: Path) -> None:
     dump = tmp_path / "dump.jsonl"
     dump.write_text("\n".join([line(f"Batch {i} fermented at {18 + i % 5} C") for i in range(300)] + [line(SECRET)]))
-    with pytest.raises(ValidationError, match="line 301"):
-        await loop.import_jsonl(dump)
-    assert (await loop.list()).total == 0
-    assert await loop.events() == []
+    report = await loop.import_jsonl(dump)
+    assert (report.read, report.imported, report.rejected, report.last_line) == (301, 300, 1, 301)
+    [rejected] = report.rejected_lines
+    assert rejected.line == 301 and "secret." in rejected.reason and "AKIAIOSFODNN7" not in rejected.reason
+    assert (await loop.list()).total == 300
 
 
-async def test_a_bad_vector_is_a_validation_error_and_nothing_is_written(loop: Loop, tmp_path: Path) -> None:
+async def test_a_bad_vector_rejects_its_line(loop: Loop, tmp_path: Path) -> None:
     model = loop.engine.embedder.model_id
     good = base64.b64encode(np.ones(loop.engine.embedder.dimension, dtype=np.float32).tobytes()).decode()
     nan = base64.b64encode(np.full(loop.engine.embedder.dimension, np.nan, dtype=np.float32).tobytes()).decode()
     cases = {
-        "short": line("Mash at 66 C", embedding_model=model, embedding="YWI="),
-        "nan": line("Mash at 67 C", embedding_model=model, embedding=nan),
-        "not base64": line("Mash at 68 C", embedding_model=model, embedding="%%%"),
+        "short": (line("Mash at 66 C", embedding_model=model, embedding="YWI="), "dimensions"),
+        "nan": (line("Mash at 67 C", embedding_model=model, embedding=nan), "non-finite"),
+        "not base64": (line("Mash at 68 C", embedding_model=model, embedding="%%%"), "base64"),
     }
-    for name, bad in cases.items():
+    for name, (bad, problem) in cases.items():
         dump = tmp_path / f"{name}.jsonl"
         dump.write_text("\n".join([line("Sparge at 76 C", embedding_model=model, embedding=good)] * 3 + [bad]))
-        with pytest.raises(ValidationError, match="line 4"):
-            await loop.import_jsonl(dump)
-    assert (await loop.list()).total == 0
+        report = await loop.import_jsonl(dump)
+        [rejected] = report.rejected_lines
+        assert rejected.line == 4 and problem in rejected.reason, rejected
+    assert [learning.text for learning in (await loop.list()).items] == ["Sparge at 76 C"]
+
+
+async def test_hostile_lines_are_rejected_one_by_one(loop: Loop, tmp_path: Path) -> None:
+    dump = tmp_path / "hostile.jsonl"
+    dump.write_bytes(
+        b"\n".join(
+            [
+                line("Kettle \ud800 holds 30 L").encode(),  # a lone surrogate, as a JSON escape
+                b"\xff\xfe not utf-8",
+                b'{"vocabulary": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                b"[1, 2, 3]",
+                line("Kettle holds \u0000 30 L").encode(),
+                line("Dana's kettle is \u05e7\u05d5\u05de\u05e7\u05d5\u05dd, 30 litres").encode(),
+            ]
+        )
+    )
+    report = await loop.import_jsonl(dump)
+    reasons = {r.line: r.reason for r in report.rejected_lines}
+    assert set(reasons) == {1, 2, 3, 4, 5} and report.imported == 1
+    assert "surrogate" in reasons[1] and "UTF-8" in reasons[2] and "deeply" in reasons[3] and "NUL" in reasons[5]
+
+
+async def test_an_import_resumes_after_its_last_line(loop: Loop, tmp_path: Path) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("\n".join(line(f"Brew {i} used {i % 7 + 1} kg of malt") for i in range(200)))
+    seen: list[int] = []
+    first = await loop.import_jsonl(
+        dump, settings=ImportSettings(batch_size=50), on_batch=lambda r: seen.append(r.last_line)
+    )
+    assert seen == [50, 100, 150, 200] and first.imported == 200  # one transaction per batch
+    other = loop.for_tenant("resumed")
+    partial = await other.import_jsonl(list(dump.read_text().splitlines())[:120])
+    rest = await other.import_jsonl(dump, start_line=partial.last_line + 1)
+    assert (partial.imported, rest.imported, rest.read) == (120, 80, 80)
+    again = await other.import_jsonl(dump)
+    assert (again.imported, again.skipped_existing) == (0, 200)
 
 
 async def test_import_keeps_version_chains_and_vocabularies_in_one_go(loop: Loop, tmp_path: Path) -> None:

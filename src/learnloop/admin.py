@@ -17,6 +17,7 @@ from typing import Literal
 from . import governance, review
 from .engine import Engine
 from .errors import ValidationError
+from .importing import ImportReport, ImportSettings, OnBatch, file_lines, import_lines
 from .models import (
     DEFAULT_NAMESPACE,
     Event,
@@ -31,9 +32,11 @@ from .models import (
     Scope,
     Status,
     Vocabulary,
+    choice,
 )
-from .portability import ImportReport, export_lines, import_lines
+from .portability import export_lines
 from .stores.base import EventDraft, ListQuery
+from .textcheck import check_text
 
 __all__ = ["Order", "TenantAdmin"]
 
@@ -84,8 +87,8 @@ class TenantAdmin:
             global_only=global_only,
             namespace=namespace,
             category=category,
-            status=None if status is None else Status(status),
-            origin=None if origin is None else Origin(origin),
+            status=None if status is None else choice(Status, status, "status"),
+            origin=None if origin is None else choice(Origin, origin, "origin"),
             text=text,
             order=order,
             offset=offset,
@@ -155,10 +158,17 @@ class TenantAdmin:
         actor: str = "person",
         reason: str | None = None,
     ) -> Learning:
-        """Bring a deprecated learning back. Only a person may."""
-        return await governance.change_status(
-            self._engine, self.scope(user), learning_id, Status(status), actor, reason or "restored"
+        """Bring a deprecated learning back. Only a person may; a learning that is not deprecated is an
+        `InvalidTransition`."""
+        return await governance.restore(
+            self._engine, self.scope(user), learning_id, choice(Status, status, "status"), actor, reason
         )
+
+    async def confirm(
+        self, learning_id: int, *, user: str | None = None, actor: str = "person", reason: str | None = None
+    ) -> Learning:
+        """Someone says it is right: a candidate is promoted, a verified learning gains confidence."""
+        return await governance.confirm(self._engine, self.scope(user), learning_id, actor, reason)
 
     async def report_failure(
         self, learning_ids: Sequence[int], *, user: str | None, reason: str, actor: str = "feedback"
@@ -258,14 +268,30 @@ class TenantAdmin:
         """Write `export_jsonl` to a file; returns the number of learnings written."""
         lines = [line async for line in self.export_jsonl(user=user)]
         text = "".join(line + "\n" for line in lines)
-        await asyncio.to_thread(Path(path).write_text, text, encoding="utf-8")
+        try:
+            await asyncio.to_thread(Path(path).write_text, text, encoding="utf-8")
+        except OSError as exc:  # the caller's path: a missing folder, no permission, a name too long
+            raise ValidationError(f"cannot write {str(path)[:200]!r}: {exc.strerror or exc}", field="path") from exc
         return sum(not line.startswith('{"vocabulary"') for line in lines)
 
     async def import_jsonl(
-        self, lines: Iterable[str] | str | Path, *, user: str | None = None, actor: str = "import"
+        self,
+        lines: Iterable[str | bytes] | str | Path,
+        *,
+        user: str | None = None,
+        actor: str = "import",
+        start_line: int = 1,
+        settings: ImportSettings | None = None,
+        on_batch: OnBatch | None = None,
     ) -> ImportReport:
-        """Import learnings exported by `export_jsonl` (all or nothing per file; re-runs are no-ops)."""
+        """Import learnings exported by `export_jsonl` (a file path, or the lines themselves), streamed and
+        written in batches. Bad lines are rejected one by one (`report.rejected_lines` says which and why),
+        lines already present are skipped, and `start_line` resumes an import after `report.last_line`."""
         if isinstance(lines, str | Path):
-            content = await asyncio.to_thread(Path(lines).read_text, encoding="utf-8")
-            lines = content.splitlines()
-        return await import_lines(self._engine, self.scope(user), lines, actor)
+            check_text(str(lines), "lines")
+            if not await asyncio.to_thread(Path(lines).is_file):
+                raise ValidationError(f"{str(lines)[:200]!r} is not a file to import", field="lines")
+            lines = file_lines(str(lines))
+        return await import_lines(
+            self._engine, self.scope(user), lines, actor, start_line=start_line, settings=settings, on_batch=on_batch
+        )

@@ -25,9 +25,9 @@ from .embedders.base import Embedder, Purpose
 from .events import EventBus
 from .lifecycle import LifecyclePolicy
 from .llms.base import ChatModel
-from .models import DEFAULT_VOCABULARY, Scope, Status, Vocabulary, utcnow
+from .models import DEFAULT_VOCABULARY, EventAction, Scope, Status, Vocabulary, utcnow
 from .retrieval import RetrievalConfig, noise_floor
-from .stores.base import ApplyResult, FollowUp, Operation, Store, Vector
+from .stores.base import ApplyResult, EventDraft, FollowUp, Operation, Store, Vector
 
 __all__ = ["Engine"]
 
@@ -63,6 +63,9 @@ class Engine:
     counters: Counter[str] = field(default_factory=Counter)
     # Called as sink(tenant, key) after each count; the service persists counts (never text) through one.
     count_sinks: list[Callable[[str, str], None]] = field(default_factory=list)
+    # (tenant, vocabulary) given to `learnloop.open(vocabulary=...)`: stored in the database at start, so the
+    # vocabulary belongs to the data and a later open without it keeps it.
+    given_vocabulary: tuple[str, Vocabulary] | None = None
     _vocabularies: dict[tuple[str, str], tuple[float, Vocabulary]] = field(default_factory=dict)
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -99,8 +102,22 @@ class Engine:
         if self._started:
             return
         await self.store.start()
+        if self.given_vocabulary is not None:
+            await self._keep_vocabulary(*self.given_vocabulary)
         with self._start_lock:
             self._started = True
+
+    async def _keep_vocabulary(self, tenant: str, vocabulary: Vocabulary) -> None:
+        stored = await self.store.get_vocabulary(tenant, vocabulary.namespace)
+        if stored == vocabulary:
+            return
+        draft = EventDraft(
+            actor="system:open",
+            action=EventAction.VOCABULARY_CHANGED,
+            data={"namespace": vocabulary.namespace, "categories": vocabulary.names},
+        )
+        self.bus.publish([await self.store.put_vocabulary(tenant, vocabulary, draft)])
+        self.forget_vocabulary(tenant, vocabulary.namespace)
 
     async def apply(self, scope: Scope, operations: Sequence[Operation]) -> ApplyResult:
         await self.ensure_started()

@@ -39,6 +39,7 @@ def build_loop(
         retrieval=retrieval or RetrievalConfig(),
         default_vocabulary=vocabulary or DEFAULT_VOCABULARY,
         dedupe=load_policy(settings.dedupe_calibration) if settings.dedupe_calibration else None,
+        given_vocabulary=None if vocabulary is None else (settings.tenant, vocabulary),
     )
     loop = Loop(engine, tenant=settings.tenant)
     loop.agent.configure(settings=settings)  # the learning agent's own model setting (`learning_model`)
@@ -54,6 +55,9 @@ def open(
     **settings: Any,
 ) -> Loop:
     """Open a loop on `db` (a file path; default `learnloop.db` or `$LEARNLOOP_DB`) with the bundled local
-    embedding model. Other settings (`embedder=`, `llm=`, `tenant=` …) override the environment."""
+    embedding model. Other settings (`embedder=`, `llm=`, `tenant=` …) override the environment.
+
+    A `vocabulary` is stored in the database for the tenant (replacing the namespace's stored one when it
+    differs), so a later `open(db)` without it keeps using it: the categories belong with the learnings."""
     resolved = Settings.from_env(db=db, **settings)
     return build_loop(resolved, vocabulary=vocabulary, policy=policy, retrieval=retrieval)

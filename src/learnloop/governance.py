@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from .capture.write import check_gate, normalise_tags, normalise_text
 from .engine import Engine
-from .errors import ConflictError, NotFound, ValidationError
+from .errors import ConflictError, InvalidTransition, NotFound, ValidationError
 from .lifecycle import check_transition, failure_outcome
 from .models import EventAction, Learning, LearningType, Scope, Status
 from .simhash import simhash64_hex
@@ -20,11 +20,13 @@ from .stores.base import Delete, EventDraft, ListQuery, Operation, Update
 
 __all__ = [
     "change_status",
+    "confirm",
     "delete",
     "get",
     "promote",
     "promote_last_candidate",
     "report_failure",
+    "restore",
     "update",
 ]
 
@@ -108,18 +110,76 @@ async def change_status(
     return await _retrying(attempt)
 
 
+def _not_deprecated(learning: Learning, move: str) -> None:
+    """A deprecated learning comes back only through `restore`, where the event log says it was restored."""
+    if learning.status is Status.DEPRECATED:
+        raise InvalidTransition(
+            f"learning {learning.id} is deprecated; it cannot be {move}: restore it instead",
+            status=learning.status.value,
+        )
+
+
 async def promote(engine: Engine, scope: Scope, learning_id: int, actor: str, reason: str | None) -> Learning:
-    """A confirmation: verified, with the confidence a confirmation earns."""
+    """A candidate confirmed: verified, with the confidence a confirmation earns. Only candidates are promoted
+    (a deprecated learning is restored, a verified one confirmed)."""
     floor = engine.policy.confirmation_confidence
-    return await change_status(
-        engine,
-        scope,
-        learning_id,
-        Status.VERIFIED,
-        actor,
-        reason or "confirmed",
-        lambda learning: max(learning.confidence, floor),
-    )
+
+    async def attempt() -> Learning:
+        learning = await get(engine, scope, learning_id)
+        _not_deprecated(learning, "promoted")
+        confidence = max(learning.confidence, floor)
+        op = status_update(learning, Status.VERIFIED, actor, reason or "confirmed", confidence=confidence)
+        updated = (await engine.apply(scope, [op])).learnings[0]
+        assert updated is not None
+        return updated
+
+    return await _retrying(attempt)
+
+
+async def confirm(engine: Engine, scope: Scope, learning_id: int, actor: str, reason: str | None) -> Learning:
+    """Someone says a learning is right. A candidate is promoted; a verified one keeps its status and gains
+    confidence: at least the confirmation level, and half the way to 1 from where it was."""
+
+    async def attempt() -> Learning:
+        learning = await get(engine, scope, learning_id)
+        _not_deprecated(learning, "confirmed")
+        if learning.status is Status.CANDIDATE:
+            return await promote(engine, scope, learning_id, actor, reason)
+        raised = max(engine.policy.confirmation_confidence, learning.confidence + (1.0 - learning.confidence) / 2)
+        op = Update(
+            id=learning.id,
+            changes={"confidence": round(min(1.0, raised), 4), "failures": 0},
+            event=EventDraft(actor=actor, action=EventAction.CONFIRMED, reason=reason or "confirmed"),
+            expect_revision=learning.revision,
+        )
+        updated = (await engine.apply(scope, [op])).learnings[0]
+        assert updated is not None
+        return updated
+
+    return await _retrying(attempt)
+
+
+async def restore(
+    engine: Engine, scope: Scope, learning_id: int, target: Status, actor: str, reason: str | None
+) -> Learning:
+    """A deprecated learning brought back (by a person, as the transition table says). Anything else is not
+    deprecated and is refused, rather than silently moved: restoring a verified learning demoted it."""
+    if target is Status.DEPRECATED:
+        raise ValidationError("a learning is restored as candidate or verified", field="status")
+
+    async def attempt() -> Learning:
+        learning = await get(engine, scope, learning_id)
+        if learning.status is not Status.DEPRECATED:
+            raise InvalidTransition(
+                f"learning {learning_id} is {learning.status.value}, not deprecated: there is nothing to restore",
+                status=learning.status.value,
+            )
+        op = status_update(learning, target, actor, reason or "restored")
+        updated = (await engine.apply(scope, [op])).learnings[0]
+        assert updated is not None
+        return updated
+
+    return await _retrying(attempt)
 
 
 async def promote_last_candidate(engine: Engine, scope: Scope, actor: str, reason: str | None) -> Learning | None:

@@ -25,7 +25,6 @@ from .capture.tool import (
     tool_schema,
 )
 from .capture.write import SaveRequest, SaveResult, normalise_tags, save
-from .errors import ValidationError
 from .models import (
     DEFAULT_NAMESPACE,
     Filters,
@@ -35,8 +34,10 @@ from .models import (
     RetrievalResult,
     Source,
     Status,
+    choice,
 )
 from .recall import retrieve
+from .sdk_edge import sdk_edge
 from .stores.base import Vector
 from .sync import SyncProxy
 from .tools import ToolIntelligence
@@ -45,6 +46,7 @@ from .tools.intelligence import close_tools, tools_of
 __all__ = ["Loop"]
 
 
+@sdk_edge
 class Loop(TenantAdmin):
     """Capture, govern and recall learnings for one tenant."""
 
@@ -171,11 +173,8 @@ class Loop(TenantAdmin):
     ) -> SaveResult:
         """Store one learning through the governed write (validation, gate, dedupe). `at` is when it was said
         (default now): "yesterday" in the text is resolved against it and stored beside the words."""
-        origin = Origin(origin)
-        try:
-            learning_type = LearningType(type)
-        except ValueError as exc:
-            raise ValidationError(f"unknown learning type {type!r}", field="type") from exc
+        origin = choice(Origin, origin, "origin")
+        learning_type = choice(LearningType, type, "type")
         request = SaveRequest(
             text=text,
             user=user,
@@ -184,7 +183,7 @@ class Loop(TenantAdmin):
             type=learning_type,
             topic=topic,
             tags=tags,
-            status=Status(status),
+            status=choice(Status, status, "status"),
             confidence=self._engine.policy.tool_confidence if confidence is None else confidence,
             origin=origin,
             source=source or Source(),

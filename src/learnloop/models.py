@@ -38,6 +38,7 @@ __all__ = [
     "Source",
     "Status",
     "Vocabulary",
+    "choice",
     "utcnow",
 ]
 
@@ -45,6 +46,7 @@ DEFAULT_NAMESPACE = "learning"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _IDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,127}$")
 T = TypeVar("T")
+E = TypeVar("E", bound="StrEnum")
 
 
 def utcnow() -> datetime:
@@ -91,6 +93,8 @@ class EventAction(StrEnum):
     MERGED = "merged"
     SUPERSEDED = "superseded"
     PROMOTED = "promoted"
+    # A verified learning confirmed again: its confidence rises, its status stays.
+    CONFIRMED = "confirmed"
     DEMOTED = "demoted"
     DEPRECATED = "deprecated"
     RESTORED = "restored"
@@ -111,6 +115,19 @@ class EventAction(StrEnum):
     REANALYSIS_REQUESTED = "reanalysis_requested"
     AGENT_TOOL = "agent_tool"
     LEARNING_DONE = "learning_done"
+
+
+def choice(kind: type[E], value: object, field: str) -> E:
+    """`value` as a member of the enum `kind`, or a `ValidationError` naming the field and the allowed values
+    (the enum's own ValueError is no error a caller of learnloop should have to know)."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(str(value))
+    except ValueError as exc:
+        allowed = ", ".join(member.value for member in kind)
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "…"
+        raise ValidationError(f"{field} must be one of: {allowed} (got {shown})", field=field) from exc
 
 
 def check_identifier(value: str, what: str) -> str:

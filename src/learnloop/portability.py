@@ -1,9 +1,5 @@
-"""Export and import of learnings as JSON Lines, one learning per line, embeddings included.
-
-An import is checked whole (shape, write gate, vectors, categories) and then written in one transaction: a
-file with one bad line writes nothing and the error names the line. Re-importing the same file adds nothing
-(rows with the same owner, namespace and text are skipped).
-"""
+"""Export of learnings as JSON Lines, one learning per line, embeddings included, and the line format that
+`learnloop.importing` reads back."""
 
 from __future__ import annotations
 
@@ -11,24 +7,20 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from datetime import datetime
 
 import numpy as np
 from pydantic import BaseModel, Field
-from pydantic import ValidationError as PydanticValidationError
 
-from .capture.write import check_gate, normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ValidationError
-from .models import EventAction, Learning, LearningType, Origin, Scope, Source, Status, Vocabulary, check_identifier
-from .simhash import simhash64_hex
-from .stores.base import EventDraft, Insert, NewLearning, Operation, PutVocabulary, Update, Vector
+from .models import Learning, LearningType, Origin, Scope, Source, Status
+from .stores.base import Vector
 
-__all__ = ["ExportedLearning", "ImportReport", "export_lines", "import_lines"]
+__all__ = ["NAMESPACE", "ExportedLearning", "export_lines", "stored_vector", "to_line"]
 
-_BATCH = 256
-_NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 
 class ExportedLearning(BaseModel):
@@ -61,14 +53,6 @@ class ExportedLearning(BaseModel):
     event_until: datetime | None = None
 
 
-class ImportReport(BaseModel):
-    read: int
-    imported: int
-    skipped_existing: int
-    reembedded: int
-    ids: dict[int, int] = Field(default_factory=dict)
-
-
 def to_line(learning: Learning, vector: Vector | None) -> str:
     body = learning.model_dump(mode="json", exclude={"tenant", "revision", "simhash64"})
     if vector is not None:
@@ -85,67 +69,7 @@ async def export_lines(engine: Engine, scope: Scope) -> AsyncIterator[str]:
         yield to_line(learning, vector)
 
 
-_Problems = list[str]
-
-
-def _first_message(exc: Exception) -> str:
-    if isinstance(exc, PydanticValidationError):
-        return str(exc.errors()[0]["msg"])
-    if isinstance(exc, ValidationError):
-        return exc.message
-    return f"not a learning or vocabulary line ({exc})"
-
-
-def _parse(
-    engine: Engine, lines: Iterable[str], scope: Scope
-) -> tuple[list[Vocabulary], list[tuple[int, ExportedLearning, Vector | None]]]:
-    """Every line checked before anything is written: shape, text, the write gate, the stored vector."""
-    parsed: list[tuple[int, ExportedLearning, Vector | None]] = []
-    vocabularies: list[Vocabulary] = []
-    problems: _Problems = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            if line.lstrip().startswith('{"vocabulary"'):
-                vocabularies.append(Vocabulary.model_validate(json.loads(line)["vocabulary"]))
-                continue
-            record = ExportedLearning.model_validate_json(line)
-            record.text = normalise_text(record.text)
-            record.tags = list(normalise_tags(record.tags))
-            for field, value in (
-                ("text", record.text),
-                ("topic", record.topic),
-                ("tags", " ".join(record.tags)),
-                ("source.context", record.source.context or ""),
-            ):
-                if value:
-                    check_gate(engine, value, field)
-            if record.user is not None:
-                check_identifier(record.user, "user")
-            if not _NAMESPACE.match(record.namespace):
-                raise ValidationError(f"namespace {record.namespace!r} is not a valid name", field="namespace")
-            vector = _stored_vector(record, engine.embedder.model_id, engine.embedder.dimension)
-        except RecursionError:
-            problems.append(f"line {number}: nested too deeply")
-            continue
-        except (PydanticValidationError, ValidationError, ValueError, KeyError) as exc:
-            problems.append(f"line {number}: {_first_message(exc)}")
-            continue
-        if scope.user is not None:
-            record.user = scope.user
-        parsed.append((number, record, vector))
-    _reject_if(problems)
-    return vocabularies, parsed
-
-
-def _reject_if(problems: _Problems) -> None:
-    if problems:
-        shown = "; ".join(problems[:10]) + (f"; … {len(problems) - 10} more" if len(problems) > 10 else "")
-        raise ValidationError(f"import rejected, nothing written: {shown}", problems=problems[:100])
-
-
-def _stored_vector(record: ExportedLearning, model_id: str, dimension: int) -> Vector | None:
+def stored_vector(record: ExportedLearning, model_id: str, dimension: int) -> Vector | None:
     """The exported vector when it is of this model and sound; None means embed again."""
     if record.embedding is None or record.embedding_model != model_id:
         return None
@@ -159,116 +83,3 @@ def _stored_vector(record: ExportedLearning, model_id: str, dimension: int) -> V
     if not np.all(np.isfinite(vector)):
         raise ValidationError("embedding has non-finite values", field="embedding")
     return vector
-
-
-async def import_lines(engine: Engine, scope: Scope, lines: Iterable[str], actor: str = "import") -> ImportReport:
-    """Validate everything, embed what needs it, then write vocabularies and learnings in ONE transaction."""
-    await engine.ensure_started()
-    vocabularies, records = _parse(engine, lines, scope)
-    adopted: dict[str, Vocabulary] = {}
-    for vocabulary in vocabularies:
-        # A namespace the tenant has not configured takes the exported vocabulary; a configured one wins.
-        if await engine.store.get_vocabulary(scope.tenant, vocabulary.namespace) is None:
-            adopted[vocabulary.namespace] = vocabulary
-    problems: _Problems = []
-    for number, record, _ in records:
-        vocabulary = adopted.get(record.namespace) or await engine.vocabulary(scope.tenant, record.namespace)
-        try:
-            vocabulary.check(record.category)
-        except ValidationError as exc:
-            problems.append(f"line {number}: {exc.message}")
-    _reject_if(problems)
-
-    fresh = [(record, vector) for _, record, vector in records if not await _already_there(engine, scope, record)]
-    report = ImportReport(read=len(records), imported=0, skipped_existing=len(records) - len(fresh), reembedded=0)
-    missing = [i for i, (_, vector) in enumerate(fresh) if vector is None]
-    computed: dict[int, Vector] = {}
-    for start in range(0, len(missing), _BATCH):
-        chunk = missing[start : start + _BATCH]
-        vectors = await engine.embedder.embed([fresh[i][0].text for i in chunk])
-        computed.update({i: vectors[row] for row, i in enumerate(chunk)})
-    report.reembedded = len(missing)
-
-    ops: list[Operation] = [
-        PutVocabulary(
-            vocabulary,
-            EventDraft(
-                actor=actor,
-                action=EventAction.VOCABULARY_CHANGED,
-                data={"namespace": vocabulary.namespace, "categories": vocabulary.names},
-            ),
-        )
-        for vocabulary in adopted.values()
-    ]
-    old_ids = [record.id for record, _ in fresh]
-    for i, (record, vector) in enumerate(fresh):
-        ops.append(
-            Insert(
-                _new_learning(engine, scope, record, vector if vector is not None else computed[i]),
-                EventDraft(actor=actor, action=EventAction.IMPORTED),
-            )
-        )
-    if ops:
-        result = await engine.apply(scope, ops)
-        inserted = [learning for learning in result.learnings[len(adopted) :] if learning is not None]
-        report.ids = {old: new.id for old, new in zip(old_ids, inserted, strict=True) if old is not None}
-        report.imported = len(inserted)
-        await _link_versions(engine, scope, fresh, report.ids, inserted)
-    for namespace in adopted:
-        engine.forget_vocabulary(scope.tenant, namespace)
-    return report
-
-
-def _new_learning(engine: Engine, scope: Scope, record: ExportedLearning, vector: Vector) -> NewLearning:
-    return NewLearning(
-        tenant=scope.tenant,
-        user=record.user,
-        text=record.text,
-        vector=vector,
-        embedding_model=engine.embedder.model_id,
-        simhash64=simhash64_hex(record.text),
-        namespace=record.namespace,
-        category=record.category,
-        type=record.type,
-        topic=record.topic,
-        tags=tuple(record.tags),
-        status=record.status,
-        confidence=record.confidence,
-        origin=record.origin,
-        source=record.source,
-        version=record.version,
-        hits=record.hits,
-        streak=record.streak,
-        failures=record.failures,
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        last_retrieved_at=record.last_retrieved_at,
-        status_reason=record.status_reason,
-        said_at=record.said_at or record.created_at,
-        event_at=record.event_at,
-        event_until=record.event_until,
-    )
-
-
-async def _link_versions(
-    engine: Engine,
-    scope: Scope,
-    fresh: list[tuple[ExportedLearning, Vector | None]],
-    ids: dict[int, int],
-    inserted: list[Learning],
-) -> None:
-    """Version chains point at exported ids; once every row has its new id, point them at those."""
-    links = [
-        Update(new.id, {field: ids[old]}, None)
-        for (record, _), new in zip(fresh, inserted, strict=True)
-        for field, old in (("supersedes", record.supersedes), ("superseded_by", record.superseded_by))
-        if old is not None and old in ids
-    ]
-    if links:
-        await engine.apply(scope, links)
-
-
-async def _already_there(engine: Engine, scope: Scope, record: ExportedLearning) -> bool:
-    owner = Scope(tenant=scope.tenant, user=record.user)
-    found = await engine.store.existing_texts(owner, record.namespace, [record.text])
-    return record.text in found

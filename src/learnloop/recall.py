@@ -81,7 +81,7 @@ async def retrieve(
     else:
         block, included = render_memories(items, limits)
     if record:
-        _record(engine, scope, included, actor)
+        _record(engine, scope, included, actor, query)
     return RetrievalResult(
         query=query,
         items=included,
@@ -91,13 +91,13 @@ async def retrieve(
     )
 
 
-def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str) -> None:
+def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str, query: str) -> None:
     """hits + 1 and streak + 1 for what the model will see, one event, and evidence promotions decided on
-    the counts as they are after this retrieval — written in the background so the caller does not wait."""
+    the counts as they are after this retrieval — written in the background so the caller does not wait.
+    The event names the query (its start), so a reader of the activity panel sees what was asked."""
     ids = tuple(item.learning.id for item in items)
-    event = AppendEvent(
-        EventDraft(actor=actor, action=EventAction.RETRIEVED, data={"ids": list(ids), "count": len(ids)})
-    )
+    data = {"ids": list(ids), "count": len(ids), "query": _clipped(query)}
+    event = AppendEvent(EventDraft(actor=actor, action=EventAction.RETRIEVED, data=data))
     policy = engine.policy
 
     def promotions(touched: list[Learning]) -> list[Operation]:
@@ -117,3 +117,11 @@ def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str
         return ops
 
     engine.submit(scope, [Touch(ids=ids, at=engine.clock()), event], then=promotions)
+
+
+_QUERY_CHARS = 120
+
+
+def _clipped(query: str) -> str:
+    text = " ".join(query.split())
+    return text if len(text) <= _QUERY_CHARS else text[: _QUERY_CHARS - 1] + "…"

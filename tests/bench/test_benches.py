@@ -197,11 +197,15 @@ def test_service_reports_both_endpoints(tmp_path: Path) -> None:
     figures = run_bench(
         "service",
         *("--learnings", "10", "--requests", "1", "--seconds", "1", "--concurrency", "1", "--db-dir", tmp_path),
+        *("--import-mb", "0.02"),
     )
     [run] = figures["runs"]
     for endpoint in ("retrieve", "save_learning"):
         assert run[endpoint]["requests"] == 1 and run[endpoint]["errors"] == 0, endpoint
         assert numbers(run[endpoint]), endpoint
+    loaded = figures["import_under_load"]
+    assert loaded["requests"] == 1 and loaded["errors"] == 0 and loaded["import_lines"] > 0
+    assert {"idle_p95_ms", "p95_ms", "p95_ratio", "import_lines_done"} <= set(loaded)
 
 
 def test_dedupe_reports_the_three_rates_and_the_people_set(tmp_path: Path) -> None:

@@ -238,3 +238,15 @@ async def test_huge_integers_are_argument_errors(
     async with client(loop, Principal("default", "alice")) as mcp:
         result = await mcp.call_tool(tool, arguments)
     assert result.is_error and message in text(result), text(result)
+
+
+async def test_confirming_a_verified_learning_raises_its_confidence(loop: Loop) -> None:
+    """The README says confirm_learning raises confidence; on a verified learning it was an error."""
+    saved = await loop.save("Alice's kettle holds 30 litres", user="alice", category="equipment", status="verified")
+    assert saved.learning is not None
+    async with client(loop, Principal("default", "alice")) as mcp:
+        first = await mcp.call_tool("confirm_learning", {"id": saved.learning.id})
+        second = await mcp.call_tool("confirm_learning", {"id": saved.learning.id, "reason": "still right"})
+    assert not first.is_error and not second.is_error, text(first)
+    assert structured(first)["status"] == "verified" and structured(first)["confidence"] >= 0.9
+    assert structured(second)["confidence"] > structured(first)["confidence"]

@@ -28,6 +28,7 @@ from learnloop.engine import Engine
 from learnloop.server import ServiceOptions, create_app
 from learnloop.server.keys import issue_key
 from learnloop.server.state import service_store_for
+from learnloop.server.wire import MAX_REQUEST_HEAD_BYTES
 from learnloop.stores.sqlite import SQLiteStore
 from tests.conftest import BREWING, _Shared
 
@@ -87,7 +88,13 @@ def running_server(db: Path, embedder: Embedder, options: ServiceOptions | None 
     loop = learnloop.Loop(engine)
     app = create_app(loop, options=options or ServiceOptions(poll_interval=0.2, heartbeat=1.0))
     sock = free_port()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=1,
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,  # as `learnloop serve` runs it
+    )
     server = uvicorn.Server(config)
     ready: dict[str, asyncio.AbstractEventLoop] = {}
 

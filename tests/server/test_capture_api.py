@@ -152,15 +152,22 @@ def test_export_import_round_trip(service: RunningServer, key: str) -> None:
         assert len(learnings) == 2 and all(line["user"] == "gus" for line in learnings)
     other = service.key("capture-import", "admin")
     with service.client(other) as c:
-        report = c.post("/api/import", content=exported.text, headers={"content-type": "application/x-ndjson"}).json()
+        posted = c.post(
+            "/api/import",
+            params={"wait": "true"},
+            content=exported.text,
+            headers={"content-type": "application/x-ndjson"},
+        )
+        assert posted.status_code == 200 and posted.json()["status"] == "done"
+        report = posted.json()["report"]
         assert report["imported"] == 2 and report["reembedded"] == 0
-        again = c.post("/api/import", content=exported.text).json()
+        again = c.post("/api/import", params={"wait": "true"}, content=exported.text).json()["report"]
         assert again["imported"] == 0 and again["skipped_existing"] == 2
         broken = exported.text + '{"text": ""}\n'
-        rejected = c.post("/api/import", content=broken)
+        rejected = c.post("/api/import", params={"wait": "true"}, content=broken).json()["report"]
         bad_line = len(exported.text.splitlines()) + 1
-        assert rejected.status_code == 422 and f"line {bad_line}" in error_of(rejected)["message"]
-        # A vector of this server's model must be sound (the importer checks it; the route answers 422).
+        assert rejected["rejected"] == 1 and rejected["rejected_lines"][0]["line"] == bad_line
+        # A vector of this server's model must be sound (the importer checks it and rejects the line).
         model, dimension = service.loop.engine.embedder.model_id, service.loop.engine.embedder.dimension
         bad_vectors = {
             "!!!": "not valid base64",
@@ -169,12 +176,18 @@ def test_export_import_round_trip(service: RunningServer, key: str) -> None:
         }
         for embedding, problem in bad_vectors.items():
             line = json.dumps({"text": "Gus likes IPAs", "embedding": embedding, "embedding_model": model})
-            rejected = c.post("/api/import", content=line)
-            assert rejected.status_code == 422 and problem in error_of(rejected)["message"], rejected.text
-            assert "nothing written" in error_of(rejected)["message"]
+            job = c.post("/api/import", params={"wait": "true"}, content=line).json()
+            [only] = job["report"]["rejected_lines"]
+            assert only["line"] == 1 and problem in only["reason"], job
         deep = '{"vocabulary": ' + "[" * 100_000 + "]" * 100_000 + "}"
-        assert c.post("/api/import", content=deep).status_code == 422
-        assert c.post("/api/import", content=b"\xff\xfe").status_code == 422
+        assert (
+            "deeply"
+            in c.post("/api/import", params={"wait": "true"}, content=deep).json()["report"]["rejected_lines"][0][
+                "reason"
+            ]
+        )
+        not_text = c.post("/api/import", params={"wait": "true"}, content=b"\xff\xfe").json()["report"]
+        assert "UTF-8" in not_text["rejected_lines"][0]["reason"]
         assert c.get("/api/learnings", params={"user": "gus"}).json()["total"] == 2
 
 

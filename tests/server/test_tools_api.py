@@ -89,11 +89,11 @@ def test_catalog_register_list_get_remove(service: RunningServer) -> None:
 def test_route_and_search(service: RunningServer) -> None:
     key = _tenant(service, "tools-route")
     with service.client(key) as c:
-        routed = _ok(c.post("/api/tools/route", json={"context": "will it rain in Paris tomorrow?", "k": 3}))
+        routed = _ok(c.post("/api/tools/route", json={"query": "will it rain in Paris tomorrow?", "k": 3}))
         assert len(routed) == 3 and routed[0]["name"] == "get_forecast"
         assert routed[0]["score"] >= routed[1]["score"] >= routed[2]["score"]
         assert routed[0]["why"].startswith("description ") and routed[0]["description_similarity"] > 0
-        baseline = _ok(c.post("/api/tools/route", json={"context": "rain tomorrow?", "k": 3, "learned": False}))
+        baseline = _ok(c.post("/api/tools/route", json={"query": "rain tomorrow?", "k": 3, "learned": False}))
         assert baseline[0]["learned"] == 0.0
         popular = _ok(c.post("/api/tools/route", json={"k": 2}))
         assert len(popular) == 2 and popular[0]["why"].startswith("no context yet")
@@ -101,10 +101,10 @@ def test_route_and_search(service: RunningServer) -> None:
         found = _ok(c.post("/api/tools/search", json={"query": "convert euros to dollars", "limit": 2}))
         assert found[0]["name"] == "currency_convert" and len(found) == 2
 
-        _error(c.post("/api/tools/route", json={"context": "x", "k": 0}), 422, "validation_error")
-        _error(c.post("/api/tools/route", json={"context": "x", "k": 101}), 422, "validation_error")
+        _error(c.post("/api/tools/route", json={"query": "x", "k": 0}), 422, "validation_error")
+        _error(c.post("/api/tools/route", json={"query": "x", "k": 101}), 422, "validation_error")
         _error(c.post("/api/tools/search", json={"query": ""}), 422, "validation_error")
-        _error(c.post("/api/tools/route", json={"context": "x", "user": "no spaces allowed"}), 422, "validation_error")
+        _error(c.post("/api/tools/route", json={"query": "x", "user": "no spaces allowed"}), 422, "validation_error")
 
 
 def test_signals_are_classified_by_the_session_window(service: RunningServer) -> None:
@@ -282,7 +282,7 @@ def test_keys_reach_only_their_tenant_and_user(service: RunningServer) -> None:
             c.post("/api/tools/searches", json={"session": "bob-s", "query": "q", "results": ["send_email"]}),
             c.post("/api/tools/search", json={"query": "q", "session": "bob-s"}),
             c.post("/api/tools/feedback", json={"session": "bob-s", "score": -1}),
-            c.post("/api/tools/route", json={"context": "q", "user": "bob"}),
+            c.post("/api/tools/route", json={"query": "q", "user": "bob"}),
             c.post("/api/tools/calls", json={"session": "x", "tool": "send_email", "user": "bob"}),
         ):
             _error(response, 404, "not_found")
@@ -332,3 +332,16 @@ def test_observe_feedback_reaches_the_previous_turns_templates(service: RunningS
         outcome = _ok(c.post("/api/observe", json=rated))["feedback"]
         [template] = _ok(c.get("/api/tools/templates", params={"tool": "shop_analytics"}))
         assert outcome["templates"] == [template["id"]] and template["feedback_positive"] == outcome["score"] > 0
+
+
+def test_route_takes_query_and_context_as_its_deprecated_alias(service: RunningServer) -> None:
+    """Issue 17: /route took `context` where /context, /search and the proxy take `query`."""
+    key = service.key("tools-route-alias", "admin")
+    with service.client(key) as c:
+        _ok(c.post("/api/tools/catalog", json={"tools": [{"name": "get_forecast", "description": "Weather"}]}))
+        new = c.post("/api/tools/route", json={"query": "rain tomorrow?", "k": 1})
+        assert new.status_code == 200 and "Warning" not in new.headers
+        old = c.post("/api/tools/route", json={"context": "rain tomorrow?", "k": 1})
+        assert old.status_code == 200 and old.json() == new.json()
+        assert "deprecated" in old.headers["Warning"] and old.headers["Deprecation"] == "true"
+        _error(c.post("/api/tools/route", json={"query": "a", "context": "b"}), 422, "validation_error")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import learnloop
 from learnloop.tools import PrivacyMode, RouterWeights, Strength
 from learnloop.tools.base import ToolEvidence
@@ -178,3 +180,11 @@ def test_the_sync_face_routes_too(tmp_path, embedder) -> None:  # type: ignore[n
     assert sync.tools.set_context("s1", "rain tomorrow?")[0].name == "get_forecast"
     assert sync.tools.record_call("s1", "get_forecast", {"city": "Oslo"}).strength is Strength.STRONG
     sync.close()
+
+
+async def test_route_context_is_the_deprecated_name_of_query(tools_loop) -> None:  # type: ignore[no-untyped-def]
+    tools = tools_loop.tools
+    await tools.register([{"name": "get_forecast", "description": "Weather forecast for a city"}])
+    with pytest.warns(DeprecationWarning, match="query"):
+        old = await tools.route(context="rain tomorrow?", k=1)
+    assert [t.name for t in old] == [t.name for t in await tools.route(query="rain tomorrow?", k=1)]

@@ -131,7 +131,7 @@ class AgentRuntime:
         if isinstance(model, str):
             from ..llms import resolve_llm
 
-            model = resolve_llm(model, settings or Settings())
+            model = resolve_llm(model, settings or Settings.from_env())  # the endpoint and key, as open() reads them
         elif model is None and settings is not None and settings.learning_model:
             from ..llms import resolve_llm
 

@@ -26,6 +26,7 @@ from ..engine import Engine
 from ..errors import NotFound, ValidationError
 from ..llms.base import ChatModel
 from ..models import EventAction, Panel, Scope, check_identifier
+from ..sdk_edge import sdk_edge
 from ..stores.base import EventDraft
 from .experience import ExperienceContext, experience_context
 from .gating import check_text
@@ -66,6 +67,7 @@ class AgentStatus(BaseModel):
     queue: QueueCounts
 
 
+@sdk_edge
 class AgentService:
     """The learning agent, seen from one tenant. Async methods; `loop.sync.agent` for blocking callers."""
 

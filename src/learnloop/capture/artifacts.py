@@ -25,6 +25,7 @@ from ..simhash import hamming, simhash64
 from ..terms import query_terms, stem
 
 __all__ = [
+    "MAX_ARTIFACT_CHARS",
     "MAX_EVIDENCE_CHARS",
     "RECALL_HAMMING",
     "RECALL_OVERLAP",
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 MAX_EVIDENCE_CHARS = 200
+#: Longest artifact text: a learning is one concise statement, and a 1,000-character "sentence" is a pasted
+#: token (a URL, a query string, a blob), not something to remember.
+MAX_ARTIFACT_CHARS = 1000
 #: SimHash distance at or below which two texts count as the same statement (the store's dedupe uses the
 #: same scale; 6 of 64 bits tolerates punctuation, case and a changed word or two).
 RECALL_HAMMING = 6
@@ -61,7 +65,7 @@ class Artifact(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    text: str = Field(min_length=1, max_length=1000)
+    text: str = Field(min_length=1, max_length=MAX_ARTIFACT_CHARS)
     type: LearningType
     category: str | None = None
     topic: str = ""

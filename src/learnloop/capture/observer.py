@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..models import LearningType
 from ..terms import STOPWORDS, query_terms, stem
-from .artifacts import Artifact, ObserveContext, RecallGuard, strip_recalled_block
+from .artifacts import MAX_ARTIFACT_CHARS, Artifact, ObserveContext, RecallGuard, strip_recalled_block
 from .phrasing import PRONOUN_HEADS, capitalize, normalize, parse_values, sentences, third_person, user_clause
 from .rules import DEFAULT_RULES
 from .turn import Draft, Rule, TurnView, content_terms, hedged
@@ -143,7 +143,7 @@ class RuleObserver:
         for item in found:
             text = _finish(item.draft.text)
             key = " ".join(text.casefold().split())
-            if key in seen or len(text) < 12 or (guard and guard.matches(text)):
+            if key in seen or not 12 <= len(text) <= MAX_ARTIFACT_CHARS or (guard and guard.matches(text)):
                 continue
             seen.add(key)
             topic = item.draft.topic.strip() or " ".join(content_terms(text)[:3])

@@ -26,6 +26,7 @@ from ..stores.base import (
     Update,
     Vector,
 )
+from ..textcheck import check_text
 from .dedupe import DedupeAction, DedupeDecision, decide
 from .timing import resolve
 
@@ -78,6 +79,7 @@ class SaveRequest:
 def normalise_text(text: object) -> str:
     if not isinstance(text, str):
         raise ValidationError("learning text must be a string", field="text")
+    check_text(text, "text")
     cleaned = " ".join(text.split())
     if not cleaned:
         raise ValidationError("learning text is empty", field="text")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -15,6 +14,7 @@ from ..factory import build_loop
 from ..loop import Loop
 from ..models import Learning
 from ..sync import run_sync
+from .terminal import printable, safe_json
 
 __all__ = ["CliContext", "echo_json", "format_learning", "pass_context", "run"]
 
@@ -46,11 +46,11 @@ def run(ctx: CliContext, work: Callable[[Loop], Coroutine[Any, Any, T]]) -> T:
     try:
         return run_sync(main())
     except LearnloopError as exc:
-        raise click.ClickException(f"{exc.message} [{exc.code}]") from exc
+        raise click.ClickException(printable(f"{exc.message} [{exc.code}]")) from exc
 
 
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, default=str))
+    click.echo(safe_json(value))
 
 
 def format_learning(learning: Learning, *, long: bool = False) -> str:
@@ -61,7 +61,7 @@ def format_learning(learning: Learning, *, long: bool = False) -> str:
         else f"#{learning.id} {learning.text}"
     )
     if not long:
-        return f"{head}  — {owner}, {learning.updated_at:%Y-%m-%d}"
+        return printable(f"{head}  — {owner}, {learning.updated_at:%Y-%m-%d}")
     rows = [
         head,
         f"  status      {learning.status.value} (confidence {learning.confidence:.2f})",
@@ -76,4 +76,4 @@ def format_learning(learning: Learning, *, long: bool = False) -> str:
         rows.append(f"  topic/tags  {learning.topic or '-'} / {', '.join(learning.tags) or '-'}")
     if learning.source.context or learning.source.session:
         rows.append(f"  source      {learning.source.context or ''} (session {learning.source.session or '-'})")
-    return "\n".join(rows)
+    return "\n".join(printable(row) for row in rows)

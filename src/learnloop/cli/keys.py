@@ -8,6 +8,7 @@ from ..loop import Loop
 from ..models import utcnow
 from ..stores.sqlite.service import KeyRecord
 from .context import CliContext, echo_json, pass_context, run
+from .terminal import printable
 
 __all__ = ["keys"]
 
@@ -84,7 +85,7 @@ def list_keys(ctx: CliContext, all_tenants: bool) -> None:
         used = f"last used {r.last_used_at:%Y-%m-%d %H:%M}" if r.last_used_at else "never used"
         who = f" user={r.user}" if r.user else ""
         label = f" {r.name!r}" if r.name else ""
-        click.echo(f"{r.key_id}  {r.tenant}  {r.role}{who}{label}  {state}, {used}")
+        click.echo(printable(f"{r.key_id}  {r.tenant}  {r.role}{who}{label}  {state}, {used}"))
 
 
 @keys.command("revoke")

@@ -7,6 +7,7 @@ import click
 from ..loop import Loop
 from ..models import Learning, Page, Status
 from .context import CliContext, echo_json, format_learning, pass_context, run
+from .terminal import printable
 
 
 @click.group()
@@ -72,7 +73,7 @@ def show(ctx: CliContext, learning_id: int) -> None:
     click.echo(format_learning(learning, long=True))
     click.echo("  history")
     for line in history:
-        click.echo(line)
+        click.echo(printable(line))
 
 
 @learnings.command()
@@ -127,6 +128,19 @@ def promote(ctx: CliContext, learning_id: int, reason: str | None) -> None:
 
     async def work(loop: Loop) -> Learning:
         return await loop.promote(learning_id, reason=reason)
+
+    _print(ctx, run(ctx, work))
+
+
+@learnings.command()
+@click.argument("learning_id", type=int)
+@click.option("--reason", help="What confirmed it (kept in the history).")
+@pass_context
+def confirm(ctx: CliContext, learning_id: int, reason: str | None) -> None:
+    """Say a learning is right: a candidate becomes verified, a verified one gains confidence."""
+
+    async def work(loop: Loop) -> Learning:
+        return await loop.confirm(learning_id, reason=reason)
 
     _print(ctx, run(ctx, work))
 

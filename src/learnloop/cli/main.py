@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
 
 from ..config import Settings
+from ..importing import ImportReport, count_lines, file_lines
 from ..loop import Loop
 from .calibrate import calibrate_command
 from .capture import gate, observe
@@ -18,6 +20,7 @@ from .learnings import learnings
 from .mcp import mcp
 from .proxy import proxy
 from .serve import serve
+from .terminal import printable, safe_json_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,7 +76,7 @@ def export_command(ctx: CliContext, user: str | None, output: Path | None) -> No
             return await loop.export_to(output, user=user)
         count = 0
         async for line in loop.export_jsonl(user=user):
-            click.echo(line)
+            click.echo(safe_json_line(line))
             count += 1
         return count
 
@@ -85,23 +88,52 @@ def export_command(ctx: CliContext, user: str | None, output: Path | None) -> No
 @cli.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--user", help="Import every learning for this user.")
+@click.option(
+    "--from-line",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Start at this line: resume an interrupted import after the last line it reported.",
+)
 @pass_context
-def import_command(ctx: CliContext, file: str, user: str | None) -> None:
-    """Read learnings from a JSON Lines FILE written by `learnloop export` (- for stdin)."""
-    lines = sys.stdin.read().splitlines() if file == "-" else Path(file).read_text("utf-8").splitlines()
+def import_command(ctx: CliContext, file: str, user: str | None, from_line: int) -> None:
+    """Read learnings from a JSON Lines FILE written by `learnloop export` (- for stdin).
 
-    async def work(loop: Loop) -> dict[str, int]:
-        report = await loop.import_jsonl(lines, user=user)
-        return report.model_dump(exclude={"ids"})
+    The file is streamed and written in batches, with a progress bar. Bad lines are reported with their
+    numbers and skipped (the exit code is then 1); lines already in the database are skipped, so running the
+    same import again is safe."""
+    total = None if file == "-" else count_lines(file)
+    lines: Iterable[bytes] = sys.stdin.buffer if file == "-" else file_lines(file)
+    handled = [from_line - 1]
 
-    report = run(ctx, work)
+    async def work(loop: Loop) -> ImportReport:
+        with click.progressbar(length=total or 0, label="importing", file=sys.stderr, show_pos=True) as bar:
+
+            def on_batch(report: ImportReport) -> None:
+                handled[0] = report.last_line
+                if total:
+                    bar.update(max(0, report.last_line - from_line + 1 - bar.pos))
+
+            return await loop.import_jsonl(lines, user=user, start_line=from_line, on_batch=on_batch)
+
+    try:
+        report = run(ctx, work)
+    except KeyboardInterrupt:
+        raise click.ClickException(
+            f"interrupted; lines up to {handled[0]} are imported: resume with --from-line {handled[0] + 1}"
+        ) from None
     if ctx.as_json:
-        echo_json(report)
+        echo_json(report.model_dump(exclude={"ids"}))
     else:
         click.echo(
-            f"imported {report['imported']} of {report['read']} "
-            f"({report['skipped_existing']} already there, {report['reembedded']} re-embedded)"
+            f"imported {report.imported} of {report.read} "
+            f"({report.skipped_existing} already there, {report.reembedded} re-embedded, {report.rejected} rejected)"
         )
+    for rejected in report.rejected_lines[:20]:
+        click.echo(printable(f"line {rejected.line}: {rejected.reason}"), err=True)
+    if report.rejected:
+        more = " (the first 20 shown)" if report.rejected > 20 else ""
+        raise click.ClickException(f"{report.rejected} lines rejected{more}; the others were imported")
 
 
 def main() -> None:

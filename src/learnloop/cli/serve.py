@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 
 import click
 
-from ..errors import LearnloopError
+from ..errors import ConfigurationError, LearnloopError
 from .context import CliContext, pass_context
 
 __all__ = ["serve"]
@@ -54,8 +55,12 @@ async def _serve(
     from ..server.keys import Role, issue_key
     from ..server.logs import configure_json_logging
     from ..server.state import service_store_for
+    from ..server.wire import MAX_REQUEST_HEAD_BYTES
 
     configure_json_logging(getattr(logging, log_level.upper()))
+    # The port first: a first admin key created by a run that then cannot listen would be shown to no one,
+    # and the next run creates none because one exists.
+    sock = _listen_socket(host, port)
     loop = ctx.open_loop()
     try:
         await loop.engine.ensure_started()
@@ -68,18 +73,41 @@ async def _serve(
         await loop.engine.embedder.embed(["warm up"], purpose="query")
         app = create_app(loop, options=ServiceOptions(poll_interval=poll, secure_cookies=secure_cookies))
         config = uvicorn.Config(
-            app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=2, lifespan="on"
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            timeout_graceful_shutdown=2,
+            lifespan="on",
+            h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
         )
         server = uvicorn.Server(config)
         announce = asyncio.create_task(_announce(server, ctx, host, first_key.key if first_key else None))
         try:
-            await server.serve()
+            await server.serve(sockets=[sock])
         finally:
             announce.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await announce
     finally:
+        sock.close()
         await loop.aclose()
+
+
+def _listen_socket(host: str, port: int) -> socket.socket:
+    """The bound socket uvicorn will serve on, or a `ConfigurationError` saying the address is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigurationError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); is something else serving there? "
+            "Pick another port with --port"
+        ) from exc
+    return sock
 
 
 async def _announce(server: object, ctx: CliContext, host: str, key: str | None) -> None:

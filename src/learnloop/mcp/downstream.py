@@ -12,12 +12,17 @@ can be moved behind the proxy as it is:
     }
 
 A tool keeps its name unless two servers offer the same one; then both are exposed as `server__name`.
+
+A server that cannot be started stops the proxy with one line naming it (`ConfigurationError`), unless its
+entry says `"optional": true`: then the proxy starts without it and says so on stderr. A server that goes away
+later is logged by name; calls of its tools are errors until the proxy is restarted.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -31,7 +36,7 @@ from mcp import Client, StdioServerParameters
 
 from ..errors import ConfigurationError
 
-__all__ = ["DownstreamSpec", "Downstreams", "ExposedTool", "ProxyConfig", "load_config"]
+__all__ = ["DownstreamSpec", "Downstreams", "ExposedTool", "ProxyConfig", "load_config", "one_line"]
 
 log = logging.getLogger("learnloop.mcp.proxy")
 
@@ -47,6 +52,12 @@ class DownstreamSpec:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Start the proxy without this server when it cannot be started, instead of refusing to start.
+    optional: bool = False
+
+    @property
+    def where(self) -> str:
+        return self.url or " ".join([self.command or "", *self.args]).strip()
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,9 @@ def _spec(name: str, raw: Any) -> DownstreamSpec:
     args = raw.get("args") or []
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigurationError(f"server {name!r}: 'args' must be a list of strings")
+    optional = raw.get("optional", False)
+    if not isinstance(optional, bool):
+        raise ConfigurationError(f"server {name!r}: 'optional' must be true or false")
     return DownstreamSpec(
         name=name,
         command=command,
@@ -74,6 +88,7 @@ def _spec(name: str, raw: Any) -> DownstreamSpec:
         cwd=raw.get("cwd"),
         url=url,
         headers={str(k): str(v) for k, v in (raw.get("headers") or {}).items()},
+        optional=optional,
     )
 
 
@@ -111,6 +126,8 @@ class Downstreams:
         self.specs = specs
         self.clients: dict[str, Client] = {}
         self.tools: dict[str, ExposedTool] = {}
+        # Servers that failed, with the reason in one line.
+        self.failures: dict[str, str] = {}
         self._stop = anyio.Event()
         self._group: TaskGroup | None = None
 
@@ -123,13 +140,30 @@ class Downstreams:
                 self._group.start_soon(self._hold, spec, connected)
             for connected in ready:
                 await connected.wait()
+            self._check_started()
             await self.refresh()
-        except BaseException as exc:
+        except Exception:
+            # Every connection task ends once told to stop; the error is this one, not a group of it.
             self._stop.set()
-            if await self._group.__aexit__(type(exc), exc, exc.__traceback__):
-                raise ConfigurationError(f"a downstream MCP server could not be started: {exc}") from exc
+            await self._group.__aexit__(None, None, None)
+            raise
+        except BaseException as exc:  # cancelled: the task group must see it
+            self._stop.set()
+            await self._group.__aexit__(type(exc), exc, exc.__traceback__)
             raise
         return self
+
+    def _check_started(self) -> None:
+        """Refuse to start over a server that failed, naming it; skip one marked optional, saying so."""
+        for spec in self.specs:
+            reason = self.failures.get(spec.name)
+            if reason is None:
+                continue
+            message = f"downstream MCP server {spec.name!r} ({spec.where}) could not be started: {reason}"
+            if not spec.optional:
+                raise ConfigurationError(message, server=spec.name)
+            log.warning("%s; starting without it (it is optional)", message)
+            print(f"learnloop proxy: {message}; starting without it (optional)", file=sys.stderr, flush=True)
 
     async def __aexit__(self, *exc: Any) -> None:
         self._stop.set()
@@ -137,10 +171,22 @@ class Downstreams:
             await self._group.__aexit__(*exc)
 
     async def _hold(self, spec: DownstreamSpec, connected: anyio.Event) -> None:
-        async with self._client(spec) as client:
-            self.clients[spec.name] = client
+        """Keep one server's connection open until the proxy stops. A failure is recorded under the server's
+        name (before it connected: the proxy does not start; after: its tools' calls fail) instead of tearing
+        the whole proxy down with a traceback that names no server."""
+        try:
+            async with self._client(spec) as client:
+                self.clients[spec.name] = client
+                connected.set()
+                await self._stop.wait()
+        except Exception as exc:
+            reason = one_line(exc)
+            self.clients.pop(spec.name, None)
+            if connected.is_set():
+                log.error("downstream MCP server %r (%s) went away: %s", spec.name, spec.where, reason)
+            self.failures[spec.name] = reason
+        finally:
             connected.set()
-            await self._stop.wait()
 
     @asynccontextmanager
     async def _client(self, spec: DownstreamSpec) -> AsyncIterator[Client]:
@@ -194,4 +240,18 @@ class Downstreams:
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         entry = self.tools[name]
-        return await self.clients[entry.server].call_tool(entry.original, arguments)
+        client = self.clients.get(entry.server)
+        if client is None:
+            reason = self.failures.get(entry.server, "not connected")
+            raise ConnectionError(f"downstream MCP server {entry.server!r} is not available: {reason}")
+        return await client.call_tool(entry.original, arguments)
+
+
+def one_line(exc: BaseException) -> str:
+    """The innermost first cause of `exc` in one line: what went wrong, without the exception groups and
+    tracebacks of the task groups it passed through."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name

@@ -37,7 +37,6 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.caching import CacheHint
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -47,10 +46,13 @@ from ..config import Settings
 from ..errors import ConfigurationError, LearnloopError
 from ..factory import build_loop
 from ..loop import Loop
+from ..textcheck import scrub
 from ..tools import ToolDef
+from ..tools.router import SEARCH_MOST, relevant_hits
 from .downstream import Downstreams, ProxyConfig
 from .proxy_sessions import ProxySession, SessionTable
 from .proxy_tools import INSTRUCTIONS, PROXY_TOOLS, SEARCH_TOOL, SET_CONTEXT_TOOL
+from .screening import ScreenedHttp, screened_stdio
 from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, resolve_key, shared_secret
 from .server_keys import chain, store_keys
 
@@ -72,13 +74,18 @@ class _ProxyServer(Server[Any]):
         return super().create_initialization_options(options, experimental_capabilities, extensions)
 
 
+def _text_block(value: str) -> types.TextContent:
+    return types.TextContent(type="text", text=value)
+
+
 def _text(value: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
+    return types.CallToolResult(content=[_text_block(value)])
 
 
 def _error_text(result: types.CallToolResult) -> str:
+    # A downstream's error text is recorded and shown: its control characters (colour codes) are not.
     parts = [c.text for c in result.content if isinstance(c, types.TextContent)]
-    return " ".join(parts)[:500] or "tool reported an error"
+    return scrub(" ".join(parts)[:500]) or "tool reported an error"
 
 
 class LearningProxy:
@@ -138,7 +145,7 @@ class LearningProxy:
     def http_app(self, *, keys: KeyResolver, path: str = "/mcp", host: str = "127.0.0.1") -> ASGIApp:
         """The streamable HTTP endpoint at `path`; every request needs a bearer key `keys` knows for the
         proxy's tenant. `host` is where it is served: on loopback the SDK protects against DNS rebinding."""
-        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app = ScreenedHttp(self.server.streamable_http_app(streamable_http_path=path, host=host))
         self._keys_required = True
         return BearerAuth(app, _tenant_only(keys, self.loop.tenant))
 
@@ -216,13 +223,36 @@ class LearningProxy:
             result = await self.downstreams.call(params.name, arguments)
         except MCPError as exc:
             await self._record(session, params.name, arguments, False, exc.message, started)
-            raise
+            hint = await self._recovery_hint(session, params.name, arguments, exc.message)
+            raise MCPError(exc.code, f"{exc.message} {hint}" if hint else exc.message, exc.data) from exc
         except Exception as exc:  # the downstream went away: the client gets an MCP error, the loop a signal
-            await self._record(session, params.name, arguments, False, str(exc) or type(exc).__name__, started)
-            raise MCPError(types.INTERNAL_ERROR, f"{params.name} failed: {exc}") from exc
+            reason = scrub(str(exc) or type(exc).__name__)
+            await self._record(session, params.name, arguments, False, reason, started)
+            raise MCPError(types.INTERNAL_ERROR, f"{params.name} failed: {reason}") from exc
         error = _error_text(result) if result.is_error else None
         await self._record(session, params.name, arguments, not result.is_error, error, started)
+        if error is not None:
+            hint = await self._recovery_hint(session, params.name, arguments, error)
+            if hint:
+                # The tool's own answer stays as it was; the hint is one more text block after it.
+                result = result.model_copy(update={"content": [*result.content, _text_block(hint)]})
         return result
+
+    async def _recovery_hint(
+        self, session: ProxySession, tool: str, arguments: dict[str, Any], error: str
+    ) -> str | None:
+        """What worked the last times this call failed like this (`suggest_recovery`), as one sentence."""
+        try:
+            found = await self.tools.suggest_recovery(tool, arguments, error, user=session.user)
+        except LearnloopError:
+            return None  # a hint is a courtesy: never turn the tool's error into another one
+        if found is None:
+            return None
+        call = json.dumps(found.recovery_params, ensure_ascii=False, sort_keys=True)
+        return (
+            f"learnloop: this call failed like this before, and then this worked: {found.description} "
+            f"({found.recovery_tool} with {call})."
+        )
 
     async def _record(
         self, session: ProxySession, tool: str, arguments: dict[str, Any], ok: bool, error: str | None, started: float
@@ -259,17 +289,28 @@ class LearningProxy:
         if not isinstance(query, str) or not query.strip():
             raise MCPError(types.INVALID_PARAMS, f"{SEARCH_TOOL} needs a non-empty 'query'")
         limit = arguments.get("limit")
-        limit = max(1, min(50, limit)) if isinstance(limit, int) else None
+        limit = max(1, min(50, limit)) if isinstance(limit, int) and not isinstance(limit, bool) else None
         session = self._session(ctx)
-        found = await self.tools.search(query, limit=limit, user=session.user, session=session.id)
+        found = await self.tools.search(query, limit=limit, user=session.user)
         served = [r for r in found if r.name in self.downstreams.tools]
         shown = set(session.listed or []) | set(session.extra)
-        added = [r.name for r in served if r.name not in shown]
-        if added:
-            session.extra.extend(added)
+        # Only new hits close to the best one join the list, at most three: ten loosely related tools crowd
+        # out the routed ones the model should pick from.
+        relevant = relevant_hits(served, shown=shown, most=min(SEARCH_MOST, limit or SEARCH_MOST))
+        # What the agent was shown is what counts as searched: a call of one of these is a discovery.
+        await self.tools.record_search(session.id, query, [r.name for r in relevant], user=session.user)
+        if relevant:
+            session.extra.extend(r.name for r in relevant)
             await self._announce(ctx)
-        payload = [{"name": r.name, "description": r.description, "server": r.server} for r in served]
-        return _text(json.dumps(payload, ensure_ascii=False))
+            payload = [{"name": r.name, "description": r.description, "server": r.server} for r in relevant]
+            return _text(json.dumps(payload, ensure_ascii=False))
+        listed = [r.name for r in served[:SEARCH_MOST] if r.name in shown]
+        said = (
+            f"The tools already listed fit best: {', '.join(listed)}."
+            if listed
+            else "No tool fits this request well; try other words for what the tool should do."
+        )
+        return types.CallToolResult(content=[_text_block("[]"), _text_block(said)])
 
 
 def _tenant_only(resolver: KeyResolver, tenant: str) -> KeyResolver:
@@ -319,7 +360,7 @@ async def serve(
             proxy = LearningProxy(loop, downstreams, k=config.k, user=config.user, search_limit=config.search_limit)
             await proxy.register()
             if transport == "stdio":
-                async with stdio_server() as (read, write):
+                async with screened_stdio() as (read, write):
                     await proxy.server.run(read, write, proxy.server.create_initialization_options())
                 return
             app = proxy.http_app(keys=chain(*resolvers), path=path, host=host)

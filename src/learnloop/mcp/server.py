@@ -25,7 +25,6 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from starlette.types import ASGIApp
 
@@ -34,6 +33,7 @@ from ..loop import Loop
 from ..models import DEFAULT_NAMESPACE, Learning, Limits, Status
 from . import server_args as a
 from . import server_tools as t
+from .screening import ScreenedHttp, screened_stdio
 from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, require_owner, require_write
 
 __all__ = ["PROMPT_NAME", "PROMPT_URI", "LearnloopMCP"]
@@ -99,7 +99,7 @@ class LearnloopMCP:
 
     async def run_stdio(self) -> None:
         """Serve one client on this process's stdin/stdout until it closes the pipe."""
-        async with stdio_server() as (read, write):
+        async with screened_stdio() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def http_app(self, *, path: str = "/mcp", host: str = "127.0.0.1", keys: KeyResolver | None = None) -> ASGIApp:
@@ -107,7 +107,7 @@ class LearnloopMCP:
 
         `host` is where the app is served: on loopback the SDK turns on DNS-rebinding protection.
         """
-        app = self.server.streamable_http_app(streamable_http_path=path, host=host)
+        app: ASGIApp = ScreenedHttp(self.server.streamable_http_app(streamable_http_path=path, host=host))
         if keys is None:
             return app
         self._keys_required = True
@@ -223,9 +223,9 @@ class LearnloopMCP:
         reason = a.optional_str(args, "reason")
         await _changeable(loop, principal, learning_id)
         learning = await _owned(
-            loop.promote(learning_id, user=principal.user, actor=_ACTOR, reason=reason), learning_id
+            loop.confirm(learning_id, user=principal.user, actor=_ACTOR, reason=reason), learning_id
         )
-        return t.changed_result(learning, "Confirmed:")
+        return t.changed_result(learning, f"Confirmed (confidence {learning.confidence:.2f}):")
 
     # -- the Proactive Learning section, as a resource and as a prompt ---------------------------------------
 

@@ -176,8 +176,9 @@ def tools(save_schema: Mapping[str, Any], vocabulary: Vocabulary) -> list[types.
             name=CONFIRM,
             title="Confirm a learning",
             description=(
-                "Confirm that a learning is right (it becomes verified and is preferred in recall). Call it when the "
-                "user confirms a recalled learning, or it clearly worked."
+                "Confirm that a learning is right: a candidate becomes verified, a verified one gains confidence "
+                "(both are preferred in recall). Call it when the user confirms a recalled learning, or it clearly "
+                "worked."
             ),
             input_schema={
                 "type": "object",

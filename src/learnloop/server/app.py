@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -24,6 +25,7 @@ from .errors import install_error_handlers
 from .logs import event_log_sink
 from .routes import admin, agent, capture, learnings, metrics, review, tools
 from .state import Service, ServiceOptions, service_store_for
+from .wire import BodySizeLimit, QueryTextCheck
 
 __all__ = ["create_app"]
 
@@ -81,6 +83,25 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def _json_text(value: object) -> str:
+    """A value as JSON for reading on a page. Jinja's `tojson` escapes <, > and & as \\u003c… (it is made for
+    scripts), which a reader then sees verbatim; this is plain text that autoescaping makes safe."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(_HERE / "templates"))
+    templates.env.filters["json_text"] = _json_text
+    return templates
+
+
+def _body_limits(options: ServiceOptions) -> Callable[[str], int]:
+    def limit_for(path: str) -> int:
+        return options.max_import_bytes if path == admin.IMPORT_PATH else options.max_body_bytes
+
+    return limit_for
+
+
 def create_app(
     loop: Loop, *, options: ServiceOptions | None = None, store: SQLiteServiceStore | None = None
 ) -> FastAPI:
@@ -100,9 +121,11 @@ def create_app(
         try:
             yield
         finally:
+            await app.state.service.imports.stop()  # interrupted jobs resume later, after their last batch
             loop.engine.count_sinks.remove(counter)
             await service_store.flush()
 
+    options = options or ServiceOptions()
     app = FastAPI(
         title="learnloop",
         version=__version__,
@@ -114,8 +137,8 @@ def create_app(
     app.state.service = Service(
         loop=loop,
         store=service_store,
-        templates=Jinja2Templates(directory=str(_HERE / "templates")),
-        options=options or ServiceOptions(),
+        templates=_templates(),
+        options=options,
     )
     if loop.engine.bus not in _LOGGED_BUSES:
         loop.engine.bus.add_sink(event_log_sink())
@@ -136,5 +159,7 @@ def create_app(
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
 
+    app.add_middleware(QueryTextCheck)
+    app.add_middleware(BodySizeLimit, limit_for=_body_limits(options))
     app.add_middleware(_SecurityHeaders)
     return app

@@ -17,6 +17,7 @@ __all__ = ["event_payload", "panel_of", "summary"]
 _KNOWLEDGE_UPDATES = {
     EventAction.SUPERSEDED,
     EventAction.PROMOTED,
+    EventAction.CONFIRMED,
     EventAction.DEMOTED,
     EventAction.DEPRECATED,
     EventAction.RESTORED,
@@ -56,11 +57,17 @@ def summary(event: Event) -> str:
         return f"Merged into {ref} (hits {after.get('hits', '?')}): {_clip(after.get('text'))}"
     if action == EventAction.EDITED:
         return f"Edited {ref}: {_clip(after.get('text'))}"
+    if action == EventAction.CONFIRMED:
+        raised = f"confidence {before.get('confidence', '?')} → {after.get('confidence', '?')}"
+        return f"Confirmed {ref} ({raised}){reason}: {_clip(after.get('text'))}"
     if action == EventAction.DELETED:
         return f"Deleted {ref}: {_clip(before.get('text'))}{reason}"
     if action == EventAction.RETRIEVED:
-        count = event.data.get("count", len(event.data.get("ids", [])))
-        return f"Retrieved {count} learning{'s' if count != 1 else ''}"
+        ids = [f"#{i}" for i in event.data.get("ids", [])]
+        count = event.data.get("count", len(ids))
+        asked = f" for “{_clip(event.data['query'])}”" if event.data.get("query") else ""
+        which = f": {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}" if ids else ""
+        return f"Recalled {count} learning{'s' if count != 1 else ''}{asked}{which}"
     if action == EventAction.PURGED:
         count = len(event.data.get("ids", []))
         return f"Purged {count} deprecated learning{'s' if count != 1 else ''}"

@@ -81,6 +81,11 @@ async def login(
     request: Request, key: Annotated[str, Form(max_length=300)] = "", next: Annotated[str, Form(max_length=2000)] = ""
 ) -> Response:
     service = get_service(request)
+    if not _same_origin(request):
+        # Login CSRF: a page elsewhere must not log this browser in under a key of its choosing.
+        return _render(
+            request, "login.html", None, status_code=403, next="/knowledge", error="Log in from this site's own page."
+        )
     try:
         principal = await service.keys.resolve(key)
     except AuthenticationError as exc:
@@ -97,6 +102,19 @@ async def login(
     )
     del principal
     return response
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether a form post comes from this site's own pages. Browsers say so in `Sec-Fetch-Site` and `Origin`;
+    a request with neither is not from a browser form (curl, scripts) and cannot carry another site's intent."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    return origin.rstrip("/").lower() == own.lower()
 
 
 @router.api_route("/logout", methods=["GET", "POST"])

@@ -6,12 +6,15 @@ before it reaches the engine. Responses reuse learnloop's own models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from ..capture.write import SaveAction
 from ..models import _IDENT, _NAME, DEFAULT_NAMESPACE, Learning, LearningType, Resolution
+from ..textcheck import first_problem
 
 __all__ = [
     "IDENT",
@@ -54,8 +57,35 @@ Short = Annotated[str, StringConstraints(max_length=200)]
 Tag = Annotated[str, StringConstraints(max_length=64)]
 
 
+def _is_bool(annotation: Any) -> bool:
+    """`bool` or `bool | None`: the fields whose values must be JSON booleans."""
+    if annotation is bool:
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
+        return all(arg is bool or arg is type(None) for arg in get_args(annotation)) and bool in get_args(annotation)
+    return False
+
+
 class Strict(BaseModel):
+    """Every request body: unknown fields rejected, no NaN, every string inside it valid text (no lone
+    surrogates, NUL or control characters: `learnloop.textcheck`), and booleans only as JSON booleans
+    (pydantic's lax mode would read `"yes"` or `1` as true)."""
+
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _wire_checks(cls, value: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or "value"
+        field = cls.model_fields.get(name)
+        if field is not None and _is_bool(field.annotation) and not (value is None or isinstance(value, bool)):
+            raise PydanticCustomError("bool_type", "must be a JSON boolean (true or false)")
+        found = first_problem(value, "")
+        if found is not None:
+            where, problem = found
+            said = f"{where} {problem}" if where else problem
+            raise PydanticCustomError("invalid_text", "{problem}", {"problem": said})
+        return value
 
 
 _AT = 'When it was said (ISO 8601 with a zone; default now): "yesterday" in the text is resolved against it'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from fastapi import Request
@@ -10,6 +11,7 @@ from fastapi.templating import Jinja2Templates
 from ..errors import NotConfigured
 from ..loop import Loop
 from ..stores.sqlite.service import SQLiteServiceStore
+from .import_jobs import DEFAULT_IMPORT_LIMITS, ImportJobs, ImportLimit
 from .keys import KeyRing
 
 __all__ = ["Service", "ServiceOptions", "get_service", "service_store_for"]
@@ -23,8 +25,14 @@ class ServiceOptions:
     heartbeat: float = 15.0
     # Set the cookie's Secure flag (behind HTTPS).
     secure_cookies: bool = False
-    # Largest accepted import body, in bytes.
-    max_import_bytes: int = 64 * 1024 * 1024
+    # Largest request body of any route, in bytes, but import (a 413 before the body is read whole).
+    max_body_bytes: int = 2 * 1024 * 1024
+    # What one import may carry, per key role: (bytes, lines).
+    import_limits: Mapping[str, ImportLimit] = field(default_factory=lambda: dict(DEFAULT_IMPORT_LIMITS))
+
+    @property
+    def max_import_bytes(self) -> int:
+        return max(size for size, _ in self.import_limits.values())
 
 
 @dataclass
@@ -34,9 +42,11 @@ class Service:
     templates: Jinja2Templates
     options: ServiceOptions = field(default_factory=ServiceOptions)
     keys: KeyRing = field(init=False)
+    imports: ImportJobs = field(init=False)
 
     def __post_init__(self) -> None:
         self.keys = KeyRing(self.store)
+        self.imports = ImportJobs.beside(str(getattr(self.loop.engine.store, "path", ":memory:")))
 
 
 def get_service(request: Request) -> Service:

@@ -97,8 +97,14 @@ class RegisterIn(Strict):
 
 
 class RouteIn(Strict):
-    context: Annotated[str, StringConstraints(max_length=4000)] | None = Field(
+    query: Annotated[str, StringConstraints(max_length=4000)] | None = Field(
         default=None, description="What the user asks for; none or blank: the most used tools"
+    )
+    # Marked deprecated in the schema only: pydantic's own `deprecated=` would warn on every read in the route.
+    context: Annotated[str, StringConstraints(max_length=4000)] | None = Field(
+        default=None,
+        description="The old name of `query` (answered with a Warning header)",
+        json_schema_extra={"deprecated": True},
     )
     k: int | None = Field(default=None, ge=1, le=100, description="How many tools; default the tenant's k")
     user: Ident | None = None

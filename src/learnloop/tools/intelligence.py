@@ -21,12 +21,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..engine import Engine
 from ..errors import ValidationError
 from ..models import Scope
+from ..sdk_edge import sdk_edge
 from ..stores.base import Vector
 from ..terms import MAX_QUERY_CHARS
 from . import catalog
@@ -55,6 +57,7 @@ log = logging.getLogger("learnloop.tools")
 CLOSE_TIMEOUT_S = 5.0
 
 
+@sdk_edge
 class ToolIntelligence(ToolKnowledgeView):
     """Tool intelligence for one tenant. Async methods; `loop.sync.tools` for blocking callers."""
 
@@ -100,26 +103,33 @@ class ToolIntelligence(ToolKnowledgeView):
 
     async def route(
         self,
-        context: str | None,
+        query: str | None = None,
         k: int | None = None,
         *,
         user: str | None = None,
         query_vector: Vector | None = None,
         learned: bool = True,
+        context: str | None = None,
     ) -> list[RoutedTool]:
-        """The `k` tools to show for `context` (no context: the most used tools). `learned=False` ranks by
-        descriptions and keywords only, as before any learning."""
+        """The `k` tools to show for `query` (no query: the most used tools). `learned=False` ranks by
+        descriptions and keywords only, as before any learning. `context=` is the deprecated name of `query`
+        (the name `set_context`, search and the REST API use)."""
+        if context is not None:
+            warnings.warn("route(context=...) is deprecated; pass query=...", DeprecationWarning, stacklevel=2)
+            if query is not None:
+                raise ValidationError("pass query, not both query and its old name context", field="context")
+            query = context
         store = await self._ready()
         k = k or self.config.k
-        if not context or not context.strip():
+        if not query or not query.strip():
             popular = await store.popular_tools(self._scope(user), k)
             return [_routed(e) for e in popular]
-        context = context.strip()[:MAX_QUERY_CHARS]
-        vector = await self._vector(context, query_vector)
+        query = query.strip()[:MAX_QUERY_CHARS]
+        vector = await self._vector(query, query_vector)
         weights = self.config.weights
         now = self._engine.clock()
         share = self.config.share_learning
-        return await route(store, self._scope(user), context, vector, k, weights, now, share=share, use_learned=learned)
+        return await route(store, self._scope(user), query, vector, k, weights, now, share=share, use_learned=learned)
 
     async def set_context(
         self,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..engine import Engine
 from ..errors import NotConfigured, ValidationError
-from ..models import Scope
+from ..models import Scope, choice
 from ..prompting import Section
 from ..stores.base import Vector
 from . import insights
@@ -74,7 +74,7 @@ class ToolKnowledgeView:
     def configure(self, **changes: Any) -> ToolConfig:
         """Change settings: `loop.tools.configure(k=5, privacy="full", key_params={"analytics": ["sort_key"]})`."""
         if "privacy" in changes:
-            changes["privacy"] = PrivacyMode(changes["privacy"])
+            changes["privacy"] = choice(PrivacyMode, changes["privacy"], "privacy")
         self.config = dataclasses.replace(self.config, **changes)
         return self.config
 
@@ -223,7 +223,7 @@ class ToolKnowledgeView:
         limit: int = 100,
     ) -> list[ToolSignal]:
         store = await self._ready()
-        kind = None if kind is None else SignalKind(kind)
+        kind = None if kind is None else choice(SignalKind, kind, "kind")
         return await store.signals(self._scope(user), session=session, kind=kind, after=after, limit=limit)
 
     async def insights(self, *, type: str | None = None) -> list[Insight]:
@@ -248,7 +248,7 @@ class ToolKnowledgeView:
 
     async def set_privacy(self, user: str, mode: PrivacyMode | str) -> None:
         """What is kept of `user`'s queries: "full", "hashed" (hash + embedding) or "opt_out" (nothing)."""
-        mode = PrivacyMode(mode)
+        mode = choice(PrivacyMode, mode, "mode")
         store = await self._ready()
         await store.set_privacy(self.tenant, user, mode, self._engine.clock())
         self._privacy[user] = (time.monotonic(), mode)

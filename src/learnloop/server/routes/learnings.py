@@ -100,10 +100,18 @@ async def delete_learning(
     return DeletedOut(id=deleted.id)
 
 
-@router.post("/{learning_id}/promote", summary="Promote a candidate to verified")
+@router.post("/{learning_id}/promote", summary="Promote a candidate to verified (409 for any other status)")
 async def promote(api: ApiDep, learning_id: LearningId, body: Annotated[ReasonIn | None, Body()] = None) -> Learning:
     reason = body.reason if body else None
     return await api.loop.promote(learning_id, user=api.scope_user, actor=api.actor, reason=reason)
+
+
+@router.post("/{learning_id}/confirm", summary="Confirm a learning: promote a candidate, raise a verified one")
+async def confirm(api: ApiDep, learning_id: LearningId, body: Annotated[ReasonIn | None, Body()] = None) -> Learning:
+    """What MCP's `confirm_learning` does: a candidate becomes verified; a verified learning gains confidence.
+    A deprecated one is a 409 (restore it instead)."""
+    reason = body.reason if body else None
+    return await api.loop.confirm(learning_id, user=api.scope_user, actor=api.actor, reason=reason)
 
 
 @router.post("/{learning_id}/deprecate", summary="Deprecate a learning")
@@ -114,7 +122,7 @@ async def deprecate(
     return await api.loop.deprecate(learning_id, reason, user=api.scope_user, actor=api.actor)
 
 
-@router.post("/{learning_id}/restore", summary="Bring a deprecated learning back")
+@router.post("/{learning_id}/restore", summary="Bring a deprecated learning back (409 for any other status)")
 async def restore(api: ApiDep, learning_id: LearningId, body: Annotated[RestoreIn | None, Body()] = None) -> Learning:
     body = body or RestoreIn()
     return await api.loop.restore(

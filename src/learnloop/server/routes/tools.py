@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 
-from ...errors import NotFound
+from ...errors import NotFound, ValidationError
 from ...tools import ToolIntelligence
 from ...tools.models import (
     AggregationReport,
@@ -162,12 +162,19 @@ async def remove_tool(api: ApiDep, name: ToolPath) -> RemovedOut:
 
 
 @router.post("/route", summary="Rank tools for a context")
-async def route(api: ApiDep, body: RouteIn) -> list[RoutedTool]:
-    """The `k` tools to show for `context`, best first, each with its score, the parts of the score
+async def route(api: ApiDep, body: RouteIn, response: Response) -> list[RoutedTool]:
+    """The `k` tools to show for `query`, best first, each with its score, the parts of the score
     (description similarity, keyword match, learned evidence, unlike its past uses) and `why` in words.
-    Records nothing."""
+    Records nothing. `context` is the deprecated name of `query` (as in `/context` and `/search`)."""
     user = api.acting_for(body.user)
-    return await _tools(api).route(body.context, body.k, user=user, learned=body.learned)
+    query = body.query
+    if body.context is not None:
+        if query is not None:
+            raise ValidationError("send query, not both query and its old name context", field="context")
+        query = body.context
+        response.headers["Warning"] = '299 learnloop "the field context is deprecated; send query"'
+        response.headers["Deprecation"] = "true"
+    return await _tools(api).route(query, body.k, user=user, learned=body.learned)
 
 
 @router.post("/context", summary="Set a session's context (opens a correlation window)")

@@ -30,6 +30,8 @@
     who.textContent = event.actor + (event.user ? " · " + event.user : "");
     li.append(when, text, who);
     list.prepend(li);
+    const empty = document.querySelector('[data-empty-for="' + list.id + '"]');
+    if (empty) empty.hidden = true;
     while (list.children.length > MAX_ITEMS) list.lastElementChild.remove();
   }
 

@@ -53,6 +53,11 @@
       errorNode.hidden = true;
       const labels = m.series.map((p) => label(p.t, m.bucket));
       totals(m);
+      // Blank charts explain nothing: with no learnings and no activity in the window, say so instead.
+      const t = m.totals;
+      const nothing = m.learnings.total === 0 && !t.saves && !t.refusals && !t.retrievals && !t.skips;
+      document.getElementById("metrics-empty").hidden = !nothing;
+      for (const node of document.querySelectorAll(".metrics .chart, .metrics .tables")) node.hidden = nothing;
       charts.lines(document.getElementById("chart-status"), {
         labels,
         series: [

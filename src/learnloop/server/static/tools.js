@@ -1,4 +1,4 @@
-// The tools page: try the router on a context (POST /api/tools/route), and filter the catalog as you type.
+// The tools page: try the router on a query (POST /api/tools/route), and filter the catalog as you type.
 "use strict";
 (function () {
   const box = document.getElementById("router");
@@ -23,7 +23,7 @@
 
   form.addEventListener("submit", async function (event) {
     event.preventDefault();
-    const body = { context: input.value, k: 5 };
+    const body = { query: input.value, k: 5 };
     if (box.dataset.user) body.user = box.dataset.user;
     try {
       const routed = await window.learnloopApi("POST", "/api/tools/route", body);
