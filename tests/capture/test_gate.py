@@ -8,6 +8,7 @@ tricky-but-harmless look-alikes), ``injections.txt`` and ``unstable.txt``. No ti
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from learnloop.capture import GateRule, GateVerdict, WriteGate
 from learnloop.capture.gate import KINDS, builtin_rules, gate_lines, redact_hint
+from learnloop.capture.gate_rules import BUILTIN_RULES
 from learnloop.errors import ConfigurationError, ValidationError
 
 CORPORA = Path(__file__).parent / "corpora"
@@ -72,9 +74,46 @@ def test_at_least_95_percent_of_unstable_facts_refused() -> None:
     assert len(missed) <= len(lines) * 0.05, f"let through:\n{report(missed)}"
 
 
-def test_corpora_exercise_every_builtin_rule() -> None:
-    fired = {GATE.check(line).rule for name in ("secrets_pii", "injections", "unstable") for line in corpus(name)}
-    assert {rule.id for rule in builtin_rules()} - fired == set()
+def test_corpora_exercise_every_pattern_rule() -> None:
+    # The maintained detectors run first and shadow some pattern rules; without them every pattern rule fires.
+    patterns_only = WriteGate(disable=[rule.id for rule in builtin_rules() if rule not in BUILTIN_RULES])
+    texts = [line for name in ("secrets_pii", "injections", "unstable") for line in corpus(name)]
+    fired = {patterns_only.check(text).rule for text in texts}
+    assert {rule.id for rule in BUILTIN_RULES} - fired == set()
+
+
+def labelled(part: str) -> list[dict[str, str]]:
+    """bench/data/gate/PART.jsonl: the project's corpus in six languages (see make_corpus.py there)."""
+    path = Path(__file__).parents[2] / "bench" / "data" / "gate" / f"{part}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("part", ["tuning", "holdout"])
+def test_labelled_corpus_refused_per_class_and_language(part: str) -> None:
+    rows = labelled(part)
+    assert len({row["lang"] for row in rows}) >= 6
+    for klass in ("secret", "pii", "injection"):
+        for lang in sorted({row["lang"] for row in rows}):
+            texts = [row["text"] for row in rows if row["class"] == klass and row["lang"] == lang]
+            missed = [text for text in texts if GATE.check(text).allowed]
+            assert len(missed) <= len(texts) * 0.03, (klass, lang, missed)
+    benign = [row["text"] for row in rows if row["class"] == "benign"]
+    refused = refusals(benign)
+    assert len(refused) <= len(benign) * 0.01, report(refused)
+
+
+@pytest.mark.parametrize(
+    ("text", "detector"),
+    [
+        ("export GITHUB_TOKEN=ghp_" + "A1b2C3d4E5" * 3 + "A1b2C3", "detect-secrets:GitHubTokenDetector"),
+        ("Her codice fiscale is RSSMRA85T10A562S", "python-stdnum:it.codicefiscale"),
+        ("Llámame al 612345678", "phonenumbers"),
+        ("La contraseña del wifi es Falcon2024!", "learnloop"),
+    ],
+)
+def test_verdicts_name_the_detector(text: str, detector: str) -> None:
+    verdict = GATE.check(text)
+    assert not verdict.allowed and verdict.detector == detector, verdict
 
 
 def test_secret_corpus_covers_many_formats() -> None:
@@ -101,7 +140,7 @@ def test_reasons_never_contain_the_matched_value() -> None:
 
 def test_secret_reasons_name_the_rule_with_a_redacted_hint() -> None:
     key = "sk-proj-" + "Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9fG1hJ3"
-    verdict = GATE.check(f"OPENAI_API_KEY={key}")
+    verdict = GATE.check(f"The brewing bot calls the model with {key} today.")
     reason = f"looks like an OpenAI-style API key (sk-proj-…{key[-4:]})"
     assert verdict == GateVerdict(False, reason, "secret.openai_api_key", "secret")
 
@@ -206,7 +245,7 @@ def test_documented_non_refusals(text: str) -> None:
         ("The value 9xT2kLm8Qp4vZr7Wn3Yb6Hs1Dc5Fg0Jq signs the webhook.", "secret.generic_token"),
         ("Use card 4111 1111 1111 1111 for the deposit.", "personal_data.card"),
         ("Wire it to DE89 3704 0044 0532 0130 00 please.", "personal_data.iban"),
-        ("Call me on +44 20 7946 0958.", "personal_data.phone.international"),
+        ("Call me on +44 20 7946 0958.", "personal_data.phone.any_format"),
     ],
 )
 def test_documented_refusals(text: str, rule: str) -> None:
@@ -308,7 +347,7 @@ def test_gate_lines_reports_each_non_blank_line() -> None:
     results = list(gate_lines(["User prefers pytest over unittest.\n", "\n", "password=Hops2024!\r\n"]))
     assert [r["allowed"] for r in results] == [True, False]
     assert results[1]["text"] == "password=Hops2024!"
-    assert results[1]["rule"] == "secret.assignment" and results[1]["kind"] == "secret"
+    assert results[1]["rule"] == "secret.ds.keyword" and results[1]["kind"] == "secret"
     assert set(results[0]) >= {"text", "allowed", "reason"}
 
 

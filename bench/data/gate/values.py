@@ -188,7 +188,7 @@ class Values:
         return f"{line1} {line2.ljust(44, '<')}"
 
     def card(self) -> str:
-        base = (self.pick(["4", "51", "37"]) + self.digits(13))[:15]
+        base = (self.pick(["4", "51", "37"]) + self.digits(14))[:15]
         number = base + luhn.calc_check_digit(base)
         if number.startswith("37"):  # American Express: 15 digits
             number = number[:14] + luhn.calc_check_digit(number[:14])

@@ -1,0 +1,169 @@
+"""Secrets said in prose, in six languages: what no maintained detector covers.
+
+detect-secrets reads code and config (``password = "…"``); people write "the password they reuse everywhere is
+Tr0ub4dor&3", "router admin login: admin / hunter22", "La contraseña del wifi es …", "パスワードは … です".
+These rules find a credential word of any of the languages, then a value after it in the same clause that
+looks like a credential (`gate_rules.credential_like`: mixed letters and digits, symbols, long random
+letters — not a word, a placeholder or a reference). Also: PINs next to their word, Redis ``requirepass``,
+TOTP / 2FA setup keys (base32, often grouped), keys with spaces inserted to dodge filters, and bare 32–64 hex
+keys named by a key word ("the Mailgun API key is 3f…") that are not presented as a digest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .gate import GateRule, random_token
+from .gate_rules import credential_like
+
+__all__ = ["PROSE_SECRET_RULES"]
+
+Finder = Callable[[str], tuple[int, int] | None]
+
+# Credential words: English, Spanish, German, French, Korean, Japanese (lowercased text).
+_WORDS = (
+    r"passwords?|passwd|passcode|passphrase|pass phrase|pwd|pw|login|log-in|credentials?|creds|sign-in|logon"
+    r"|contraseña|contrasena|clave|frase de paso|acceso|credenciales"
+    r"|passwort|kennwort|passphrase|zugangsdaten|anmeldedaten|anmeldung|login-daten|zugang"
+    r"|mot de passe|mdp|phrase secrète|identifiants|code d'accès"
+    r"|비밀번호|비번|암호|패스워드|로그인|접속 정보|로그인 정보|암호 문구"
+    r"|パスワード|暗証番号|パスフレーズ|ログイン|認証情報|ログイン情報|合言葉"
+)
+_KEYWORD = re.compile(
+    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|community string|snmp community)(?![A-Za-z0-9à-ÿ])", re.IGNORECASE
+)
+# The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
+_CLAUSE = re.compile(r"(?:[^\n。！？;]|[.!?](?=\S))*")
+_TOKEN = re.compile(r"(?<![^\s:=：(「『\"'/])[^\s\"'`,;。、「」『』()=:：][^\s\"'`,;。、「」『』()]{3,63}")
+_PIN = re.compile(
+    r"(?:\bpin\b|\bpin code|code pin|pin-code|geheimzahl|暗証番号|비밀번호|핀 ?번호|código pin|número pin|alarm code"
+    r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호)[^\d\n]{0,30}(?P<value>\d{4,8})\b",
+    re.IGNORECASE,
+)
+_REDIS = re.compile(r"\b(?:requirepass|masterauth|masterpass)\s+(?P<value>\S{4,})", re.IGNORECASE)
+# TOTP / 2FA setup keys: base32 of 16+ characters, usually in groups of four.
+_OTP_WORDS = re.compile(
+    r"2fa|two[- ]factor|totp|otp|mfa|authenticator|setup key|set-up key|recovery code|backup code|2단계|이중 인증"
+    r"|二段階"
+    r"|二要素|認証アプリ|セットアップキー|zwei-faktor|2-faktor|einrichtungsschlüssel|doble factor|dos factores"
+    r"|double authentification|deux facteurs|clé de configuration|código 2fa|código de respaldo",
+    re.IGNORECASE,
+)
+_BASE32_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}[ -]){3,}[A-Z2-7]{4}(?![A-Za-z0-9])")
+_BASE32_START = re.compile(r"[A-Z2-7]{4}")
+_BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,64}(?![A-Za-z0-9])")
+# Keys with spaces (or dashes) inserted: short chunks that join into a known key shape.
+_CHUNKS = re.compile(r"(?<![\w-])(?:[A-Za-z0-9_\-]{2,8} ){3,}[A-Za-z0-9_\-]{2,8}(?![\w-])")
+_JOINED_KEY = re.compile(
+    r"^(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|AKIA[A-Z0-9]{16}"
+    r"|xox[abposr]-[\w-]{10,}|[rs]k_(?:live|test)_\w{16,}|AIza[\w-]{30,}|glpat-[\w-]{20,}|npm_\w{30,}|hf_\w{30,})$"
+)
+_HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
+_KEY_WORDS = re.compile(
+    r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|키|토큰|キー|トークン|シークレット", re.IGNORECASE
+)
+_DIGEST_WORDS = re.compile(
+    r"sha|md5|hash|checksum|digest|commit|etag|fingerprint|uuid|integrity|ハッシュ|해시|커밋|コミット|prüfsumme|empreinte",
+    re.IGNORECASE,
+)
+
+
+def _credential(text: str) -> tuple[int, int] | None:
+    """A credential word, then within the next ~80 characters of its clause a token that looks like one."""
+    for word in _KEYWORD.finditer(text):
+        clause = _CLAUSE.match(text, word.end())
+        end = min(word.end() + 80, clause.end() if clause else word.end())
+        for m in _TOKEN.finditer(text, word.end(), end):
+            value = m.group(0).rstrip(".:!?")
+            if value.isascii() and (credential_like(value) or (len(value) >= 20 and random_token(value))):
+                return m.start(), m.start() + len(value)
+    return None
+
+
+def _slashed_login(text: str) -> tuple[int, int] | None:
+    """ "admin / hunter22", "brewer:Falcon2024!" after a login word: the part after the separator."""
+    for word in _LOGIN_WORD.finditer(text):
+        end = min(len(text), word.end() + 80)
+        for start in _NAME_START.finditer(text, word.end(), end):
+            m = _PAIR.match(text, start.start(), end)
+            if m is None:
+                continue
+            value = m.group("value").rstrip(".!?")
+            if value.isascii() and credential_like(value.lstrip("$") if value[:2] != "${" else value):
+                return m.start("value"), m.start("value") + len(value)
+    return None
+
+
+_LOGIN_WORD = re.compile(
+    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user(?:name)?|usuario|benutzer|utilisateur)"
+    r"(?![A-Za-z0-9à-ÿ])"
+    r"|아이디|ユーザー名?",
+    re.IGNORECASE,
+)
+_NAME_START = re.compile(r"(?<![\w.@-])[\w.@-]")
+_PAIR = re.compile(
+    r"(?<![\w.@-])[\w.@-]{2,32}\s*(?:/|:|,\s*(?:pw|pwd|pass|password|contraseña|kennwort|passwort|mot de passe|비번"
+    r"|비밀번호|パスワード)\s*:?)\s*(?P<value>[^\s,;/]{4,64})",
+    re.IGNORECASE,
+)
+
+
+def _pin(text: str) -> tuple[int, int] | None:
+    m = _PIN.search(text)
+    return None if m is None else m.span("value")
+
+
+def _redis(text: str) -> tuple[int, int] | None:
+    m = _REDIS.search(text)
+    if m is None or (not credential_like(m.group("value")) and len(m.group("value")) < 6):
+        return None
+    return m.span("value")
+
+
+def _otp(text: str) -> tuple[int, int] | None:
+    if _BASE32_START.search(text) is None:  # most texts hold no run of 4 base32 capitals: stop cheaply
+        return None
+    for m in _BASE32_GROUPS.finditer(text):
+        if sum(c.isdigit() for c in m.group(0)) >= 2 or _OTP_WORDS.search(text):
+            return m.span()
+    if _OTP_WORDS.search(text):
+        for m in _BASE32_RUN.finditer(text):
+            value = m.group(0)
+            if any(c.isdigit() for c in value) and not value.isalpha():
+                return m.span()
+    return None
+
+
+def _spaced_key(text: str) -> tuple[int, int] | None:
+    for m in _CHUNKS.finditer(text):
+        joined = m.group(0).replace(" ", "")
+        if len(joined) >= 20 and (_JOINED_KEY.match(joined) or random_token(joined)):
+            return m.span()
+    return None
+
+
+def _named_hex(text: str) -> tuple[int, int] | None:
+    m = _HEX_KEY.search(text)
+    if m is None or not _KEY_WORDS.search(text) or _DIGEST_WORDS.search(text):
+        return None
+    return m.span()
+
+
+def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = (), digits: int = 0) -> GateRule:
+    return GateRule(rule_id, "secret", reason, "", needles=needles, min_digits=digits, hint=True, finder=finder)
+
+
+#: Every credential word as a plain substring, for the rules' cheap pre-filter.
+_NEEDLES = tuple(sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")} | {"community string"}))
+
+
+PROSE_SECRET_RULES: tuple[GateRule, ...] = (
+    _rule("secret.prose.credential", "names a password or login and gives its value", _credential, _NEEDLES),
+    _rule("secret.prose.login_pair", "gives a login as user and password", _slashed_login, ("/", ":", ",")),
+    _rule("secret.prose.pin", "gives a PIN or door code", _pin, digits=4),
+    _rule("secret.prose.redis", "gives a Redis password (requirepass)", _redis, ("requirepass", "masterauth")),
+    _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp),
+    _rule("secret.prose.spaced_key", "looks like an API key with spaces inserted", _spaced_key, digits=1),
+    _rule("secret.prose.named_hex_key", "gives a hexadecimal key named as a key or token", _named_hex, digits=4),
+)
