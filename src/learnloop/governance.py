@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+from .capture.fields import redact_text, refuse_if_harmful
 from .capture.write import check_gate, normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ConflictError, NotFound, ValidationError
@@ -93,6 +94,8 @@ async def change_status(
     reason: str | None = None,
     confidence: Callable[[Learning], float | None] = lambda _: None,
 ) -> Learning:
+    refuse_if_harmful(engine.gate, reason, "reason")  # a reason is stored in the history: the *refuse* policy
+
     async def attempt() -> Learning:
         learning = await get(engine, scope, learning_id)
         op = status_update(learning, target, actor, reason, confidence=confidence(learning))
@@ -130,6 +133,7 @@ async def report_failure(
     engine: Engine, scope: Scope, learning_ids: Sequence[int], actor: str, reason: str
 ) -> list[Learning]:
     """Negative feedback on learnings that were used: streak reset, demote verified, deprecate candidates."""
+    reason = redact_text(engine.gate, reason)  # feedback may quote the user: the *redact* policy
 
     async def attempt() -> list[Learning]:
         learnings = await engine.store.get_many(scope, list(learning_ids))
@@ -170,6 +174,7 @@ async def update(
     for field_name, value in (("text", new_text), ("topic", topic), ("tags", " ".join(tags or ()))):
         if value:
             check_gate(engine, value, field_name)
+    refuse_if_harmful(engine.gate, reason, "reason")
     vector = None if new_text is None else await engine.embed_one(new_text)
 
     async def attempt() -> Learning:
@@ -216,6 +221,7 @@ async def update(
 
 
 async def delete(engine: Engine, scope: Scope, learning_id: int, actor: str, reason: str | None) -> Learning:
+    refuse_if_harmful(engine.gate, reason, "reason")
     await get(engine, scope, learning_id)
     result = await engine.apply(
         scope, [Delete(learning_id, EventDraft(actor=actor, action=EventAction.DELETED, reason=reason))]

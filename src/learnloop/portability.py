@@ -1,8 +1,11 @@
 """Export and import of learnings as JSON Lines, one learning per line, embeddings included.
 
-An import is checked whole (shape, write gate, vectors, categories) and then written in one transaction: a
-file with one bad line writes nothing and the error names the line. Re-importing the same file adds nothing
-(rows with the same owner, namespace and text are skipped).
+An import is checked whole (shape, vectors, categories) and then written in one transaction: a file with one
+bad line writes nothing and the error names the line. Re-importing the same file adds nothing (rows with the
+same owner, namespace and text are skipped). Imported texts follow the write gate's *redact* policy
+(`capture.fields`): an export is a record that must come back whole, so a harmful span in a text, topic, tag or
+source context is replaced by its kind (and the exported vector, computed from the raw text, is not reused);
+source ids follow the *hash* policy.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from .capture.write import check_gate, normalise_tags, normalise_text
+from .capture.fields import hashed_source, redact_text
+from .capture.write import normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ValidationError
 from .models import EventAction, Learning, LearningType, Origin, Scope, Source, Status, Vocabulary, check_identifier
@@ -108,14 +112,7 @@ def _parse(
             record = ExportedLearning.model_validate_json(line)
             record.text = normalise_text(record.text)
             record.tags = list(normalise_tags(record.tags))
-            for field, value in (
-                ("text", record.text),
-                ("topic", record.topic),
-                ("tags", " ".join(record.tags)),
-                ("source.context", record.source.context or ""),
-            ):
-                if value:
-                    check_gate(engine, value, field)
+            _redact(engine, record)
             if record.user is not None:
                 check_identifier(record.user, "user")
             if not _NAMESPACE.match(record.namespace):
@@ -132,6 +129,19 @@ def _parse(
         parsed.append((number, record, vector))
     _reject_if(problems)
     return vocabularies, parsed
+
+
+def _redact(engine: Engine, record: ExportedLearning) -> None:
+    """The *redact* policy on an imported record's texts and the *hash* policy on its source ids."""
+    gate = engine.gate
+    text, topic = redact_text(gate, record.text), redact_text(gate, record.topic)
+    tags = list(dict.fromkeys(redact_text(gate, tag) for tag in record.tags))
+    context = record.source.context
+    source = record.source.model_copy(update={"context": None if context is None else redact_text(gate, context)})
+    if text != record.text:
+        record.embedding = None  # computed from the raw text: embeddings can be inverted
+    record.text, record.topic, record.tags = text, topic, tags
+    record.source = hashed_source(gate, source)
 
 
 def _reject_if(problems: _Problems) -> None:

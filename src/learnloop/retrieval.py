@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Literal
 
 from .models import Filters, Learning, Limits, RetrievedItem, Status
-from .prompting import RenderedBlock, Section, render_block
+from .prompting import RenderedBlock, Section, memory_line, render_block
 from .stores.base import Candidate
 
 __all__ = ["MEMORY_SECTION_TITLE", "RetrievalConfig", "Scored", "noise_floor", "rank_candidates", "render_memories"]
@@ -171,7 +171,7 @@ def rank_candidates(
 
 def render_memories(items: Sequence[RetrievedItem], limits: Limits) -> tuple[RenderedBlock, list[RetrievedItem]]:
     """The seed 004 block for `items`, and the items that made it into the block."""
-    lines = [f"[{i.learning.status.value}/{i.learning.label}] {i.learning.text}" for i in items]
+    lines = [memory_line(i.learning.status.value, i.learning.label, i.learning.text) for i in items]
     block = render_block(
         [Section(MEMORY_SECTION_TITLE, lines)],
         max_chars=limits.max_chars,

@@ -67,7 +67,16 @@ Kind = Literal["secret", "personal_data", "injection", "unstable", "size", "empt
 Target = Literal["text", "lower", "raw", "compact"]
 KINDS: tuple[Kind, ...] = ("secret", "personal_data", "injection", "unstable", "size", "empty", "custom")
 #: A built-in rule ``personal_data.<category>[.<variant>]`` belongs to ``<category>``.
-PERSONAL_DATA_CATEGORIES: tuple[str, ...] = ("email", "phone", "government_id", "card", "iban")
+PERSONAL_DATA_CATEGORIES: tuple[str, ...] = (
+    "email",
+    "phone",
+    "government_id",
+    "card",
+    "iban",
+    "address",
+    "birth_date",
+    "bank_account",
+)
 _SIZE_RULES: tuple[tuple[str, Kind], ...] = (("empty", "empty"), ("size.too_short", "size"), ("size.too_long", "size"))
 
 
@@ -298,6 +307,7 @@ def builtin_rules() -> tuple[GateRule, ...]:
     rules for what no library covers. Loaded on first use: those modules import this one."""
     from .gate_rules import BUILTIN_RULES
     from .id_detectors import ID_RULES
+    from .personal_details import PERSONAL_DETAIL_RULES
     from .phone_detectors import PHONE_RULES
     from .poisoning import POISONING_RULES
     from .prose_secrets import PROSE_SECRET_RULES
@@ -310,6 +320,7 @@ def builtin_rules() -> tuple[GateRule, ...]:
         *BUILTIN_RULES,
         *POISONING_RULES,
         *PROSE_SECRET_RULES,
+        *PERSONAL_DETAIL_RULES,
     )
     return tuple(sorted(everything, key=lambda rule: _KIND_ORDER.index(rule.kind)))
 
@@ -459,6 +470,7 @@ class GateLineResult(TypedDict):
     reason: str | None
     rule: str | None
     kind: str | None
+    detector: str | None
 
 
 def gate_lines(lines: Iterable[str], gate: WriteGate | None = None) -> Iterator[GateLineResult]:
@@ -469,4 +481,11 @@ def gate_lines(lines: Iterable[str], gate: WriteGate | None = None) -> Iterator[
         if not text.strip():
             continue
         v = gate.check(text)
-        yield {"text": text, "allowed": v.allowed, "reason": v.reason, "rule": v.rule, "kind": v.kind}
+        yield {
+            "text": text,
+            "allowed": v.allowed,
+            "reason": v.reason,
+            "rule": v.rule,
+            "kind": v.kind,
+            "detector": v.detector,
+        }

@@ -24,9 +24,11 @@ from types import ModuleType
 from stdnum.au import tfn
 from stdnum.br import cpf
 from stdnum.ca import sin
+from stdnum.cn import ric
 from stdnum.de import idnr
 from stdnum.es import dni, nie
 from stdnum.fr import nir
+from stdnum.gb import nhs
 from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.jp import in_ as my_number
@@ -42,7 +44,7 @@ __all__ = ["ID_RULES", "ID_WORDS", "labelled_before", "product_number_before"]
 #: Identity words in English, Spanish, German, French, Korean and Japanese (searched in lowercased text).
 ID_WORDS = re.compile(
     r"\b(?:ssn|sin|tfn|tin|bsn|nir|nif|nie|dni|cpf|curp|pesel|aadhaa?r|pan|itin|nino|ni number|social security"
-    r"|social insurance|tax file|tax id|tax number|taxpayer|national id|national insurance|identity|id number"
+    r"|social insurance|tax file|tax id|tax number|taxpayer|national id|national insurance|identity|id number|nhs"
     r"|id card|id no|personal number|resident registration|my number|medicare|health card|insurance number"
     r"|seguridad social|identificación|identidad|documento|cédula|número fiscal|steuer-?id|steuer-?nummer"
     r"|steueridentifikationsnummer|identifikationsnummer|ausweis|personalausweis|sozialversicherungs\w*"
@@ -67,6 +69,7 @@ _NIR = re.compile(r"(?<![\d])[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?
 _RRN = re.compile(r"(?<!\d)\d{6}-?[1-8]\d{6}(?!\d)")
 _CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?!\d)")
 _PESEL = re.compile(r"(?<!\d)\d{11}(?!\d)")
+_RIC = re.compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])")
 _CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d(?![A-Za-z0-9])")
 _DIGIT_GROUPS = re.compile(r"(?<![\d.,/-])(?<!\d )(?<!\d-)\d[\d -]{7,16}\d(?![\d.,/-]|[ -]\d)")
 
@@ -98,6 +101,7 @@ _WEAK: tuple[tuple[ModuleType, re.Pattern[str]], ...] = (
     (idnr, re.compile(r"\d{2} \d{3} \d{3} \d{3}")),
     (aadhaar, re.compile(r"\d{4} \d{4} \d{4}")),
     (my_number, re.compile(r"\d{4} \d{4} \d{4}")),
+    (nhs, re.compile(r"\d{3} \d{3} \d{4}")),
 )
 
 
@@ -192,6 +196,7 @@ ID_RULES: tuple[GateRule, ...] = (
     _rule("br_cpf_printed", "contains a Brazilian CPF number", _strong(_CPF, cpf), f"{_STDNUM}:br.cpf", 11),
     _rule("pl_pesel", "contains a Polish PESEL number", _strong(_PESEL, pesel), f"{_STDNUM}:pl.pesel", 11),
     _rule("mx_curp", "contains a Mexican CURP", _strong(_CURP, curp), f"{_STDNUM}:mx.curp", 7),
+    _rule("cn_ric", "contains a Chinese resident identity number", _strong(_RIC, ric), f"{_STDNUM}:cn.ric", 17),
     _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),
     _rule("passport", "contains a passport number", _passport, "learnloop", 5, _PASSPORT_NEEDLES),
     _rule("labelled", "contains an identity, tax or insurance number", _labelled_id, "learnloop", 5),

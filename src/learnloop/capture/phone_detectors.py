@@ -22,7 +22,7 @@ __all__ = ["PHONE_RULES"]
 
 _CANDIDATE = re.compile(
     r"(?<![\w+.,/:-])(?:\+|00)?\(?\d[\d ().\-‐]{5,20}\d(?:\s*(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)"
-    r"\s*\d{1,5})?(?![\w.,/-]*\d)",
+    r"\s*\d{1,5})?(?![\w.,/-]{0,20}\d)",
     re.IGNORECASE,
 )
 _EXTENSION = re.compile(r"(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)\s*\d{1,5}$", re.IGNORECASE)

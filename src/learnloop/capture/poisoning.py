@@ -44,7 +44,8 @@ def _any(*alternatives: str) -> re.Pattern[str]:
 
 # A sentence ends at ". ", "! ", "? " (a dot inside a URL or a number does not end it), at 。！？ or a line end.
 _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=\S))+[.!?。！？]?")
-_URL = re.compile(r"https?://|\bwww\.|\b[\w-]+\.(?:example|com|net|org|io|co|ru|cn|xyz|site|info|biz|app|dev)\b")
+# Repetitions are bounded ({1,63}): an unbounded run before a literal is quadratic on a long word.
+_URL = re.compile(r"https?://|\bwww\.|\b[\w-]{1,63}\.(?:example|com|net|org|io|co|ru|cn|xyz|site|info|biz|app|dev)\b")
 
 
 _USER_SUBJECT = re.compile(
@@ -97,7 +98,8 @@ _SENSITIVE = _any(
     r"|住所|個人情報",
 )
 _ELSEWHERE = _any(
-    r"https?://|\bwww\.|\b[\w-]+\.(?:example|com|net|org|io|ru|xyz|site)\b|[\w.+-]+@[\w-]+\.\w+",
+    r"https?://|\bwww\.|\b[\w-]{1,63}\.(?:example|com|net|org|io|co|ru|cn|xyz|site|info|biz|app|dev|top|click|link|me"
+    r"|ly|to|cc|tk|ml|de|fr|es|jp|kr|uk)\b|[\w.+-]{1,64}@[\w-]{1,63}\.\w",
     r"\b(?:external|remote|third[- ]part(?:y|ies)|attacker'?s?|webhook|endpoint|pastebin|ticket notes|notes field"
     r"|server|partners?)\b",
     r"\b(?:extern[oa]s?|servidor|remoto|terceros|notas del ticket)\b",
@@ -108,15 +110,15 @@ _ELSEWHERE = _any(
 
 # -- obeying external content ---------------------------------------------------------------------------------
 _OBEY = _any(
-    r"\b(?:follow|obey|execute|carry out|comply with|do (?:what|whatever)|act on|treat|take orders|listen to"
-    r"|trust)\b",
+    r"\b(?:follow|obey|execute|carry out|comply with|do (?:what|whatever|it|so|as)|act on|treat|take orders|listen to"
+    r"|trust|defer to)\b",
     r"\b(?:sigue|seguir|obedece|obedecer|ejecuta|ejecútal\w*|ejecutar|cumple|haz lo que|trata|acata)\b",
     r"\b(?:befolge\w*|gehorche\w*|führe|ausführ\w*|tu was|behandle|folge)\b",
     r"\b(?:suis|suivre|obéis|obéir|exécute\w*|applique|fais ce que|traite)\b",
     r"따르|따라|복종|실행|수행|시키는 대로|従|実行|言う通り|言うとおり",
 )
 _ORDERS = _any(
-    r"\b(?:instructions?|commands?|orders?|directives?|requests?|says|tells you|told)\b",
+    r"\b(?:instructions?|commands?|orders?|directives?|requests?|says|tells you|told|asks you)\b",
     r"\b(?:instrucciones|instrucción|órdenes|ordenes|comandos?|lo que diga|indicaciones)\b",
     r"\b(?:anweisung\w*|befehl\w*|sagt|vorgaben)\b",
     r"\b(?:instructions?|ordres|commandes?|ce que dit|consignes)\b",
@@ -136,7 +138,8 @@ _FOREIGN_SOURCE = _any(
 )
 _BLANKET = _any(
     r"\b(?:any|all|every|whatever|whichever|always|without (?:asking|question|checking|confirmation|telling)|even if"
-    r"|even over|over the user|instead of the user|priority|as if|as coming from|precedence)\b",
+    r"|even over|over the user|instead of the user|priority|as if|as coming from|precedence|if (?:a|an|the|any)"
+    r"|whenever)\b",
     r"\b(?:cualquier|todas?|siempre|sin preguntar|aunque|incluso|por encima|prioridad|como si)\b",
     r"\b(?:alle|jede\w*|immer|ohne (?:rückfrage|nachfrage|zu fragen)|auch gegen|auch wenn|vorrang|egal)\b",
     r"\b(?:toutes?|tout|toujours|sans demander|même (?:si|contre)|prioritaires?|quoi que)\b",
@@ -152,7 +155,7 @@ _PROMOTE = _any(
     r"추천|권하|홍보|勧め|推薦|すすめ|推奨|宣伝",
 )
 _STEER = _any(
-    r"\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?"
+    r"\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?|towards?"
     r"|other (?:brands|providers|vendors|stores|options|products|companies))\b",
     r"\b(?:solo|sólo|siempre|únicamente|exclusivamente|en lugar de|pida lo que pida|competidores|otros proveedores"
     r"|otras marcas)\b",
@@ -161,9 +164,9 @@ _STEER = _any(
     r"|autres fournisseurs|autres marques)\b",
     r"만 추천|항상|오직|대신|무엇을 묻든|경쟁|다른 업체|다른 브랜드|だけ|のみ|常に|ではなく|何を尋ねても|競合|他社",
 )
-_BRAND = re.compile(r"(?<=[\s(\"'])[A-Z][\w&'-]*[A-Z0-9][\w&-]*|(?<=[\s(\"'])[A-Z][a-z]+[A-Z]\w*|[A-Za-z]{3,}")
+_BRAND = re.compile(r"(?<=[\s(\"'])[A-Z][\w&'-]{0,40}[A-Z0-9]|(?<=[\s(\"'])[A-Z][a-z]{1,40}[A-Z]|[A-Za-z]{3,}")
 _TELL = _any(
-    r"\b(?:tell|say|claim|describe|warn)\b(?: (?:users?|people|customers|them|everyone|that))?",
+    r"\b(?:tell|say|claim|describe|warn|mention that|point out that|remind (?:users|people|them) that|insist)\b",
     r"\b(?:di|dile|diles|afirma|describe|presenta)\b",
     r"\b(?:sag|sage|behaupte|bezeichne|beschreibe|stelle)\b",
     r"\b(?:dis|affirme|décris|présente|qualifie)\b",
@@ -171,11 +174,15 @@ _TELL = _any(
 )
 _BAD = _any(
     r"\b(?:dangerous|unsafe|unreliable|untrustworthy|a scam|scam|fraud\w*|inferior|recalled|collaps\w*|bankrupt"
-    r"|fake|insecure|not to be trusted|harmful|toxic)\b",
-    r"\b(?:peligros\w*|insegur\w*|poco fiable|estafa|fraude|retirad\w*|quiebra|fals[oa]s?)\b",
-    r"\b(?:gefährlich\w*|unsicher\w*|unzuverlässig\w*|betrug|zurückgerufen|pleite|gefälscht\w*)\b",
-    r"\b(?:dangereu\w*|peu fiable|arnaque|fraude|rappelé\w*|faillite|faux)\b",
-    r"위험|믿을 수 없|사기|리콜|파산|가짜|危険|信頼できない|詐欺|リコール|破綻|偽物",
+    r"|fake|insecure|not to be trusted|harmful|toxic|breaks? (?:easily|down)|broken|defective|faulty|poor quality"
+    r"|low quality|terrible|awful|worst|overpriced|rip-?off|illegal|banned|malware|spyware|steals?|lies|lying)\b",
+    r"\b(?:peligros\w*|insegur\w*|poco fiable|estafa|fraude|retirad\w*|quiebra|fals[oa]s?|defectuos\w*|mala calidad"
+    r"|se rompe\w*|ilegal)\b",
+    r"\b(?:gefährlich\w*|unsicher\w*|unzuverlässig\w*|betrug|zurückgerufen|pleite|gefälscht\w*|defekt\w*|minderwertig\w*"
+    r"|geht schnell kaputt|illegal)\b",
+    r"\b(?:dangereu\w*|peu fiable|arnaque|fraude|rappelé\w*|faillite|faux|défectueu\w*|mauvaise qualité"
+    r"|se casse\w*|illégal\w*)\b",
+    r"위험|믿을 수 없|사기|리콜|파산|가짜|불량|쉽게 고장|危険|信頼できない|詐欺|リコール|破綻|偽物|欠陥|すぐ壊れ|粗悪",
 )
 _ONLY_GOOD = _any(
     r"\b(?:is|are) the only (?:safe|good|reliable|trustworthy|real|legit\w*|secure|acceptable"
@@ -200,7 +207,10 @@ _AUTHORITY = _any(
     r"\[\s*(?:system|admin|administrator|developer|operator|override|admin override|system override|priority"
     r"|sudo)[^\]]{0,30}\]",
     r"\b(?:system|security|admin|administrator|developer|operator|openai|anthropic|google|microsoft|official)"
-    r" (?:notice|update|message|announcement|directive|policy|alert|override)\b",
+    r" (?:notice|update|message|announcement|directive|policy|alert|override)\b(?! (?:broke|failed|crashed|fixed"
+    r"|installed|removed|changed the|of (?:the|my|our)))",
+    r"\b(?:note|memo|message|instruction|directive|order) from (?:openai|anthropic|the developers?|the admin\w*"
+    r"|the operator|the system|your (?:developer|creator|owner|admin\w*))\b",
     r"\bas (?:your|the) (?:administrator|admin|developer|creator|owner|operator|supervisor|maker)\b",
     r"\b(?:this|these) (?:memory|memories|rule|rules|instruction|instructions|note|message) (?:overrides?|supersedes?"
     r"|takes? precedence|has priority|outranks)\b",
@@ -236,7 +246,9 @@ _HIDE = _any(
     r"\b(?:never|don't|do not)\s+(?:mention|reveal|disclose|tell)\b.{0,20}\b(?:this|these) (?:rule|instruction|memory"
     r"|note)s?\b",
     r"\b(?:hide|conceal|withhold|keep)\b.{0,60}\bfrom (?:the user|users|them|him|her|the customer)\b",
-    r"\bwithout (?:telling|informing|notifying|asking|alerting|the knowledge of) (?:the user|them|him|her)\b",
+    r"\bwithout (?:telling|informing|notifying|asking|alerting|the knowledge of) (?:the user|them|him|her)\b"
+    r"|\bwithout the user (?:noticing|knowing|realizing|realising|seeing)\b|\bkeep the user in the dark\b"
+    r"|\bbehind the user's back\b",
     r"\bso (?:that )?the user (?:never|doesn't|does not|won't) (?:see|know|notice|find)",
     r"\b(?:secretly|silently|covertly|quietly) (?:change|delete|send|forward|add|modify|share|remove|replace|record"
     r"|copy|redirect|transfer|approve|cancel)",
@@ -363,7 +375,8 @@ def _authority(s: str, _: str) -> bool:
 
 
 def _hides(s: str, _: str) -> bool:
-    return bool(_HIDE.search(s))
+    # "The user asked the assistant never to tell them spoilers" is the user's own wish.
+    return bool(_HIDE.search(s)) and not _preference(s)
 
 
 def _overrides(s: str, _: str) -> bool:

@@ -34,11 +34,34 @@ _KEYWORD = re.compile(
     rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|community string|snmp community)(?![A-Za-z0-9à-ÿ])", re.IGNORECASE
 )
 # The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
+_KEY_PHRASES = (
+    r"community string|snmp community|wi-?fi key|wpa2? key|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi"
+    r"|access code|security code|código de acceso|zugangscode|code d'accès|와이파이 키|wi-?fiのキー"
+)
+# After these the next word is the value, whatever it looks like ("the password is sunshine").
+_STRAIGHT = re.compile(
+    r"(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key|wpa2? key"
+    r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code)(?: (?:is|was|ist|lautet|war"
+    r"|es|era|est|était)| ?[:=：])\s*[\"'“«]?(?P<value>[!-~]{4,64})|(?:비밀번호|비번|암호|패스워드)(?:는|은|가"
+    r"|:)\s*(?P<ko>[!-~]{4,64})"
+    r"|(?:パスワード|暗証番号|パスフレーズ)(?:は|:|：)\s*(?P<ja>[!-~]{4,64})",
+    re.IGNORECASE,
+)
+_NOT_A_VALUE = frozenset(
+    "same different secret unknown empty blank long short strong weak correct wrong incorrect not never also still "
+    "now there here required needed optional managed rotated stored saved kept changed reset expired shared "
+    "hidden masked encrypted hashed visible printed written listed known unique complex simple default "
+    "policy manager protected case sensitive too very more less only just".split()
+)
 _CLAUSE = re.compile(r"(?:[^\n。！？;]|[.!?](?=\S))*")
-_TOKEN = re.compile(r"(?<![^\s:=：(「『\"'/])[^\s\"'`,;。、「」『』()=:：][^\s\"'`,;。、「」『』()]{3,63}")
+# A value is a run of printable ASCII: in Korean and Japanese it is glued to particles ("パスワードはHops2024!です").
+_TOKEN = re.compile(r"(?<![!-~])[!-~]{4,64}")
 _PIN = re.compile(
     r"(?:\bpin\b|\bpin code|code pin|pin-code|geheimzahl|暗証番号|비밀번호|핀 ?번호|código pin|número pin|alarm code"
-    r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호)[^\d\n]{0,30}(?P<value>\d{4,8})\b",
+    r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호|code d'accès|código de acceso|zugangscode"
+    r"|access code|gate code|alarm pin|garage code)[^\d\n]{0,30}(?P<value>\d{4,8})\b"
+    r"|(?:cvv2?|cvc2?|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme|보안 ?코드"
+    r"|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
     re.IGNORECASE,
 )
 _REDIS = re.compile(r"\b(?:requirepass|masterauth|masterpass)\s+(?P<value>\S{4,})", re.IGNORECASE)
@@ -51,7 +74,8 @@ _OTP_WORDS = re.compile(
     re.IGNORECASE,
 )
 _BASE32_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}[ -]){3,}[A-Z2-7]{4}(?![A-Za-z0-9])")
-_BASE32_START = re.compile(r"[A-Z2-7]{4}")
+_BASE32_START = re.compile(r"[A-Z2-7]{4}|[a-z2-7]{4} [a-z2-7]{4}")
+_BASE32_LOWER = re.compile(r"(?<![A-Za-z0-9])(?:[a-z2-7]{4}[ -]){3,}[a-z2-7]{4}(?![A-Za-z0-9])")
 _BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,64}(?![A-Za-z0-9])")
 # Keys with spaces (or dashes) inserted: short chunks that join into a known key shape.
 _CHUNKS = re.compile(r"(?<![\w-])(?:[A-Za-z0-9_\-]{2,8} ){3,}[A-Za-z0-9_\-]{2,8}(?![\w-])")
@@ -61,7 +85,11 @@ _JOINED_KEY = re.compile(
 )
 _HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
 _KEY_WORDS = re.compile(
-    r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|키|토큰|キー|トークン|シークレット", re.IGNORECASE
+    r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|키|토큰|キー|トークン|シークレット|\b(?:mailgun"
+    r"|datadog"
+    r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
+    r"|digitalocean|linode|vultr|twilio|nexmo|vonage|bitly|trello|asana|airtable|notion|openweather|weatherapi)\b",
+    re.IGNORECASE,
 )
 _DIGEST_WORDS = re.compile(
     r"sha|md5|hash|checksum|digest|commit|etag|fingerprint|uuid|integrity|ハッシュ|해시|커밋|コミット|prüfsumme|empreinte",
@@ -70,15 +98,38 @@ _DIGEST_WORDS = re.compile(
 
 
 def _credential(text: str) -> tuple[int, int] | None:
-    """A credential word, then within the next ~80 characters of its clause a token that looks like one."""
+    """A credential word, then within the next ~80 characters of its clause a token that looks like one; or,
+    right after "password is" / "Passwort:" / "パスワードは", any word that is not a description of it."""
+    for m in _STRAIGHT.finditer(text):
+        group = next(g for g in ("value", "ko", "ja") if m.group(g))
+        value = m.group(group).strip("\"'”»").rstrip(".,;:!?)")
+        word = value.lower()
+        if (
+            len(value) >= 4
+            and word not in _NOT_A_VALUE
+            and not word.endswith(("ed", "ing", "ly"))
+            and not (_REFERENCE_VALUE.match(value))
+        ):
+            start = m.start(group) + m.group(group).find(value)
+            return start, start + len(value)
     for word in _KEYWORD.finditer(text):
         clause = _CLAUSE.match(text, word.end())
         end = min(word.end() + 80, clause.end() if clause else word.end())
         for m in _TOKEN.finditer(text, word.end(), end):
-            value = m.group(0).rstrip(".:!?")
-            if value.isascii() and (credential_like(value) or (len(value) >= 20 and random_token(value))):
-                return m.start(), m.start() + len(value)
+            if _AFTER_PREPOSITION.search(text, max(0, m.start() - 8), m.start()):
+                continue  # "managed by 1Password", "stored in KeePass2": a place, not the value
+            value = m.group(0).strip("\"'`,;()[]").rstrip(".:!?")
+            if credential_like(value) or (len(value) >= 20 and random_token(value)):
+                start = m.start() + m.group(0).find(value)
+                return start, start + len(value)
     return None
+
+
+_AFTER_PREPOSITION = re.compile(
+    r"\b(?:by|in|with|via|from|using|through|on|at|of|into|en|con|mit|im|avec|dans|par)\s+$"
+)
+# Placeholders and references are not values: "${DB_PASSWORD}", "<your password>", "os.environ[...]".
+_REFERENCE_VALUE = re.compile(r"^(?:[$%<{\[(/~*]|x{3,}|\.{2,}|…)|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 
 def _slashed_login(text: str) -> tuple[int, int] | None:
@@ -111,7 +162,7 @@ _PAIR = re.compile(
 
 def _pin(text: str) -> tuple[int, int] | None:
     m = _PIN.search(text)
-    return None if m is None else m.span("value")
+    return None if m is None else m.span("value" if m.group("value") else "cvv")
 
 
 def _redis(text: str) -> tuple[int, int] | None:
@@ -126,6 +177,9 @@ def _otp(text: str) -> tuple[int, int] | None:
         return None
     for m in _BASE32_GROUPS.finditer(text):
         if sum(c.isdigit() for c in m.group(0)) >= 2 or _OTP_WORDS.search(text):
+            return m.span()
+    for m in _BASE32_LOWER.finditer(text):  # as authenticator apps show them; words never carry 2-7 digits
+        if sum(c.isdigit() for c in m.group(0)) >= 2:
             return m.span()
     if _OTP_WORDS.search(text):
         for m in _BASE32_RUN.finditer(text):
@@ -155,13 +209,20 @@ def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = 
 
 
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
-_NEEDLES = tuple(sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")} | {"community string"}))
+_NEEDLES = (
+    *sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")}),
+    *"community wifi wi-fi wpa wlan pin código zugangscode 와이파이 キー".split(),
+    "network key",
+    "access code",
+    "security code",
+    "code d'acc",
+)
 
 
 PROSE_SECRET_RULES: tuple[GateRule, ...] = (
     _rule("secret.prose.credential", "names a password or login and gives its value", _credential, _NEEDLES),
     _rule("secret.prose.login_pair", "gives a login as user and password", _slashed_login, ("/", ":", ",")),
-    _rule("secret.prose.pin", "gives a PIN or door code", _pin, digits=4),
+    _rule("secret.prose.pin", "gives a PIN, door code or card security code", _pin, digits=3),
     _rule("secret.prose.redis", "gives a Redis password (requirepass)", _redis, ("requirepass", "masterauth")),
     _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp),
     _rule("secret.prose.spaced_key", "looks like an API key with spaces inserted", _spaced_key, digits=1),

@@ -89,8 +89,17 @@ def _spans(text: str, values: Iterator[str]) -> Iterator[tuple[int, int]]:
 
 
 def _vendor_finder(plugin: BasePlugin) -> Callable[[str], tuple[int, int] | None]:
+    # The plugin's own patterns, matched here for their position: `analyze_string` yields a capture group
+    # ("ghp" of a GitHub token), too little to redact.
+    patterns = tuple(getattr(plugin, "denylist", ()))
+
     def find(text: str) -> tuple[int, int] | None:
-        return next(_spans(text, plugin.analyze_string(text)), None)
+        for pattern in patterns:
+            m = pattern.search(text)
+            if m is not None:
+                start, end = m.span()
+                return start, end
+        return None
 
     return find
 
@@ -131,7 +140,7 @@ def detect_secrets_rules() -> tuple[GateRule, ...]:
     rules = []
     for module, name, needles in _VENDOR_PLUGINS:
         plugin = _plugin(module, name)
-        reason = f"looks like a {plugin.secret_type}"
+        reason = f"looks like a secret ({plugin.secret_type})"
         rules.append(
             GateRule(
                 f"secret.ds.{module}",

@@ -16,6 +16,7 @@ from ..models import EventAction, Learning, LearningType, Origin, Scope, Source,
 from ..simhash import simhash64_hex
 from ..stores.base import EventDraft, Insert, NewLearning, Operation, Update, Vector
 from .dedupe import DedupeAction, DedupeDecision, better_text, check_simhash, decide
+from .fields import hashed_source
 
 __all__ = ["SaveAction", "SaveRequest", "SaveResult", "check_gate", "save"]
 
@@ -122,6 +123,7 @@ def _gate_text(request: SaveRequest) -> str:
 async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult:
     """validate → gate → dedupe (SimHash, vector, conflict) → one transaction."""
     request = await validated(engine, scope, request)
+    request = replace(request, source=hashed_source(engine.gate, request.source))  # ids: the *hash* policy
     verdict = engine.gate.check(_gate_text(request))
     if not verdict.allowed:
         engine.count(scope.tenant, f"save.refused.{verdict.rule}")

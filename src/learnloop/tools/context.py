@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..models import Limits, RetrievedItem, Scope
-from ..prompting import RenderedBlock, Section, render_block
+from ..prompting import RenderedBlock, Section, memory_line, render_block
 from ..retrieval import MEMORY_SECTION_TITLE
 from ..stores.base import Vector
 from .base import ToolKnowledge, ToolStore
@@ -177,7 +177,7 @@ def render_with_tool_sections(
     """Like `retrieval.render_memories`, with the tool sections around the memories. `max_items` keeps
     limiting the memories (seed 004's MaxItems); the tool sections have their own caps (seed 001 §8.9)."""
     shown = list(items)[: limits.max_items]
-    lines = [f"[{i.learning.status.value}/{i.learning.label}] {i.learning.text}" for i in shown]
+    lines = [memory_line(i.learning.status.value, i.learning.label, i.learning.text) for i in shown]
     memory = Section(MEMORY_SECTION_TITLE, lines, priority=MEMORY_PRIORITY)
     block = render_block([*sections, memory], max_chars=limits.max_chars, max_tokens=limits.max_tokens)
     return block, [shown[i] for i in block.kept.get(MEMORY_SECTION_TITLE, [])]
