@@ -7,6 +7,8 @@
     python bench/gate.py --data FILE      # a labelled JSONL file ({"text","class","kind","lang"}): per class and
                                           # per language; any other file: one text per line, refusals by rule
     python bench/gate.py --misses         # also list the texts judged wrongly (texts of your own data only)
+    python bench/gate.py --data FILE --through-save   # each text through `loop.save()` on a scratch database:
+                                          # the whole governed write (validation, gate on text, size limit)
 
 Classes: secret, pii and injection should be refused, benign allowed. A text counts as refused whatever rule
 refuses it (an injection carrying a key is still refused); `by_kind` says which kind of rule fired.
@@ -19,8 +21,10 @@ row times benign learnings joined into texts of 170-200 characters, the size the
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -29,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, percentile, print_table
-from learnloop.capture.gate import WriteGate
+from learnloop.capture.gate import GateVerdict, WriteGate
 
 CORPORA = Path(__file__).resolve().parent.parent / "tests" / "capture" / "corpora"
 LABELLED = Path(__file__).resolve().parent / "data" / "gate"
@@ -94,9 +98,16 @@ def _rate(refused: int, n: int) -> float:
     return round(100 * refused / n, 2) if n else 0.0
 
 
-def labelled_figures(gate: WriteGate, rows: list[dict[str, str]], repeat: int, misses: bool) -> dict[str, Any]:
-    """Refusal rate per class and per (class, language); µs per check over every text."""
-    verdicts = [gate.check(row["text"]) for row in rows]
+def labelled_figures(
+    gate: WriteGate,
+    rows: list[dict[str, str]],
+    repeat: int,
+    misses: bool,
+    verdicts: list[GateVerdict] | None = None,
+) -> dict[str, Any]:
+    """Refusal rate per class and per (class, language); µs per check over every text. `verdicts`, if given,
+    are the ones to count (from `loop.save()`); the timing is always of `WriteGate.check`."""
+    verdicts = verdicts if verdicts is not None else [gate.check(row["text"]) for row in rows]
     by_class: dict[str, list[int]] = {}
     by_lang: dict[str, dict[str, list[int]]] = {}
     kinds: dict[str, Counter[str]] = {}
@@ -144,6 +155,30 @@ def labelled_figures(gate: WriteGate, rows: list[dict[str, str]], repeat: int, m
     return figures
 
 
+async def saved_verdicts(rows: list[dict[str, str]]) -> list[GateVerdict]:
+    """Each text saved through `loop.save()` on a scratch database; the verdict says refused or not."""
+    from learnloop.config import Settings
+    from learnloop.embedders import resolve_embedder
+    from learnloop.engine import Engine
+    from learnloop.loop import Loop
+    from learnloop.stores.sqlite import SQLiteStore
+
+    embedder = resolve_embedder(Settings().embedder, Settings())
+    folder = Path(tempfile.mkdtemp(prefix="learnloop-gate-"))
+    store = SQLiteStore(folder / "gate.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
+    loop = Loop(Engine(store=store, embedder=embedder))
+    verdicts = []
+    try:
+        for row in rows:
+            result = await loop.save(row["text"], user="bench")
+            refused = result.action == "refused"
+            kind = WriteGate().check(row["text"]).kind if refused else None
+            verdicts.append(GateVerdict(not refused, result.reason if refused else None, result.rule, kind))
+    finally:
+        await loop.aclose()
+    return verdicts
+
+
 def print_labelled(title: str, figures: dict[str, Any]) -> None:
     langs = sorted({lang for c in figures["classes"].values() for lang in c["by_lang"]})
     rows = [
@@ -186,11 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, help="a file with one text per line: count refusals by rule")
     parser.add_argument("--repeat", type=int, default=20, help="timing passes over each corpus")
     parser.add_argument("--misses", action="store_true", help="list the texts judged wrongly (your --data only)")
+    parser.add_argument("--through-save", action="store_true", help="count refusals of loop.save() (labelled --data)")
     args = parser.parse_args(argv)
     gate = WriteGate()
 
     if args.data and args.data.suffix == ".jsonl":
-        figures = labelled_figures(gate, read_labelled(args.data), args.repeat, args.misses)
+        rows = read_labelled(args.data)
+        saved = asyncio.run(saved_verdicts(rows)) if args.through_save else None
+        figures = labelled_figures(gate, rows, args.repeat, args.misses, saved)
+        figures["through"] = "loop.save()" if args.through_save else "WriteGate.check"
         if args.json:
             emit_json({"file": str(args.data), **figures})
         else:

@@ -190,6 +190,8 @@ def test_gate_reads_a_labelled_jsonl_file(tmp_path: Path) -> None:
     figures = run_bench("gate", "--repeat", "1", "--data", data)
     assert figures["classes"]["secret"]["refused_pct"] == 100.0
     assert figures["classes"]["benign"]["refused_pct"] == 0.0
+    saved = run_bench("gate", "--repeat", "1", "--data", data, "--through-save")
+    assert saved["through"] == "loop.save()" and saved["classes"]["secret"]["refused_pct"] == 100.0
 
 
 # Slow because it always embeds its fixed 1,000-text batch, with 1 and with 2 threads (about 10 s).

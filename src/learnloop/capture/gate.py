@@ -310,15 +310,19 @@ def builtin_rules() -> tuple[GateRule, ...]:
     from .personal_details import PERSONAL_DETAIL_RULES
     from .phone_detectors import PHONE_RULES
     from .poisoning import POISONING_RULES
+    from .poisoning_acts import ACT_RULES
     from .prose_secrets import PROSE_SECRET_RULES
     from .secret_detectors import detect_secrets_rules
+    from .seed_phrases import SEED_PHRASE_RULES
 
     everything = (
         *detect_secrets_rules(),
+        *SEED_PHRASE_RULES,
         *ID_RULES,
         *PHONE_RULES,
         *BUILTIN_RULES,
         *POISONING_RULES,
+        *ACT_RULES,
         *PROSE_SECRET_RULES,
         *PERSONAL_DETAIL_RULES,
     )

@@ -77,7 +77,12 @@ _REFERENCE = re.compile(
 )
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PASSPHRASE = re.compile(r"(?=.{16})[a-zA-Z]+(?:[-_.][a-zA-Z]+){3,}")
-_url_pw: Callable[[str], bool] = lambda v: not _REFERENCE.match(v) and not set(v) <= set("*x•.")  # noqa: E731
+
+
+def _url_pw(value: str) -> bool:
+    """A URL's password part that is not a placeholder ("PASSWORD", "${DB_PASS}", "****")."""
+    placeholder = _ENV_NAME.match(value) or (value.isalpha() and value.isupper()) or set(value) <= set("*x•.")
+    return not _REFERENCE.match(value) and not placeholder
 
 
 def credential_like(value: str) -> bool:

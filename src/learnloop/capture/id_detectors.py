@@ -46,12 +46,14 @@ ID_WORDS = re.compile(
     r"\b(?:ssn|sin|tfn|tin|bsn|nir|nif|nie|dni|cpf|curp|pesel|aadhaa?r|pan|itin|nino|ni number|social security"
     r"|social insurance|tax file|tax id|tax number|taxpayer|national id|national insurance|identity|id number|nhs"
     r"|id card|id no|personal number|resident registration|my number|medicare|health card|insurance number"
-    r"|seguridad social|identificación|identidad|documento|cédula|número fiscal|steuer-?id|steuer-?nummer"
-    r"|steueridentifikationsnummer|identifikationsnummer|ausweis|personalausweis|sozialversicherungs\w*"
-    r"|versicherten\w*|sécurité sociale|numéro fiscal|assurance sociale|carte d'identité|identifiant fiscal"
-    r"|codice fiscale|fiscale)\b|주민등록|주민번호|외국인등록|사회보장|납세자|세금 ?번호|신분증|マイナンバー|個人番号"
-    r"|住民登録"
-    r"|社会保障|社会保険|納税者|保険証|身分証"
+    r"|member id|patient id|patient number|medical record|mrn|health insurance|insurance id|policy number"
+    r"|card number|nric|seguridad social|identificación|identidad|documento|cédula|número fiscal|historia clínica"
+    r"|número de paciente|n[úu]mero de afiliaci[óo]n|sécurité sociale|numéro fiscal|assurance sociale"
+    r"|carte d'identité|identifiant fiscal|numéro de patient|numéro d'assuré|codice fiscale|fiscale)\b"
+    r"|steuer-?id|steuer\w*nummer|steueridentifikationsnummer|identifikationsnummer|personalausweis\w*"
+    r"|reisepass\w*|sozialversicherungs\w*|versicherten\w*|versicherungsnummer|patientennummer|krankenversicherung\w*"
+    r"|주민등록|주민번호|외국인등록|사회보장|납세자|세금 ?번호|신분증|환자 ?번호|보험 ?번호"
+    r"|マイナンバー|個人番号|住民登録|社会保障|社会保険|納税者|保険証|身分証|患者番号|被保険者番号|診察券"
 )
 _PASSPORT_WORDS = re.compile(
     r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto", re.IGNORECASE
@@ -59,10 +61,12 @@ _PASSPORT_WORDS = re.compile(
 _PASSPORT_VALUE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d{5})[A-Z]{0,2}[0-9][A-Z0-9]{5,8}(?![A-Za-z0-9])")
 _PRODUCT = re.compile(
     r"(?:part|catalog(?:ue)?|item|sku|model|article|art\.?|order|serial|ref(?:erence)?|product|pieza|referencia"
-    r"|artículo|teil|artikel|bestell|pièce|référence|article|부품|품번|모델|部品|品番|型番|商品)[^\n]{0,20}$",
+    r"|artículo|teil|artikel|bestell|pièce|référence|filtre|filter|부품|품번|모델|部品|品番|型番|商品)[^\n]{0,40}$",
     re.IGNORECASE,
 )
-_MRZ = re.compile(r"P[<A-Z][A-Z]{3}[A-Z<]{10,}|(?<![A-Z0-9<])[A-Z0-9<]{9}[0-9][A-Z]{3}[0-9]{6}[0-9][MF<][0-9]{6}[0-9<]")
+_MRZ = re.compile(
+    r"[PIAC][<A-Z][A-Z<]{3}[A-Z0-9<]{10,60}<<|(?<![A-Z0-9<])[A-Z0-9<]{9}[0-9][A-Z]{3}[0-9]{6}[0-9][MF<][0-9]{6}[0-9<]"
+)
 _CF = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z](?![A-Za-z0-9])")
 _DNI = re.compile(r"(?<![A-Za-z0-9])(?:\d{8}|[XYZxyz]-?\d{7})-?[A-Za-z](?![A-Za-z0-9])")
 _NIR = re.compile(r"(?<![\d])[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?!\d)")
@@ -76,7 +80,7 @@ _DIGIT_GROUPS = re.compile(r"(?<![\d.,/-])(?<!\d )(?<!\d-)\d[\d -]{7,16}\d(?![\d
 
 def product_number_before(text: str, start: int) -> bool:
     """Is the number at `start` introduced as a part / catalog / SKU / model / order number?"""
-    return bool(_PRODUCT.search(text[max(0, start - 40) : start]))
+    return bool(_PRODUCT.search(text[max(0, start - 60) : start]))
 
 
 def labelled_before(text: str, start: int, words: re.Pattern[str] = ID_WORDS, reach: int = 48) -> bool:
@@ -129,7 +133,7 @@ def _us_ssn(text: str) -> tuple[int, int] | None:
     return None
 
 
-_LABELLED_ID = re.compile(r"[A-Z0-9][A-Z0-9.\- ]{4,20}[A-Z0-9]")
+_LABELLED_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z0-9][A-Z0-9.\- ]{4,20}[A-Z0-9](?![a-z])")
 
 
 def _labelled_id(text: str) -> tuple[int, int] | None:
@@ -138,8 +142,25 @@ def _labelled_id(text: str) -> tuple[int, int] | None:
     for word in ID_WORDS.finditer(lowered):
         for m in _LABELLED_ID.finditer(text, word.end(), min(len(text), word.end() + 40)):
             value = m.group(0).strip()
-            if sum(c.isdigit() for c in value) >= 5 and not product_number_before(text, m.start()):
+            digits = sum(c.isdigit() for c in value)
+            mixed = digits >= 2 and len(value.replace(" ", "").replace("-", "")) >= 6
+            if (digits >= 5 or mixed) and not product_number_before(text, m.start()):
                 return m.start(), m.start() + len(value)
+    return None
+
+
+_NRIC = re.compile(r"(?<![A-Za-z0-9])[STFG]\d{7}[A-Z](?![A-Za-z0-9])")
+
+
+def _nric(text: str) -> tuple[int, int] | None:
+    """A Singapore NRIC/FIN: prefix, seven digits, the check letter of its weighted sum."""
+    for m in _NRIC.finditer(text):
+        value = m.group(0)
+        total = sum(int(d) * w for d, w in zip(value[1:8], (2, 7, 6, 5, 4, 3, 2), strict=True))
+        total += 4 if value[0] in "TG" else 0
+        letters = "JZIHGFEDCBA" if value[0] in "ST" else "XWUTRQPNMLK"
+        if letters[total % 11] == value[8]:
+            return m.span()
     return None
 
 
@@ -198,7 +219,8 @@ ID_RULES: tuple[GateRule, ...] = (
     _rule("mx_curp", "contains a Mexican CURP", _strong(_CURP, curp), f"{_STDNUM}:mx.curp", 7),
     _rule("cn_ric", "contains a Chinese resident identity number", _strong(_RIC, ric), f"{_STDNUM}:cn.ric", 17),
     _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),
+    _rule("sg_nric", "contains a Singapore NRIC/FIN", _nric, "learnloop", 7),
     _rule("passport", "contains a passport number", _passport, "learnloop", 5, _PASSPORT_NEEDLES),
-    _rule("labelled", "contains an identity, tax or insurance number", _labelled_id, "learnloop", 5),
-    _rule("passport_mrz", "contains a passport machine-readable zone", _mrz, "learnloop", 6, ("<",)),
+    _rule("labelled", "contains an identity, tax or insurance number", _labelled_id, "learnloop", 2),
+    _rule("passport_mrz", "contains a passport machine-readable zone", _mrz, "learnloop", 0, ("<",)),
 )

@@ -21,7 +21,14 @@ _ADDRESS_WORDS = re.compile(
     r"|lives at|living at|lives on|domicilio|dirección (?:es|de casa|particular)|vive en|wohnt (?:in der"
     r"|in|an der|am|im)"
     r"|wohnadresse|anschrift|privatadresse|habite (?:au|à|rue|le)|domicilié|adresse (?:est|personnelle|postale)"
-    r"|주소는|집 주소|住所は|自宅の住所|自宅は",
+    r"|주소는|집 주소|住所は|自宅の住所|自宅は|주소\s*[:：]|住所\s*[:：]|〒|배송지|配送先|お届け先"
+    r"|(?:delivery|shipping|mailing|postal|home|billing) address|adresse de livraison|lieferadresse"
+    r"|dirección de (?:envío"
+    r"|entrega)|(?:our|my|his|her|their|parents'?|mum's|mom's|dad's) (?:place|flat|apartment|house|home)"
+    r"|(?:flat|apartment|house|home) is (?:at|on)|ship (?:it|them|presents|the \w+|everything) to"
+    r"|deliver (?:it|them) to"
+    r"|send (?:it|them|presents|the \w+) to|wir wohnen|ich wohne|wohne in|vivo en|vivimos en|habitamos|j'habite"
+    r"|nous habitons|sa maison est|leur maison est",
     re.IGNORECASE,
 )
 _ADDRESS_VALUE = re.compile(
@@ -30,6 +37,11 @@ _ADDRESS_VALUE = re.compile(
     r"|via)\s+[\w .'-]{2,40}?"
     r"\d{1,5}|\d{1,4}(?:[-−]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호)|[가-힣]+(?:로|길)\s*\d+",
     re.IGNORECASE,
+)
+# Korean and Japanese put the word after the date: "1985年9月14日生まれ".
+_DATE_THEN_BIRTH = re.compile(
+    r"(?:\d{4}\s*년\s*\d{1,2}\s*월\s*\d{1,2}\s*일|\d{4}年\d{1,2}月\d{1,2}日|\d{4}[./-]\d{1,2}[./-]\d{1,2})\s*"
+    r"(?:생|출생|태어|生まれ|生|誕生)"
 )
 _BIRTH_WORDS = re.compile(
     r"born (?:on )?|date of birth|\bdob\b|birthday|birth date|fecha de nacimiento|naci(?:ó|o|da|do) el|cumpleaños"
@@ -52,21 +64,36 @@ _DATE = re.compile(
 _ACCOUNT_WORDS = re.compile(
     r"account (?:number|no\.?|#)|acct\.? ?(?:no\.?|#)?|bank account|sort code|routing (?:number|no\.?)|\baba\b"
     r"|número de cuenta|cuenta bancaria|n\.º de cuenta|kontonummer|bankverbindung|\bblz\b|numéro de compte"
-    r"|compte bancaire|\brib\b|계좌 ?번호|계좌|口座番号|口座",
+    r"|compte bancaire|\brib\b|계좌 ?번호|계좌|口座番号|口座|普通預金|普通|当座|支店",
     re.IGNORECASE,
 )
 _ACCOUNT_VALUE = re.compile(r"(?<![\w-])\d[\d -]{4,22}\d(?![\w-])")
 
 
+_NETWORK_VALUE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f]{2}(?::[0-9a-f]{2}){5}|[\w.+-]+@", re.IGNORECASE)
+_NETWORK = re.compile(
+    r"(?:ip|ipv[46]|lan|wan|mac|e-?mail|web|server|network|memory|hardware|bluetooth|gateway)\W*$", re.IGNORECASE
+)
+
+
 def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int) -> Finder:
     def find(text: str) -> tuple[int, int] | None:
         for word in words.finditer(text):
+            if _NETWORK.search(text, max(0, word.start() - 12), word.start()) or _NETWORK_VALUE.match(
+                text, word.end() + len(text[word.end() :]) - len(text[word.end() :].lstrip())
+            ):
+                continue
             m = value.search(text, word.end(), min(len(text), word.end() + reach))
             if m is not None:
                 return m.span()
         return None
 
     return find
+
+
+def _birth(text: str) -> tuple[int, int] | None:
+    m = _DATE_THEN_BIRTH.search(text)
+    return m.span() if m is not None else _after(_BIRTH_WORDS, _DATE, 30)(text)
 
 
 def _account(text: str) -> tuple[int, int] | None:
@@ -83,6 +110,6 @@ def _rule(category: str, reason: str, finder: Finder, digits: int) -> GateRule:
 
 PERSONAL_DETAIL_RULES: tuple[GateRule, ...] = (
     _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40), 1),
-    _rule("birth_date", "contains a date of birth", _after(_BIRTH_WORDS, _DATE, 30), 4),
+    _rule("birth_date", "contains a date of birth", _birth, 4),
     _rule("bank_account", "contains a bank account number", _account, 6),
 )

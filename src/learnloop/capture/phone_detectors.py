@@ -21,20 +21,23 @@ from .id_detectors import product_number_before
 __all__ = ["PHONE_RULES"]
 
 _CANDIDATE = re.compile(
-    r"(?<![\w+.,/:-])(?:\+|00)?\(?\d[\d ().\-‐]{5,20}\d(?:\s*(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)"
+    r"(?<![A-Za-z0-9_+.,/-])(?:\+|00)?\(?\d[\d ().\-‐]{5,20}\d(?:\s*(?:ext\.?|x|extension|extensión"
+    r"|durchwahl|poste|내선|内線)"
     r"\s*\d{1,5})?(?![\w.,/-]{0,20}\d)",
     re.IGNORECASE,
 )
 _EXTENSION = re.compile(r"(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)\s*\d{1,5}$", re.IGNORECASE)
+# A bare "number" is any number (an invoice's, an account's): only words that mean a phone count.
 _PHONE_WORDS = re.compile(
-    r"phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|number|reach"
-    r"|teléfono|telefono|móvil|movil|celular|llám|llama|fijo|número|telefon|handy|festnetz|ruf|anruf|nummer"
-    r"|téléphone|portable|appel|fixe|numéro|joindre|전화|휴대폰|핸드폰|연락처|번호|電話|携帯|連絡先|番号",
+    r"phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|reach|dial"
+    r"|\w's (?:number|no\.?)"
+    r"|teléfono|telefono|móvil|movil|celular|llám|llama|fijo|telefon|handy|festnetz|ruf|anruf"
+    r"|téléphone|portable|appel|fixe|joindre|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先",
     re.IGNORECASE,
 )
 _ARITHMETIC = re.compile(r"\s[-+]\s|\d\.\d{1,2}(?!\d)")
 _AREA = re.compile(r"\(\d{1,5}\)")
-_DATE_OR_IP = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$|^\d{1,3}(?:\.\d{1,3}){3}$")
+_DATE_OR_IP = re.compile(r"^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,3}(?:\.\d{1,3}){3})$")
 _REGIONS = (
     "US",
     "GB",

@@ -65,7 +65,8 @@ _DISCUSSES = _any(
     r"설명|다룬|보여|解説|説明|紹介|示して",
 )
 _ATTACK_TOPIC = _any(
-    r"\bhow attackers\b|\battackers? (?:hide|use|can|could|embed|inject|plant|trick|smuggle)\b|\bexample payload\b"
+    r"\bred[- ]team\w*|\bjailbreaks\b|\bclassifiers? that (?:flags?|detects?)\b|\bhow attackers\b"
+    r"|\battackers? (?:hide|use|can|could|embed|inject|plant|trick|smuggle)\b|\bexample payload\b"
     r"|\bprompt[- ]injections?\b|\bmemory poisoning\b",
     r"\bcómo los atacantes\b|\binyección de prompts?\b|\bwie angreifer\b|\bprompt-injection\b"
     r"|\bcomment des attaquants\b|\binjection de prompts?\b",
@@ -74,11 +75,15 @@ _ATTACK_TOPIC = _any(
 
 # -- exfiltration ---------------------------------------------------------------------------------------------
 _TRANSFER = _any(
-    r"\b(?:send|forward|e-?mail|post|upload|leak|exfiltrate|transmit|relay|share|copy|paste|dump|pipe|bcc|cc|sync"
-    r"|mirror|append|write|submit|beam|report|log)\b",
-    r"\b(?:envía|envia|enviar|reenvía|reenvia|reenviar|manda|mandar|sube|subir|copia|copiar|comparte|compartir"
-    r"|publica|transmite|filtra|pega|añade|anota)\b",
-    r"\b(?:schick\w*|sende\w*|leite\w*|weiterleit\w*|lade|hochlad\w*|kopier\w*|teile|teilen|poste|übermittl\w*"
+    r"\b(?:send|sent|forward(?:ed|s)?|e-?mail|post|upload|leak|exfiltrate|transmit|relay|share|copy|paste|dump|pipe"
+    r"|bcc|cc|sync|put|embed|encode"
+    r"|mirror|append|write|submit|beam|report|log|include|open|load|visit|fetch|transmets|transmettre)\b",
+    # Spanish imperatives with their clitics ("cópialo", "envíaselo"), spelled out: a bare stem would match English.
+    r"\b(?:env[ií]a(?:l[oae]s?|sel[oa]s?)?|env[ií]e|enviar|reenv[ií]a(?:l[oae]s?|sel[oa]s?)?|reenviar"
+    r"|m[aá]nda(?:l[oae]s?|sel[oa]s?)?|mandar|s[uú]be(?:l[oae]s?)?|subir|c[oó]pia(?:l[oae]s?)?|copiar"
+    r"|comp[aá]rte(?:l[oae]s?)?|compartir|publ[ií]ca(?:l[oae]s?)?|publicar|transm[ií]te(?:l[oae]s?)?|filtra"
+    r"|p[eé]ga(?:l[oae]s?)?|añ[aá]de(?:l[oae]s?)?|an[oó]ta(?:l[oae]s?)?|incl[uú]ye(?:l[oae]s?)?)\b",
+    r"\b(?:schick\w*|sende[nt]?|leite|leitet|weiterleit\w*|lade|hochlad\w*|kopier\w*|teile|teilen|poste|übermittl\w*"
     r"|übertrag\w*|füge|trage)\b",
     r"\b(?:envoie|envoyer|transfère|transférer|transmets|téléverse\w*|copie|copier|partage|partager|publie|colle"
     r"|ajoute|recopie)\b",
@@ -87,7 +92,8 @@ _TRANSFER = _any(
 _SENSITIVE = _any(
     r"\b(?:messages?|conversations?|chats?|chat logs?|history|transcripts?|passwords?|credentials?|card numbers?"
     r"|cards?|cvv|api keys?|keys|tokens?|secrets?|addresses|address|phone numbers?|personal data|data|ssns?"
-    r"|documents|files|everything|cookies|contacts|location|what the user (?:types|says|writes))\b",
+    r"|documents|files|everything|cookies|contacts|location|what the user (?:types|says|writes)|codes?|otp"
+    r"|one-time|contents|id_rsa|ssh|secrets|questions|mentions?|last message|searches|queries)\b|~/\.ssh|\.env\b",
     r"\b(?:mensajes?|conversación|conversacion|chat|historial|contraseñas?|tarjetas?|claves?|datos|dirección"
     r"|teléfono|archivos|documentos|todo lo que)\b",
     r"\b(?:nachricht\w*|gespräch\w*|chat\w*|verlauf|passw\w*|kennw\w*|kartennummer\w*|karten?|schlüssel|daten"
@@ -101,18 +107,20 @@ _ELSEWHERE = _any(
     r"https?://|\bwww\.|\b[\w-]{1,63}\.(?:example|com|net|org|io|co|ru|cn|xyz|site|info|biz|app|dev|top|click|link|me"
     r"|ly|to|cc|tk|ml|de|fr|es|jp|kr|uk)\b|[\w.+-]{1,64}@[\w-]{1,63}\.\w",
     r"\b(?:external|remote|third[- ]part(?:y|ies)|attacker'?s?|webhook|endpoint|pastebin|ticket notes|notes field"
-    r"|server|partners?)\b",
+    r"|server|partners?|gist|pastebin|issue tracker|issues?|public repo\w*|pull requests?|manager|employer|boss"
+    r"|commit messages?|spouse|wife|husband|ex-?partner|parents"
+    r"|landlord|insurer|fraud desk)\b",
     r"\b(?:extern[oa]s?|servidor|remoto|terceros|notas del ticket)\b",
     r"\b(?:extern\w*|server|dritte\w*|ticketnotiz\w*|notizen)\b",
-    r"\b(?:externes?|serveur|tiers|notes du ticket)\b",
-    r"외부|서버|웹훅|메모|제3자|外部|サーバー|ウェブフック|メモ|第三者",
+    r"\b(?:externes?|serveur|tiers|notes du ticket|employeur|patron)\b|\b(?:empleador|jefe|arbeitgeber|chef)\b",
+    r"외부|서버|웹훅|메모|제3자|고용주|상사|外部|サーバー|ウェブフック|メモ|第三者|上司|雇用主",
 )
 
 # -- obeying external content ---------------------------------------------------------------------------------
 _OBEY = _any(
     r"\b(?:follow|obey|execute|carry out|comply with|do (?:what|whatever|it|so|as)|act on|treat|take orders|listen to"
     r"|trust|defer to)\b",
-    r"\b(?:sigue|seguir|obedece|obedecer|ejecuta|ejecútal\w*|ejecutar|cumple|haz lo que|trata|acata)\b",
+    r"\b(?:sigue\w*|seguir|obede\w*|obedé\w*|ejecut\w*|ejecút\w*|cumpl\w*|haz lo que|trata|acata\w*)\b",
     r"\b(?:befolge\w*|gehorche\w*|führe|ausführ\w*|tu was|behandle|folge)\b",
     r"\b(?:suis|suivre|obéis|obéir|exécute\w*|applique|fais ce que|traite)\b",
     r"따르|따라|복종|실행|수행|시키는 대로|従|実行|言う通り|言うとおり",
@@ -148,14 +156,15 @@ _BLANKET = _any(
 
 # -- commercial steering ----------------------------------------------------------------------------------------
 _PROMOTE = _any(
-    r"\b(?:recommend|suggest|promote|push|advertise|endorse|rank|favou?r|steer|upsell)\b",
+    r"\b(?:recommend|suggest|promote|push|advertise|endorse|rank|favou?r|steer|upsell|praise)\b",
     r"\b(?:recomienda|recomendar|sugiere|promociona|prioriza)\b",
-    r"\b(?:empfiehl|empfehle|empfehlen|bewirb|bevorzuge|schlage)\b",
+    r"\b(?:empfiehl|empfehle|empfehlen|bewirb|bevorzuge|schlage|nenne|nennen|erwähne)\b",
     r"\b(?:recommande|recommander|suggère|promeus|privilégie)\b",
     r"추천|권하|홍보|勧め|推薦|すすめ|推奨|宣伝",
 )
 _STEER = _any(
     r"\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?|towards?"
+    r"|competing|rival"
     r"|other (?:brands|providers|vendors|stores|options|products|companies))\b",
     r"\b(?:solo|sólo|siempre|únicamente|exclusivamente|en lugar de|pida lo que pida|competidores|otros proveedores"
     r"|otras marcas)\b",
@@ -170,7 +179,7 @@ _TELL = _any(
     r"\b(?:di|dile|diles|afirma|describe|presenta)\b",
     r"\b(?:sag|sage|behaupte|bezeichne|beschreibe|stelle)\b",
     r"\b(?:dis|affirme|décris|présente|qualifie)\b",
-    r"말해|설명하|주장|伝え|言え|説明し|主張",
+    r"말해|말하|설명하|주장|伝え|言え|説明し|説明す|主張|だと言",
 )
 _BAD = _any(
     r"\b(?:dangerous|unsafe|unreliable|untrustworthy|a scam|scam|fraud\w*|inferior|recalled|collaps\w*|bankrupt"
@@ -179,10 +188,13 @@ _BAD = _any(
     r"\b(?:peligros\w*|insegur\w*|poco fiable|estafa|fraude|retirad\w*|quiebra|fals[oa]s?|defectuos\w*|mala calidad"
     r"|se rompe\w*|ilegal)\b",
     r"\b(?:gefährlich\w*|unsicher\w*|unzuverlässig\w*|betrug|zurückgerufen|pleite|gefälscht\w*|defekt\w*|minderwertig\w*"
+    r"|gehackt"
     r"|geht schnell kaputt|illegal)\b",
     r"\b(?:dangereu\w*|peu fiable|arnaque|fraude|rappelé\w*|faillite|faux|défectueu\w*|mauvaise qualité"
     r"|se casse\w*|illégal\w*)\b",
-    r"위험|믿을 수 없|사기|리콜|파산|가짜|불량|쉽게 고장|危険|信頼できない|詐欺|リコール|破綻|偽物|欠陥|すぐ壊れ|粗悪",
+    r"위험|믿을 수 없|사기|리콜|파산|가짜|불량|고장|해킹|危険|信頼できない|詐欺|リコール|破綻|偽物|欠陥|すぐ壊れ|壊れ"
+    r"|粗悪"
+    r"|ハッキング",
 )
 _ONLY_GOOD = _any(
     r"\b(?:is|are) the only (?:safe|good|reliable|trustworthy|real|legit\w*|secure|acceptable"
@@ -245,7 +257,8 @@ _HIDE = _any(
     r"|notify|alert|warn|let)\b.{0,30}\b(?:the user|users|them|him|her|the customer)\b",
     r"\b(?:never|don't|do not)\s+(?:mention|reveal|disclose|tell)\b.{0,20}\b(?:this|these) (?:rule|instruction|memory"
     r"|note)s?\b",
-    r"\b(?:hide|conceal|withhold|keep)\b.{0,60}\bfrom (?:the user|users|them|him|her|the customer)\b",
+    r"\b(?:hide|conceal|withhold|keep)\b.{0,60}\bfrom (?:the user|users|them|him|her|the customer|their (?:parents"
+    r"|family|spouse|partner|employer|doctor|lawyer))\b",
     r"\bwithout (?:telling|informing|notifying|asking|alerting|the knowledge of) (?:the user|them|him|her)\b"
     r"|\bwithout the user (?:noticing|knowing|realizing|realising|seeing)\b|\bkeep the user in the dark\b"
     r"|\bbehind the user's back\b",
@@ -327,10 +340,16 @@ def _brand(sentence: str) -> bool:
     rest = " " + (words[1] if len(words) > 1 else "")
     if any(m.group(0)[0].isupper() for m in _BRAND.finditer(rest)):
         return True
+    if _KATAKANA_NAME.search(sentence):
+        return True
     return not sentence.isascii() and bool(_LATIN_WORD.search(sentence)) and bool(_CJK.search(sentence))
 
 
+_STEERING_EXTRA = re.compile(r"\b(?:buy|purchase|order|switch to|get)\b")
+
+
 _LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+_KATAKANA_NAME = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}(?:電機|電器|社|製品)?")
 _CJK = re.compile(r"[\u3040-\u30ff\uac00-\ud7a3\u4e00-\u9fff]")
 
 
@@ -338,6 +357,8 @@ def _exfiltration(s: str, _: str) -> bool:
     return bool(_TRANSFER.search(s) and _SENSITIVE.search(s) and _ELSEWHERE.search(s))
 
 
+_ONLY_THIS = re.compile(r"\S+(?:만|だけ|のみ) ?(?:추천|勧め|推薦|すすめ)")
+_BUY_INSTEAD = re.compile(r"\b(?:buy|purchase|order|switch to|get)\s+[A-Z][\w-]+(?:\s+[\w-]+){0,3}\s+instead\b")
 _STEERING_WORD = re.compile("|".join(f"(?:{p.pattern})" for p in (_PROMOTE, _TELL, _NEVER_CITE)))
 
 
@@ -363,7 +384,9 @@ def _obeys_others(s: str, _: str) -> bool:
 def _steers(s: str, original: str) -> bool:
     if _preference(s):
         return False
-    if _PROMOTE.search(s) and _STEER.search(s) and _brand(original):
+    if _PROMOTE.search(s) and _STEER.search(s) and (_brand(original) or _ONLY_THIS.search(s)):
+        return True
+    if _BUY_INSTEAD.search(original):
         return True
     if _TELL.search(s) and (_BAD.search(s) or _ONLY_GOOD.search(s)):
         return True

@@ -30,18 +30,18 @@ _WORDS = (
     r"|비밀번호|비번|암호|패스워드|로그인|접속 정보|로그인 정보|암호 문구"
     r"|パスワード|暗証番号|パスフレーズ|ログイン|認証情報|ログイン情報|合言葉"
 )
-_KEYWORD = re.compile(
-    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|community string|snmp community)(?![A-Za-z0-9à-ÿ])", re.IGNORECASE
-)
 # The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
 _KEY_PHRASES = (
     r"community string|snmp community|wi-?fi key|wpa2? key|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi"
+    r"|clé wpa|clave wpa|wpa-schlüssel|pre-?shared key|\bpsk\b|shared secret|vpn key|the key is|le mot de passe"
     r"|access code|security code|código de acceso|zugangscode|code d'accès|와이파이 키|wi-?fiのキー"
 )
+_KEYWORD = re.compile(rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|{_KEY_PHRASES})(?![A-Za-z0-9à-ÿ])", re.IGNORECASE)
 # After these the next word is the value, whatever it looks like ("the password is sunshine").
 _STRAIGHT = re.compile(
     r"(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key|wpa2? key"
-    r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code)(?: (?:is|was|ist|lautet|war"
+    r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code|clé wpa|clave wpa)(?: (?:is|was|ist"
+    r"|lautet|war"
     r"|es|era|est|était)| ?[:=：])\s*[\"'“«]?(?P<value>[!-~]{4,64})|(?:비밀번호|비번|암호|패스워드)(?:는|은|가"
     r"|:)\s*(?P<ko>[!-~]{4,64})"
     r"|(?:パスワード|暗証番号|パスフレーズ)(?:は|:|：)\s*(?P<ja>[!-~]{4,64})",
@@ -59,7 +59,11 @@ _TOKEN = re.compile(r"(?<![!-~])[!-~]{4,64}")
 _PIN = re.compile(
     r"(?:\bpin\b|\bpin code|code pin|pin-code|geheimzahl|暗証番号|비밀번호|핀 ?번호|código pin|número pin|alarm code"
     r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호|code d'accès|código de acceso|zugangscode"
-    r"|access code|gate code|alarm pin|garage code)[^\d\n]{0,30}(?P<value>\d{4,8})\b"
+    r"|access code|gate code|alarm pin|garage code|disarm code|duress code|digicode|combination|combo|code de la carte"
+    r"|code (?:de )?(?:la )?carte bleue|code für die alarmanlage|alarmanlage|tresor|safe (?:code|combination|opens)"
+    r"|locker|opens with|unlocks with|cadenas|candado|código de la alarma|alarma|금고|자물쇠|暗証|金庫|ロッカー)"
+    r"[^\d\n]{0,60}(?P<value>\d{4,8}(?!\d)"
+    r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6})(?![\dA-Za-z])"
     r"|(?:cvv2?|cvc2?|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme|보안 ?코드"
     r"|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
     re.IGNORECASE,
@@ -88,7 +92,7 @@ _KEY_WORDS = re.compile(
     r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|키|토큰|キー|トークン|シークレット|\b(?:mailgun"
     r"|datadog"
     r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
-    r"|digitalocean|linode|vultr|twilio|nexmo|vonage|bitly|trello|asana|airtable|notion|openweather|weatherapi)\b",
+    r"|digitalocean|linode|vultr|twilio|nexmo|vonage|bitly|trello|asana|airtable|notion|openweather|weatherapi)",
     re.IGNORECASE,
 )
 _DIGEST_WORDS = re.compile(
@@ -113,16 +117,31 @@ def _credential(text: str) -> tuple[int, int] | None:
             start = m.start(group) + m.group(group).find(value)
             return start, start + len(value)
     for word in _KEYWORD.finditer(text):
+        if _MANAGER_WORDS.match(text, word.end()):
+            continue
         clause = _CLAUSE.match(text, word.end())
         end = min(word.end() + 80, clause.end() if clause else word.end())
+        blocks = _DIGIT_BLOCKS.search(text, word.end(), end)  # a numeric key read out in groups
+        if blocks is not None:
+            return blocks.span()
         for m in _TOKEN.finditer(text, word.end(), end):
             if _AFTER_PREPOSITION.search(text, max(0, m.start() - 8), m.start()):
                 continue  # "managed by 1Password", "stored in KeePass2": a place, not the value
             value = m.group(0).strip("\"'`,;()[]").rstrip(".:!?")
-            if credential_like(value) or (len(value) >= 20 and random_token(value)):
+            assigned = _ASSIGNED.match(value)
+            if assigned:  # NAME=value, m=64: the value after the name is what could be secret
+                value = assigned.group(1)
+            if len(value) >= 6 and (credential_like(value) or random_token(value)) and not _MANAGER.match(value):
                 start = m.start() + m.group(0).find(value)
                 return start, start + len(value)
     return None
+
+
+_MANAGER_WORDS = re.compile(r"s?[ -]?(?:manager|managers|verwaltung|-manager|관리자|マネージャー|管理)", re.IGNORECASE)
+_DIGIT_BLOCKS = re.compile(r"(?<![\d.,])\d{3,5}(?:[ -]\d{3,5}){2,}(?![\d.,])")
+_ASSIGNED = re.compile(r"^[A-Za-z_][\w.-]*[=:](.*)$")
+# Password managers, named where their password word is ("the password manager is 1Password").
+_MANAGER = re.compile(r"^(?:1password|keepass\w*|lastpass|bitwarden|dashlane|keeper|nordpass)$", re.IGNORECASE)
 
 
 _AFTER_PREPOSITION = re.compile(
@@ -141,7 +160,13 @@ def _slashed_login(text: str) -> tuple[int, int] | None:
             if m is None:
                 continue
             value = m.group("value").rstrip(".!?")
-            if value.isascii() and credential_like(value.lstrip("$") if value[:2] != "${" else value):
+            assigned = _ASSIGNED.match(value)
+            value = assigned.group(1) if assigned else value
+            if (
+                len(value) >= 4
+                and value.isascii()
+                and credential_like(value.lstrip("$") if value[:2] != "${" else value)
+            ):
                 return m.start("value"), m.start("value") + len(value)
     return None
 
@@ -190,11 +215,26 @@ def _otp(text: str) -> tuple[int, int] | None:
 
 
 def _spaced_key(text: str) -> tuple[int, int] | None:
+    if _FINGERPRINT.search(text):
+        return None  # a key's fingerprint is public by design
     for m in _CHUNKS.finditer(text):
+        chunks = m.group(0).split(" ")
+        joined = "".join(chunks)
+        if len(joined) < 20:
+            continue
+        # Prose ("MacBook Pro M3 with 36 GB of RAM") has words in it; a key cut in pieces has none.
+        if _JOINED_KEY.match(joined) or (random_token(joined) and not any(_PROSE_WORD.match(c) for c in chunks)):
+            return m.span()
+    for m in _SINGLE_CHARS.finditer(text):  # "g h p _ 2 b H b …": one character at a time
         joined = m.group(0).replace(" ", "")
-        if len(joined) >= 20 and (_JOINED_KEY.match(joined) or random_token(joined)):
+        if _JOINED_KEY.match(joined) or random_token(joined):
             return m.span()
     return None
+
+
+_PROSE_WORD = re.compile(r"^(?:[a-z]{2,}|[A-Z][a-z]+)$")
+_SINGLE_CHARS = re.compile(r"(?<!\S)(?:\S ){19,}\S(?!\S)")
+_FINGERPRINT = re.compile(r"fingerprint|empreinte|fingerabdruck|huella|지문|フィンガープリント|指紋", re.IGNORECASE)
 
 
 def _named_hex(text: str) -> tuple[int, int] | None:
@@ -204,6 +244,36 @@ def _named_hex(text: str) -> tuple[int, int] | None:
     return m.span()
 
 
+_RECOVERY_WORDS = re.compile(
+    r"recovery codes?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?|códigos? de (?:recuperación"
+    r"|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드|リカバリーコード|バックアップコード|復旧コード",
+    re.IGNORECASE,
+)
+_CODE_TOKEN = re.compile(
+    r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{4,})+(?![\w-])"
+    r"|(?<!\w)(?=\w*\d)(?=\w*[a-z])[a-z0-9]{8,12}(?!\w)"
+)
+_PGPASS = re.compile(r"(?<![\w.-])[\w.-]+:\d{2,5}:[\w.*-]+:[\w.-]+:(?P<value>\S{4,})")
+_WIFI_QR = re.compile(r"WIFI:[^\n]*?P:(?P<value>[^;\n]{4,});", re.IGNORECASE)
+
+
+def _recovery_codes(text: str) -> tuple[int, int] | None:
+    for word in _RECOVERY_WORDS.finditer(text):
+        m = _CODE_TOKEN.search(text, word.end(), min(len(text), word.end() + 80))
+        if m is not None:
+            return m.span()
+    return None
+
+
+def _config_line(text: str) -> tuple[int, int] | None:
+    """A ~/.pgpass line (host:port:db:user:password) or a Wi-Fi QR payload (WIFI:T:WPA;S:…;P:password;;)."""
+    for pattern in (_PGPASS, _WIFI_QR):
+        m = pattern.search(text)
+        if m is not None and credential_like(m.group("value")):
+            return m.span("value")
+    return None
+
+
 def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = (), digits: int = 0) -> GateRule:
     return GateRule(rule_id, "secret", reason, "", needles=needles, min_digits=digits, hint=True, finder=finder)
 
@@ -211,7 +281,7 @@ def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = 
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
 _NEEDLES = (
     *sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")}),
-    *"community wifi wi-fi wpa wlan pin código zugangscode 와이파이 キー".split(),
+    *"community wifi wi-fi wpa wlan pin código zugangscode 와이파이 キー psk shared key".split(),
     "network key",
     "access code",
     "security code",
@@ -226,5 +296,7 @@ PROSE_SECRET_RULES: tuple[GateRule, ...] = (
     _rule("secret.prose.redis", "gives a Redis password (requirepass)", _redis, ("requirepass", "masterauth")),
     _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp),
     _rule("secret.prose.spaced_key", "looks like an API key with spaces inserted", _spaced_key, digits=1),
+    _rule("secret.prose.recovery_codes", "gives account recovery codes", _recovery_codes, digits=1),
+    _rule("secret.prose.config_line", "gives a password in a .pgpass line or Wi-Fi QR payload", _config_line, (":",)),
     _rule("secret.prose.named_hex_key", "gives a hexadecimal key named as a key or token", _named_hex, digits=4),
 )

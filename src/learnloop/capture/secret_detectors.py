@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from detect_secrets.plugins.base import BasePlugin
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
 from detect_secrets.plugins.high_entropy_strings import (
     Base64HighEntropyString,
     HexHighEntropyString,
@@ -74,6 +75,7 @@ _KEYWORD_NEEDLES = ("pass", "pwd", "secret", "key", "token", "auth", "contrase",
 
 
 def _plugin(module: str, name: str) -> BasePlugin:
+    """One plugin of detect-secrets, by module and class name."""
     loaded = __import__(f"detect_secrets.plugins.{module}", fromlist=[name])
     plugin: BasePlugin = getattr(loaded, name)()
     return plugin
@@ -91,12 +93,16 @@ def _spans(text: str, values: Iterator[str]) -> Iterator[tuple[int, int]]:
 def _vendor_finder(plugin: BasePlugin) -> Callable[[str], tuple[int, int] | None]:
     # The plugin's own patterns, matched here for their position: `analyze_string` yields a capture group
     # ("ghp" of a GitHub token), too little to redact.
+    from .gate_rules import credential_like  # gate_rules imports this module's rules
+
     patterns = tuple(getattr(plugin, "denylist", ()))
+    placeholders = isinstance(plugin, BasicAuthDetector)  # "postgres://USER:PASSWORD@localhost" is a template
 
     def find(text: str) -> tuple[int, int] | None:
         for pattern in patterns:
-            m = pattern.search(text)
-            if m is not None:
+            for m in pattern.finditer(text):
+                if placeholders and m.lastindex and not credential_like(m.group(m.lastindex)):
+                    continue
                 start, end = m.span()
                 return start, end
         return None
