@@ -198,6 +198,15 @@ def _rule(
 
 
 _STDNUM = "python-stdnum"
+# Every identity word, as a plain substring (a cheap pre-filter for the labelled-number rule).
+_ID_NEEDLES = tuple(
+    "ssn|sin|tfn|tin|bsn|nir|nif|nie|dni|cpf|curp|pesel|aadhaa|pan|itin|nino|ni number|social|tax|national|identi"
+    "|id |id:|id no|personal number|resident|my number|medicare|health|insurance|member|patient|medical|mrn"
+    "|policy number|card number|nric|seguridad|documento|cédula|fiscal|historia|paciente|afiliaci|sécurité"
+    "|assurance|carte d|assuré|codice|steuer|ausweis|reisepass|sozialversicherung|versicher|krankenversicherung"
+    "|주민|외국인등록|사회보장|납세자|세금|신분증|환자|보험|マイナンバー|個人番号|住民|社会保|納税者|保険|身分証|患者"
+    "|診察券".split("|")
+)
 _PASSPORT_NEEDLES = ("passport", "pasaporte", "reisepass", "passnummer", "passeport", "여권", "パスポート", "旅券")
 _NATIONAL = "contains a national identity or tax number (SIN, TFN, BSN, Steuer-ID, Aadhaar, My Number)"
 
@@ -221,6 +230,6 @@ ID_RULES: tuple[GateRule, ...] = (
     _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),
     _rule("sg_nric", "contains a Singapore NRIC/FIN", _nric, "learnloop", 7),
     _rule("passport", "contains a passport number", _passport, "learnloop", 5, _PASSPORT_NEEDLES),
-    _rule("labelled", "contains an identity, tax or insurance number", _labelled_id, "learnloop", 2),
+    _rule("labelled", "contains an identity, tax or insurance number", _labelled_id, "learnloop", 2, _ID_NEEDLES),
     _rule("passport_mrz", "contains a passport machine-readable zone", _mrz, "learnloop", 0, ("<",)),
 )

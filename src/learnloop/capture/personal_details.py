@@ -104,12 +104,28 @@ def _account(text: str) -> tuple[int, int] | None:
     return None
 
 
-def _rule(category: str, reason: str, finder: Finder, digits: int) -> GateRule:
-    return GateRule(f"personal_data.{category}", "personal_data", reason, "", finder=finder, min_digits=digits)
+def _rule(category: str, reason: str, finder: Finder, digits: int, needles: str) -> GateRule:
+    words = tuple(n for n in needles.split("|") if n)  # one of these is in every text the rule refuses
+    return GateRule(
+        f"personal_data.{category}", "personal_data", reason, "", finder=finder, min_digits=digits, needles=words
+    )
+
+
+_ADDRESS_NEEDLES = (
+    "address|lives|living|domicil|dirección|direccion|vive|wohn|anschrift|adresse|habite|주소|住所|自宅|〒|배송지"
+    "|配送先|お届け先|place|flat|apartment|house|home|ship|deliver|send|vivo|vivimos|habitamos|habitons|maison"
+)
+_BIRTH_NEEDLES = (
+    "born|birth|dob|naci|cumpleaños|geburt|geboren|naissance|né|anniversaire|생년월일|생일|태어|生年月日|誕生日|生まれ"
+    "|생|출생|生|誕生"
+)
+_ACCOUNT_NEEDLES = (
+    "account|acct|sort code|routing|aba|cuenta|kontonummer|bankverbindung|blz|compte|rib|계좌|口座|普通|当座|支店"
+)
 
 
 PERSONAL_DETAIL_RULES: tuple[GateRule, ...] = (
-    _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40), 1),
-    _rule("birth_date", "contains a date of birth", _birth, 4),
-    _rule("bank_account", "contains a bank account number", _account, 6),
+    _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40), 1, _ADDRESS_NEEDLES),
+    _rule("birth_date", "contains a date of birth", _birth, 4, _BIRTH_NEEDLES),
+    _rule("bank_account", "contains a bank account number", _account, 6, _ACCOUNT_NEEDLES),
 )

@@ -78,7 +78,8 @@ _OTP_WORDS = re.compile(
     re.IGNORECASE,
 )
 _BASE32_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}[ -]){3,}[A-Z2-7]{4}(?![A-Za-z0-9])")
-_BASE32_START = re.compile(r"[A-Z2-7]{4}|[a-z2-7]{4} [a-z2-7]{4}")
+_BASE32_UPPER_START = re.compile(r"[A-Z2-7]{4}")
+_BASE32_LOWER_START = re.compile(r"[2-7][a-z2-7]{0,3} [a-z2-7]{4} |[a-z2-7]{0,3}[2-7] [a-z2-7]{4} ")
 _BASE32_LOWER = re.compile(r"(?<![A-Za-z0-9])(?:[a-z2-7]{4}[ -]){3,}[a-z2-7]{4}(?![A-Za-z0-9])")
 _BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,64}(?![A-Za-z0-9])")
 # Keys with spaces (or dashes) inserted: short chunks that join into a known key shape.
@@ -172,7 +173,7 @@ def _slashed_login(text: str) -> tuple[int, int] | None:
 
 
 _LOGIN_WORD = re.compile(
-    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user(?:name)?|usuario|benutzer|utilisateur)"
+    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user ?name|usuario|benutzer|utilisateur)"
     r"(?![A-Za-z0-9à-ÿ])"
     r"|아이디|ユーザー名?",
     re.IGNORECASE,
@@ -198,15 +199,20 @@ def _redis(text: str) -> tuple[int, int] | None:
 
 
 def _otp(text: str) -> tuple[int, int] | None:
-    if _BASE32_START.search(text) is None:  # most texts hold no run of 4 base32 capitals: stop cheaply
+    upper = _BASE32_UPPER_START.search(text) is not None
+    lower = _BASE32_LOWER_START.search(text) is not None
+    if not upper and not lower:  # no run of 4 base32 capitals, no lower-case group with a digit: stop cheaply
         return None
-    for m in _BASE32_GROUPS.finditer(text):
-        if sum(c.isdigit() for c in m.group(0)) >= 2 or _OTP_WORDS.search(text):
-            return m.span()
-    for m in _BASE32_LOWER.finditer(text):  # as authenticator apps show them; words never carry 2-7 digits
-        if sum(c.isdigit() for c in m.group(0)) >= 2:
-            return m.span()
-    if _OTP_WORDS.search(text):
+    said = None  # whether the text names a 2FA key (searched once, and only if needed)
+    if upper:
+        for m in _BASE32_GROUPS.finditer(text):
+            if sum(c.isdigit() for c in m.group(0)) >= 2 or (said := said or bool(_OTP_WORDS.search(text))):
+                return m.span()
+    if lower:
+        for m in _BASE32_LOWER.finditer(text):  # as authenticator apps show them; words never carry 2-7 digits
+            if sum(c.isdigit() for c in m.group(0)) >= 2:
+                return m.span()
+    if upper and (said if said is not None else _OTP_WORDS.search(text)):
         for m in _BASE32_RUN.finditer(text):
             value = m.group(0)
             if any(c.isdigit() for c in value) and not value.isalpha():
@@ -217,6 +223,8 @@ def _otp(text: str) -> tuple[int, int] | None:
 def _spaced_key(text: str) -> tuple[int, int] | None:
     if _FINGERPRINT.search(text):
         return None  # a key's fingerprint is public by design
+    if len(_MIXED_CHUNK.findall(text)) < 2 and not _SPACED_CHARS.search(text):
+        return None  # a key cut in pieces leaves pieces of letters and digits; prose has almost none
     for m in _CHUNKS.finditer(text):
         chunks = m.group(0).split(" ")
         joined = "".join(chunks)
@@ -232,6 +240,8 @@ def _spaced_key(text: str) -> tuple[int, int] | None:
     return None
 
 
+_MIXED_CHUNK = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
+_SPACED_CHARS = re.compile(r"(?:\S ){10}")
 _PROSE_WORD = re.compile(r"^(?:[a-z]{2,}|[A-Z][a-z]+)$")
 _SINGLE_CHARS = re.compile(r"(?<!\S)(?:\S ){19,}\S(?!\S)")
 _FINGERPRINT = re.compile(r"fingerprint|empreinte|fingerabdruck|huella|지문|フィンガープリント|指紋", re.IGNORECASE)
@@ -278,6 +288,12 @@ def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = 
     return GateRule(rule_id, "secret", reason, "", needles=needles, min_digits=digits, hint=True, finder=finder)
 
 
+_PIN_NEEDLES = tuple(
+    "pin|geheimzahl|暗証|비밀번호|핀|código|alarm|door|türcode|porte|도어락|accès|zugangscode|access code|gate code"
+    "|garage|disarm|duress|digicode|combination|combo|carte|tresor|safe|locker|opens with|unlocks with|cadenas"
+    "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안"
+    "|セキュリティコード".split("|")
+)
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
 _NEEDLES = (
     *sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")}),
@@ -292,9 +308,10 @@ _NEEDLES = (
 PROSE_SECRET_RULES: tuple[GateRule, ...] = (
     _rule("secret.prose.credential", "names a password or login and gives its value", _credential, _NEEDLES),
     _rule("secret.prose.login_pair", "gives a login as user and password", _slashed_login, ("/", ":", ",")),
-    _rule("secret.prose.pin", "gives a PIN, door code or card security code", _pin, digits=3),
+    _rule("secret.prose.pin", "gives a PIN, door code or card security code", _pin, _PIN_NEEDLES, digits=3),
     _rule("secret.prose.redis", "gives a Redis password (requirepass)", _redis, ("requirepass", "masterauth")),
-    _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp),
+    # Base32 has the digits 2-7; a 16+ character key without two of them is vanishingly rare.
+    _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp, digits=2),
     _rule("secret.prose.spaced_key", "looks like an API key with spaces inserted", _spaced_key, digits=1),
     _rule("secret.prose.recovery_codes", "gives account recovery codes", _recovery_codes, digits=1),
     _rule("secret.prose.config_line", "gives a password in a .pgpass line or Wi-Fi QR payload", _config_line, (":",)),

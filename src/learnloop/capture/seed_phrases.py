@@ -29,9 +29,12 @@ def _wordlist() -> frozenset[str]:
 def _seed_phrase(text: str) -> tuple[int, int] | None:
     """The span of the first run of 12+ list words (numbering and punctuation between them allowed)."""
     words = _wordlist()
+    lowered = text.lower()
+    if len(words.intersection(lowered.split())) < _MIN_WORDS // 2:
+        return None  # cheap: not even six distinct list words in the whole text
     start = end = -1
     run = 0
-    for m in _TOKEN.finditer(text.lower()):
+    for m in _TOKEN.finditer(lowered):
         token = m.group(0).strip(",;.:()[]\"'")
         if not token or _NUMBERING.fullmatch(token):
             continue  # "1. abandon 2. ability …"
