@@ -22,6 +22,7 @@ import logging
 from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol
+from weakref import WeakKeyDictionary
 
 from ..errors import ConfigurationError, ConflictError, NotFound
 from ..governance import change_status, get, status_update
@@ -78,7 +79,18 @@ class Quarantined:
 
 
 def gate_version(gate: WriteGate) -> str:
-    """A digest of what decides the gate's verdicts: its rules, size limits and the detector libraries."""
+    """A digest of what decides the gate's verdicts: its rules, size limits and the detector libraries.
+    Computed once per gate (gates are immutable; every engine start asks)."""
+    found = _VERSIONS.get(gate)
+    if found is None:
+        found = _VERSIONS[gate] = _digest(gate)
+    return found
+
+
+_VERSIONS: WeakKeyDictionary[WriteGate, str] = WeakKeyDictionary()
+
+
+def _digest(gate: WriteGate) -> str:
     digest = hashlib.blake2b(digest_size=12)
     for rule in gate.rules:
         finder = getattr(rule.finder, "__qualname__", "")
