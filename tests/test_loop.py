@@ -21,6 +21,7 @@ from learnloop import (
     NotFound,
     Status,
 )
+from learnloop.prompting import MEMORY_NOTICE
 
 BOIL = "Grainfather Gen 1 boil-off rate is ~3.5 L/hr, lower than the typical 4-5 L/hr assumption"
 QUESTION = "How much water will boil off in a 60 minute boil?"
@@ -30,8 +31,8 @@ async def test_saved_learning_comes_back_as_a_seed_004_block(loop: Loop) -> None
     saved = await loop.save(BOIL, user="alice", category="equipment", status="verified")
     assert saved.action == "created" and saved.learning is not None
     result = await loop.retrieve_context("alice", QUESTION)
-    assert result.block.startswith("<learning_memories>\nRelevant memories (from your history):\n")
-    assert f"- [verified/equipment] {BOIL}" in result.block
+    assert result.block.startswith(f"<learning_memories>\n{MEMORY_NOTICE}\nRelevant memories (from your history):\n")
+    assert f'- [verified/equipment] "{BOIL}"' in result.block
     assert result.block.endswith("</learning_memories>")
     [item] = result.items
     assert item.learning.id == saved.learning.id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -69,6 +70,8 @@ class Engine:
     _vocabularies: dict[tuple[str, str], tuple[float, Vocabulary]] = field(default_factory=dict)
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
+    # The write gate's recheck of stored learnings after its rules changed (`capture.quarantine`).
+    _gate_recheck: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
         # Cosine thresholds belong to one embedding model: unset ones take the embedder's calibration.
@@ -105,7 +108,11 @@ class Engine:
         if self.given_vocabulary is not None:
             await self._keep_vocabulary(*self.given_vocabulary)
         with self._start_lock:
-            self._started = True
+            first, self._started = not self._started, True
+        if first:
+            from .capture.quarantine import start_background_recheck  # it imports governance, which imports us
+
+            self._gate_recheck = await start_background_recheck(self)
 
     async def _keep_vocabulary(self, tenant: str, vocabulary: Vocabulary) -> None:
         stored = await self.store.get_vocabulary(tenant, vocabulary.namespace)
@@ -167,6 +174,11 @@ class Engine:
         self._vocabularies.pop((tenant, namespace), None)
 
     async def aclose(self) -> None:
+        recheck, self._gate_recheck = self._gate_recheck, None
+        if recheck is not None and not recheck.done():
+            recheck.cancel()  # it resumes at the next start: the rule version is stored only when it finishes
+            with contextlib.suppress(asyncio.CancelledError):
+                await recheck
         closers = [self.store.aclose(), self.embedder.aclose()]
         if self.llm is not None:
             closers.append(self.llm.aclose())

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+from .capture.fields import redact_text, refuse_if_harmful
 from .capture.write import check_gate, normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ConflictError, InvalidTransition, NotFound, ValidationError
@@ -99,6 +100,8 @@ async def change_status(
     reason: str | None = None,
     confidence: Callable[[Learning], float | None] = lambda _: None,
 ) -> Learning:
+    refuse_if_harmful(engine.gate, reason, "reason")  # a reason is stored in the history: the *refuse* policy
+
     async def attempt() -> Learning:
         learning = await get(engine, scope, learning_id)
         op = status_update(learning, target, actor, reason, confidence=confidence(learning))
@@ -123,6 +126,7 @@ async def promote(engine: Engine, scope: Scope, learning_id: int, actor: str, re
     """A candidate confirmed: verified, with the confidence a confirmation earns. Only candidates are promoted
     (a deprecated learning is restored, a verified one confirmed)."""
     floor = engine.policy.confirmation_confidence
+    refuse_if_harmful(engine.gate, reason, "reason")
 
     async def attempt() -> Learning:
         learning = await get(engine, scope, learning_id)
@@ -139,6 +143,7 @@ async def promote(engine: Engine, scope: Scope, learning_id: int, actor: str, re
 async def confirm(engine: Engine, scope: Scope, learning_id: int, actor: str, reason: str | None) -> Learning:
     """Someone says a learning is right. A candidate is promoted; a verified one keeps its status and gains
     confidence: at least the confirmation level, and half the way to 1 from where it was."""
+    refuse_if_harmful(engine.gate, reason, "reason")
 
     async def attempt() -> Learning:
         learning = await get(engine, scope, learning_id)
@@ -166,6 +171,7 @@ async def restore(
     deprecated and is refused, rather than silently moved: restoring a verified learning demoted it."""
     if target is Status.DEPRECATED:
         raise ValidationError("a learning is restored as candidate or verified", field="status")
+    refuse_if_harmful(engine.gate, reason, "reason")
 
     async def attempt() -> Learning:
         learning = await get(engine, scope, learning_id)
@@ -194,6 +200,7 @@ async def report_failure(
     engine: Engine, scope: Scope, learning_ids: Sequence[int], actor: str, reason: str
 ) -> list[Learning]:
     """Negative feedback on learnings that were used: streak reset, demote verified, deprecate candidates."""
+    reason = redact_text(engine.gate, reason)  # feedback may quote the user: the *redact* policy
 
     async def attempt() -> list[Learning]:
         learnings = await engine.store.get_many(scope, list(learning_ids))
@@ -234,6 +241,7 @@ async def update(
     for field_name, value in (("text", new_text), ("topic", topic), ("tags", " ".join(tags or ()))):
         if value:
             check_gate(engine, value, field_name)
+    refuse_if_harmful(engine.gate, reason, "reason")
     vector = None if new_text is None else await engine.embed_one(new_text)
 
     async def attempt() -> Learning:
@@ -280,6 +288,7 @@ async def update(
 
 
 async def delete(engine: Engine, scope: Scope, learning_id: int, actor: str, reason: str | None) -> Learning:
+    refuse_if_harmful(engine.gate, reason, "reason")
     await get(engine, scope, learning_id)
     result = await engine.apply(
         scope, [Delete(learning_id, EventDraft(actor=actor, action=EventAction.DELETED, reason=reason))]

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from .capture.write import check_gate, normalise_tags, normalise_text
+from .capture.fields import hashed_source, redact_text
+from .capture.write import normalise_tags, normalise_text
 from .engine import Engine
 from .errors import ValidationError
 from .models import EventAction, Scope, Vocabulary, check_identifier
@@ -127,14 +128,7 @@ def _check_line(engine: Engine, scope: Scope, raw: str | bytes) -> ExportedLearn
     record = ExportedLearning.model_validate(document)
     record.text = normalise_text(record.text)
     record.tags = list(normalise_tags(record.tags))
-    for name, value in (
-        ("text", record.text),
-        ("topic", record.topic),
-        ("tags", " ".join(record.tags)),
-        ("source.context", record.source.context or ""),
-    ):
-        if value:
-            check_gate(engine, value, name)
+    _redact(engine, record)
     if record.user is not None:
         check_identifier(record.user, "user")
     if not NAMESPACE.match(record.namespace):
@@ -142,6 +136,21 @@ def _check_line(engine: Engine, scope: Scope, raw: str | bytes) -> ExportedLearn
     if scope.user is not None:
         record.user = scope.user
     return record
+
+
+def _redact(engine: Engine, record: ExportedLearning) -> None:
+    """The gate's *redact* policy on an imported record's texts and its *hash* policy on its source ids
+    (`capture.fields`): an export is a record that must come back whole, so a harmful span is replaced by its
+    kind, and an exported vector computed from the raw text is not reused."""
+    gate = engine.gate
+    text, topic = redact_text(gate, record.text), redact_text(gate, record.topic)
+    tags = list(dict.fromkeys(redact_text(gate, tag) for tag in record.tags))
+    context = record.source.context
+    source = record.source.model_copy(update={"context": None if context is None else redact_text(gate, context)})
+    if text != record.text:
+        record.embedding = None  # embeddings can be inverted
+    record.text, record.topic, record.tags = text, topic, tags
+    record.source = hashed_source(gate, source)
 
 
 def _read_batch(

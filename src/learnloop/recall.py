@@ -7,6 +7,7 @@ from datetime import datetime
 
 import numpy as np
 
+from .capture.fields import harmful
 from .capture.timing import resolve
 from .engine import Engine
 from .errors import ValidationError
@@ -75,7 +76,8 @@ async def retrieve(
         tool_sections = await retrieval_sections(engine, scope, query, query_vector) if sections_now else []
     present = {c.id for c in loaded}
     kept = [r for r in ranked if r.candidate.id in present]
-    items = [r.item(r.candidate.learning()) for r in kept]
+    # What the current write gate refuses is never served, even before a recheck quarantines it.
+    items = [item for r in kept if not harmful(engine.gate, (item := r.item(r.candidate.learning())).learning.text)]
     if tool_sections:
         block, included = render_with_tool_sections(items, limits, tool_sections)
     else:

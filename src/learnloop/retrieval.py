@@ -10,6 +10,7 @@ which `top_k` items are kept; among those, verified learnings are shown before c
 from __future__ import annotations
 
 import heapq
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,14 +19,14 @@ from typing import Literal
 
 from .capture.timing import TimeSpan, dated
 from .models import Filters, Learning, Limits, RetrievedItem, Status
-from .prompting import RenderedBlock, Section, render_block
+from .prompting import RenderedBlock, Section, clean_line, memory_line, render_block
 from .stores.base import Candidate
 
 __all__ = [
     "MEMORY_SECTION_TITLE",
     "RetrievalConfig",
     "Scored",
-    "memory_line",
+    "item_line",
     "noise_floor",
     "one_line_per_pair",
     "rank_candidates",
@@ -201,17 +202,16 @@ def rank_candidates(
     return kept
 
 
-def memory_line(item: RetrievedItem) -> str:
-    """One bullet of the block. A learning with a possible conflict is shown with it, newer first and dated,
-    so the model sees that something changed rather than two facts that disagree."""
+def item_line(item: RetrievedItem) -> str:
+    """One bullet of the block, the text quoted as data. A learning with a possible conflict is shown with it,
+    newer first and dated, so the model sees that something changed rather than two facts that disagree."""
     learning = item.learning
-    head = f"[{learning.status.value}/{learning.label}]"
+    status, label = learning.status.value, learning.label
     if not item.conflicts:
-        return f"{head} {_text(learning)}"
-    pair = sorted([learning, *item.conflicts], key=_said, reverse=True)
-    newest, *older = pair
-    earlier = "; ".join(f"{_said(x):%Y-%m-%d}: {_text(x)}" for x in older)
-    return f"{head} {_said(newest):%Y-%m-%d}: {_text(newest)} (earlier, {earlier})"
+        return memory_line(status, label, _text(learning))
+    newest, *older = sorted([learning, *item.conflicts], key=_said, reverse=True)
+    earlier = "; ".join(f"{_said(x):%Y-%m-%d}: {json.dumps(clean_line(_text(x)), ensure_ascii=False)}" for x in older)
+    return f"{memory_line(status, label, _text(newest))} (said {_said(newest):%Y-%m-%d}; earlier, {earlier})"
 
 
 def _said(learning: Learning) -> datetime:
@@ -239,7 +239,7 @@ def render_memories(items: Sequence[RetrievedItem], limits: Limits) -> tuple[Ren
     """The seed 004 block for `items`, and the items that made it into the block. A pair in possible conflict
     is one line, however many of its learnings were retrieved."""
     items = one_line_per_pair(items)
-    lines = [memory_line(i) for i in items]
+    lines = [item_line(i) for i in items]
     block = render_block(
         [Section(MEMORY_SECTION_TITLE, lines)],
         max_chars=limits.max_chars,

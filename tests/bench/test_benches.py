@@ -174,6 +174,24 @@ def test_gate_reports_speed_and_refusals_per_corpus() -> None:
     assert figures["gate"], "no corpus measured"
     for corpus, row in figures["gate"].items():
         assert {"refused_pct", "p50_us", "p95_us"} <= row.keys(), corpus
+    for part in ("tuning", "holdout"):
+        labelled = figures["labelled"][part]
+        assert {"secret", "pii", "injection", "benign"} <= labelled["classes"].keys(), part
+        assert len(labelled["harmful_by_lang"]) >= 5 and labelled["p50_us"] > 0, part
+
+
+def test_gate_reads_a_labelled_jsonl_file(tmp_path: Path) -> None:
+    data = tmp_path / "mine.jsonl"
+    rows = [
+        {"text": "The user prefers metric units.", "class": "benign", "kind": "hard", "lang": "en"},
+        {"text": "password=Hops2024!", "class": "secret", "kind": "prose", "lang": "en"},
+    ]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    figures = run_bench("gate", "--repeat", "1", "--data", data)
+    assert figures["classes"]["secret"]["refused_pct"] == 100.0
+    assert figures["classes"]["benign"]["refused_pct"] == 0.0
+    saved = run_bench("gate", "--repeat", "1", "--data", data, "--through-save")
+    assert saved["through"] == "loop.save()" and saved["classes"]["secret"]["refused_pct"] == 100.0
 
 
 # Slow because it always embeds its fixed 1,000-text batch, with 1 and with 2 threads (about 10 s).

@@ -103,4 +103,4 @@ def test_seed_000_flow_save_in_session_one_recall_in_a_new_process(tmp_path: Pat
     )
     out = subprocess.run([sys.executable, "-c", session_two], capture_output=True, text=True, check=True).stdout
     assert "<learning_memories>" in out
-    assert "- [verified/equipment] Grainfather Gen 1 boil-off rate is ~3.5 L/hr, lower than typical 4-5 L/hr" in out
+    assert '- [verified/equipment] "Grainfather Gen 1 boil-off rate is ~3.5 L/hr, lower than typical 4-5 L/hr' in out

@@ -67,7 +67,7 @@ async def check_recall(client: Client, learning_id: int) -> None:
     data = structured(result)
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text == data["block"]  # the block, as the model should see it
-    assert f"- [verified/fact] {BOIL}" in data["block"]
+    assert f'- [verified/fact] "{BOIL}"' in data["block"]
     [item] = [i for i in data["items"] if i["id"] == learning_id]
     assert item["text"] == BOIL and item["owner"] == USER and item["status"] == "verified"
     assert f"#{learning_id}" in text(result)  # ids for confirm/deprecate, which the block does not carry
@@ -76,8 +76,8 @@ async def check_recall(client: Client, learning_id: int) -> None:
 async def check_refusals(client: Client) -> None:
     secret = await client.call_tool("save_learning", {"learning": SECRET, "category": "fact"})
     assert secret.is_error
-    assert "AWS access key" in text(secret) and "secret.aws_access_key" in text(secret)
-    assert structured(secret)["action"] == "refused" and structured(secret)["rule"] == "secret.aws_access_key"
+    assert "AWS Access Key" in text(secret) and "secret.ds.aws" in text(secret)
+    assert structured(secret)["action"] == "refused" and structured(secret)["rule"] == "secret.ds.aws"
     bad = await client.call_tool("save_learning", {"learning": "The mill gap is 1.1 mm", "category": "gear"})
     assert bad.is_error and "allowed: preference, fact, procedure, correction" in text(bad)
     listed = await client.call_tool("list_learnings", {"text": "AKIAIOSFODNN7EXAMPLE"})

@@ -109,7 +109,7 @@ def check(command: list[str], env: dict[str, str], *, refusal: bool) -> None:
         return
     code, refused, err = run(command, env, *save, "--tool-arg", f"learning={SECRET}", "--tool-arg", "category=fact")
     assert code != 0 and refused["isError"] is True  # the CLI exits non-zero on a tool error, after printing it
-    assert "secret.aws_access_key" in _text(refused)
+    assert "secret.ds.aws" in _text(refused)
 
 
 def test_inspector_over_stdio(inspector: list[str], env: dict[str, str], tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import learnloop
 from learnloop.models import Learning, Limits, RetrievedItem
-from learnloop.prompting import Section
+from learnloop.prompting import MEMORY_NOTICE, Section
 from learnloop.retrieval import MEMORY_SECTION_TITLE, render_memories
 from learnloop.tools.base import ToolKnowledge
 from learnloop.tools.config import ToolConfig
@@ -49,10 +49,10 @@ def test_sections_come_in_seed_001_priority_order_and_the_budget_drops_the_last_
     titles = [line for line in wide.text.splitlines() if line.endswith(":")]
     assert titles == [RECOVERY_TITLE, TEMPLATES_TITLE, MEMORY_SECTION_TITLE, ERRORS_TITLE, INSIGHTS_TITLE]
     assert [i.learning.id for i in kept] == [1, 2]
-    narrow, kept = render_with_tool_sections(items, Limits(max_chars=330), sections)
+    narrow, kept = render_with_tool_sections(items, Limits(max_chars=330 + len(MEMORY_NOTICE) + 1), sections)
     assert RECOVERY_TITLE in narrow.text and TEMPLATES_TITLE in narrow.text
     assert INSIGHTS_TITLE not in narrow.text and ERRORS_TITLE not in narrow.text
-    assert len(narrow.text) <= 330
+    assert len(narrow.text) <= 330 + len(MEMORY_NOTICE) + 1
 
 
 def test_max_items_limits_memories_not_tool_sections() -> None:
@@ -91,7 +91,7 @@ async def test_retrieve_context_gains_the_tool_sections(tools_loop: learnloop.Lo
     tools = tools_loop.tools
     await tools_loop.save("Alice reports revenue in euros", user="alice", category="correction", status="verified")
     plain = (await tools_loop.retrieve_context("alice", "top products by revenue", record=False)).block
-    assert plain.startswith(f"<learning_memories>\n{MEMORY_SECTION_TITLE}\n")
+    assert plain.startswith(f"<learning_memories>\n{MEMORY_NOTICE}\n{MEMORY_SECTION_TITLE}\n")
     await tools.set_context("s1", "top products by revenue", user="alice")
     await tools.record_call(
         "s1",
@@ -104,9 +104,10 @@ async def test_retrieve_context_gains_the_tool_sections(tools_loop: learnloop.Lo
     await tools.record_call("s1", "refund_order", {"order_id": "1"}, ok=False, error="order 1 not found")
     block = (await tools_loop.retrieve_context("alice", "top products by revenue", record=False)).block
     lines = block.splitlines()
-    assert lines[1] == RECOVERY_TITLE and TEMPLATES_TITLE in lines and MEMORY_SECTION_TITLE in lines
+    assert lines[1] == MEMORY_NOTICE and lines[2] == RECOVERY_TITLE and TEMPLATES_TITLE in lines
+    assert MEMORY_SECTION_TITLE in lines
     assert lines.index(TEMPLATES_TITLE) < lines.index(MEMORY_SECTION_TITLE)
-    assert "- [verified/correction] Alice reports revenue in euros" in lines
+    assert '- [verified/correction] "Alice reports revenue in euros"' in lines
     assert "- [refund_order] not_found: order 1 not found" in lines
     sections = await tools.context_sections("alice", "top products by revenue")
     assert [s.title for s in sections][:2] == [RECOVERY_TITLE, TEMPLATES_TITLE]

@@ -181,13 +181,13 @@ def test_the_gate_redacts_values_and_texts_and_shapes_keep_only_constants() -> N
     raw = {"aws": "AKIAIOSFODNN7EXAMPLE", "sort_key": "BEST_SELLING", "order_id": "A7", "nested": {"to": EMAIL}}
     gated = redactor.arguments(raw)
     assert gated == {
-        "aws": "<redacted:secret.aws_access_key>",
+        "aws": "<redacted:secret.ds.aws>",
         "sort_key": "BEST_SELLING",
         "order_id": "A7",  # the user's own row keeps what is not a secret or personal data
         "nested": {"to": "<redacted:personal_data.email>"},
     }
     text = redactor.text(f"No account for {EMAIL}; password: hunter2222 is wrong")
-    assert text == "No account for <redacted:personal_data.email> password: <redacted:secret.assignment> is wrong"
+    assert text == "No account for <redacted:personal_data.email> password: <redacted:secret.ds.keyword> is wrong"
     assert redactor.text("Invalid sort key REVENUE for products") == "Invalid sort key REVENUE for products"
 
     shaper = Shaper(redactor, {}, {"shop": schema_constants({"properties": {"kind": {"enum": ["products"]}}})})

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from ..capture.fields import redact_text
 from ..llms.base import Message, ToolCall, ToolSpec
 from ..prompting import estimate_tokens
 from .package import InteractionPackage
@@ -136,7 +137,9 @@ async def run_learning_turn(runtime: AgentRuntime, session: AgentSession, job: J
                 return TurnOutcome(
                     rounds, steps, reply.content or "", stopped=f"reached {config.max_tool_calls} tool calls"
                 )
-        reply = Message(role="assistant", content=reply.content, tool_calls=calls)
+        # The reply's text is stored under the *redact* policy (its tool calls are gated by the tools they call).
+        content = None if reply.content is None else redact_text(engine.gate, reply.content)
+        reply = Message(role="assistant", content=content, tool_calls=calls)
         tokens = estimate_tokens((reply.content or "") + "".join(c.raw_arguments for c in calls))
         remember(await store.append_message(job, reply, tokens, engine.clock()))
         steps += len(calls)

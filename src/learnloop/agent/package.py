@@ -14,10 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
+from ..capture.fields import redact_values
+from ..capture.gate import WriteGate
 from ..errors import ValidationError
 from ..models import check_identifier, utcnow
 
-__all__ = ["MAX_PACKAGE_BYTES", "MAX_TURN", "InteractionPackage", "PackageToolCall"]
+__all__ = ["MAX_PACKAGE_BYTES", "MAX_TURN", "InteractionPackage", "PackageToolCall", "redacted_package"]
 
 MAX_PACKAGE_BYTES = 256 * 1024
 MAX_TURN = 2**53  # stored as a SQLite integer (64-bit); the bound keeps `MAX(turn) + 1` inside it too
@@ -109,3 +111,24 @@ def _clip(text: str | None, limit: int = _SHOWN_CHARS) -> str:
 
 def _compact(value: Any) -> str:
     return _clip(json.dumps(value, ensure_ascii=False, default=str, sort_keys=True), 400)
+
+
+# The package's texts; its ids, user, turn and time are the app's keys (the *exempt* policy).
+_TEXT_FIELDS = (
+    "user_query",
+    "assistant_response",
+    "items_retrieved",
+    "experience_read",
+    "actions",
+    "tool_calls",
+    "meta",
+)
+
+
+def redacted_package(gate: WriteGate, package: InteractionPackage) -> InteractionPackage:
+    """`package` with every harmful span in its texts replaced by its kind (the *redact* policy). A package
+    over the size limit is refused first (`to_json`): redaction reads every character."""
+    package.to_json()
+    body = package.model_dump(mode="json")
+    changed = {name: redacted for name in _TEXT_FIELDS if (redacted := redact_values(gate, body[name])) != body[name]}
+    return package if not changed else InteractionPackage.model_validate(body | changed)

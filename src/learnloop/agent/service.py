@@ -31,7 +31,7 @@ from ..stores.base import EventDraft
 from .experience import ExperienceContext, experience_context
 from .gating import check_text
 from .knowledge import KnowledgePort, ReanalysisHandler
-from .package import InteractionPackage, PackageToolCall
+from .package import InteractionPackage, PackageToolCall, redacted_package
 from .records import (
     AgentSession,
     ExperienceFile,
@@ -229,12 +229,14 @@ class AgentService:
     # -- the queue -----------------------------------------------------------------------------------
 
     async def submit(self, package: InteractionPackage) -> QueuedInteraction:
-        """Queue a package durably and return at once (the session is opened if it is new)."""
+        """Queue a package durably and return at once (the session is opened if it is new). Every text of the
+        package follows the write gate's *redact* policy: a harmful span is stored as its kind, never raw."""
         runtime = self.runtime
         config = runtime.config
         if config.run_workers:
             runtime.require_model()
         await self._engine.ensure_started()
+        package = redacted_package(self._engine.gate, package)
         receipt = await runtime.store.enqueue(
             self._scope(package.user),
             package.session,

@@ -48,6 +48,7 @@ from ..errors import ConfigurationError, ValidationError
 __all__ = [
     "KINDS",
     "PERSONAL_DATA_CATEGORIES",
+    "GateHit",
     "GateLineResult",
     "GateRule",
     "GateVerdict",
@@ -66,7 +67,16 @@ Kind = Literal["secret", "personal_data", "injection", "unstable", "size", "empt
 Target = Literal["text", "lower", "raw", "compact"]
 KINDS: tuple[Kind, ...] = ("secret", "personal_data", "injection", "unstable", "size", "empty", "custom")
 #: A built-in rule ``personal_data.<category>[.<variant>]`` belongs to ``<category>``.
-PERSONAL_DATA_CATEGORIES: tuple[str, ...] = ("email", "phone", "government_id", "card", "iban")
+PERSONAL_DATA_CATEGORIES: tuple[str, ...] = (
+    "email",
+    "phone",
+    "government_id",
+    "card",
+    "iban",
+    "address",
+    "birth_date",
+    "bank_account",
+)
 _SIZE_RULES: tuple[tuple[str, Kind], ...] = (("empty", "empty"), ("size.too_short", "size"), ("size.too_long", "size"))
 
 
@@ -78,9 +88,18 @@ class GateVerdict:
     reason: str | None = None
     rule: str | None = None
     kind: Kind | None = None
+    #: Which detector fired: a library and its part ("detect-secrets:KeywordDetector", "python-stdnum:it.codicefiscale",
+    #: "phonenumbers") or "learnloop" for the project's own rules. Not part of equality: the rule id decides.
+    detector: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"allowed": self.allowed, "reason": self.reason, "rule": self.rule, "kind": self.kind}
+        return {
+            "allowed": self.allowed,
+            "reason": self.reason,
+            "rule": self.rule,
+            "kind": self.kind,
+            "detector": self.detector,
+        }
 
 
 ALLOWED = GateVerdict(True)
@@ -100,6 +119,8 @@ class GateRule:
     ``"lower"`` (normalised and lowercased: write the pattern in lowercase; much faster than re.IGNORECASE,
     and the validator still sees the value in its original case), ``"raw"`` (as given) or ``"compact"``.
     With `hint` the reason gets a redacted hint of the value.
+    `finder`, if given, replaces the regex: it receives the target view and returns the span of what it found
+    (or None); rules backed by a maintained library (`detectors`) are built this way, and `detector` names it.
     """
 
     id: str
@@ -112,6 +133,10 @@ class GateRule:
     min_digits: int = 0
     target: Target = "text"
     hint: bool = False
+    finder: Callable[[str], tuple[int, int] | None] | None = field(default=None, compare=False)
+    detector: str = "learnloop"
+    #: A hit in a text *about* attacks (a blog post explaining prompt injection) is a mention, not an attack.
+    mention_ok: bool = False
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -121,6 +146,8 @@ class GateRule:
             raise ConfigurationError(f"gate rule {self.id!r}: bad kind {self.kind!r}", allowed=list(KINDS))
         if self.target not in ("text", "lower", "raw", "compact"):
             raise ConfigurationError(f"gate rule {self.id!r} has unknown target {self.target!r}")
+        if self.finder is not None and self.target != "text":
+            raise ConfigurationError(f"gate rule {self.id!r}: a finder reads the normalised text (target 'text')")
         regex = self.pattern if isinstance(self.pattern, re.Pattern) else re.compile(self.pattern)
         object.__setattr__(self, "regex", regex)
         object.__setattr__(self, "needles", tuple(n.lower() for n in self.needles))
@@ -132,20 +159,39 @@ class GateRule:
         `original`, if given, is a text of the same length as `view` the value is cut from (the normalised
         text for the ``"lower"`` view, so validators and hints see the original case).
         """
+        span = self.locate(view, original)
+        return None if span is None else (view if original is None else original)[span[0] : span[1]]
+
+    def locate(self, view: str, original: str | None = None) -> tuple[int, int] | None:
+        """Where in `view` the first confirmed value is (see `find`)."""
+        if self.finder is not None:
+            return self.finder(view)
         if self.validator is None:
             m = self.regex.search(view)
-            return None if m is None else _value(m, original)
+            return None if m is None else _span(m)
         for m in self.regex.finditer(view):
-            value = _value(m, original)
-            if self.validator(value):
-                return value
+            start, end = _span(m)
+            if self.validator((view if original is None else original)[start:end]):
+                return start, end
         return None
 
 
-def _value(m: re.Match[str], original: str | None) -> str:
-    """The first named group that took part in the match (else the whole match), cut from `original`."""
-    start, end = next((m.span(g) for g in m.re.groupindex if m.start(g) >= 0), m.span())
-    return (m.string if original is None else original)[start:end]
+def _span(m: re.Match[str]) -> tuple[int, int]:
+    """The first named group that took part in the match, else the whole match."""
+    return next((m.span(g) for g in m.re.groupindex if m.start(g) >= 0), m.span())
+
+
+@dataclass(frozen=True, slots=True)
+class GateHit:
+    """What fired: the rule, the value it found and where, in `text` (the view the span points into: the
+    normalised text, or the raw one for ``"raw"`` rules; None for the ``"compact"`` view, which has no
+    positions in the original). Never store `value`."""
+
+    rule: GateRule
+    value: str
+    start: int
+    end: int
+    text: str | None
 
 
 # --- text views -------------------------------------------------------------------------------------------
@@ -250,12 +296,43 @@ def random_token(value: str) -> bool:
 # --- the gate ---------------------------------------------------------------------------------------------
 
 
+_KIND_ORDER: tuple[Kind, ...] = ("injection", "secret", "personal_data", "unstable", "custom")
+
+
 @functools.cache
 def builtin_rules() -> tuple[GateRule, ...]:
-    """The built-in rules, in evaluation order (loaded on first use: `gate_rules` imports this module)."""
+    """The built-in rules, in evaluation order: injection first (an injection carrying a key is named as
+    injection), then secrets, personal data and unstable facts; within a kind, the maintained detectors first
+    (detect-secrets, python-stdnum, phonenumbers), then the project's pattern rules (`gate_rules`) and its
+    rules for what no library covers. Loaded on first use: those modules import this one."""
     from .gate_rules import BUILTIN_RULES
+    from .id_detectors import ID_RULES
+    from .personal_details import PERSONAL_DETAIL_RULES
+    from .phone_detectors import PHONE_RULES
+    from .poisoning import POISONING_RULES
+    from .poisoning_acts import ACT_RULES
+    from .prose_secrets import PROSE_SECRET_RULES
+    from .secret_detectors import detect_secrets_rules
+    from .seed_phrases import SEED_PHRASE_RULES
 
-    return BUILTIN_RULES
+    everything = (
+        *detect_secrets_rules(),
+        *SEED_PHRASE_RULES,
+        *ID_RULES,
+        *PHONE_RULES,
+        *BUILTIN_RULES,
+        *POISONING_RULES,
+        *ACT_RULES,
+        *PROSE_SECRET_RULES,
+        *PERSONAL_DETAIL_RULES,
+    )
+    return tuple(sorted(everything, key=lambda rule: _KIND_ORDER.index(rule.kind)))
+
+
+def _about_attacks(text: str) -> bool:
+    from .poisoning import about_attacks
+
+    return about_attacks(text)
 
 
 def _selected(rule_id: str, kind: str, selectors: Iterable[str]) -> bool:
@@ -344,21 +421,26 @@ class WriteGate:
         if self.max_chars is not None and len(stripped) > self.max_chars and "size.too_long" in self._size_on:
             reason = f"longer than {self.max_chars} characters; store one concise statement"
             return GateVerdict(False, reason, "size.too_long", "size")
-        hit = self._first_hit(text)
+        hit = self.first_hit(text)
         if hit is None:
             return ALLOWED
-        rule, value = hit
-        reason = f"{rule.reason} ({redact_hint(value)})" if rule.hint else rule.reason
-        return GateVerdict(False, reason, rule.id, rule.kind)
+        rule = hit.rule
+        reason = f"{rule.reason} ({redact_hint(hit.value)})" if rule.hint else rule.reason
+        return GateVerdict(False, reason, rule.id, rule.kind, rule.detector)
 
     def _first_hit(self, text: str) -> tuple[GateRule, str] | None:
-        """The first rule that fires and the value it found (never put the value in anything stored)."""
+        hit = self.first_hit(text)
+        return None if hit is None else (hit.rule, hit.value)
+
+    def first_hit(self, text: str) -> GateHit | None:
+        """The first rule that fires and where (never put the value in anything stored). No size rules."""
         norm = normalize(text)
         lower = norm.lower()
         original = norm if len(lower) == len(norm) else None  # lowercasing rarely changes the length
         digits = sum(map(norm.count, "0123456789"))
         views: dict[str, str] = {"text": norm, "lower": lower, "raw": text}
         tokens: set[str] | None = None
+        about: bool | None = None
         for rule in self.rules:
             if digits < rule.min_digits:
                 continue
@@ -373,9 +455,16 @@ class WriteGate:
                         tokens = _words(lower)
                     if tokens.isdisjoint(rule.words):
                         continue
-            value = rule.find(views[rule.target], original if rule.target == "lower" else None)
-            if value is not None:
-                return rule, value
+            span = rule.locate(views[rule.target], original if rule.target == "lower" else None)
+            if span is not None and rule.mention_ok:
+                if about is None:
+                    about = _about_attacks(norm)
+                if about:
+                    continue
+            if span is not None:
+                cut = {"text": norm, "lower": original or lower, "raw": text}.get(rule.target)
+                start, end = span
+                return GateHit(rule, (cut or views["compact"])[start:end], start, end, cut)
         return None
 
 
@@ -385,6 +474,7 @@ class GateLineResult(TypedDict):
     reason: str | None
     rule: str | None
     kind: str | None
+    detector: str | None
 
 
 def gate_lines(lines: Iterable[str], gate: WriteGate | None = None) -> Iterator[GateLineResult]:
@@ -395,4 +485,11 @@ def gate_lines(lines: Iterable[str], gate: WriteGate | None = None) -> Iterator[
         if not text.strip():
             continue
         v = gate.check(text)
-        yield {"text": text, "allowed": v.allowed, "reason": v.reason, "rule": v.rule, "kind": v.kind}
+        yield {
+            "text": text,
+            "allowed": v.allowed,
+            "reason": v.reason,
+            "rule": v.rule,
+            "kind": v.kind,
+            "detector": v.detector,
+        }

@@ -78,7 +78,12 @@ _REFERENCE = re.compile(
 )
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PASSPHRASE = re.compile(r"(?=.{16})[a-zA-Z]+(?:[-_.][a-zA-Z]+){3,}")
-_url_pw: Callable[[str], bool] = lambda v: not _REFERENCE.match(v) and not set(v) <= set("*x•.")  # noqa: E731
+
+
+def _url_pw(value: str) -> bool:
+    """A URL's password part that is not a placeholder ("PASSWORD", "${DB_PASS}", "****")."""
+    placeholder = _ENV_NAME.match(value) or (value.isalpha() and value.isupper()) or set(value) <= set("*x•.")
+    return not _REFERENCE.match(value) and not placeholder
 
 
 def credential_like(value: str) -> bool:
@@ -131,8 +136,13 @@ LOW: Target = "lower"  # most rules match the lowercased text: far faster than r
 def _r(id: str, reason: str, pattern: str, target: Target = "text", *, flags: int = 0, digits: int = 0,
        check: Callable[[str], bool] | None = None, needles: tuple[str, ...] = (), words: str = "") -> None:
     kind = cast(Kind, id.split(".", 1)[0])
+    mention_ok = kind == "injection" and id not in _STRUCTURAL
     _RULES.append(GateRule(id, kind, reason, re.compile(pattern, flags), check, needles, tuple(words.split()),
-                           digits, target, hint=kind == "secret"))
+                           digits, target, hint=kind == "secret", mention_ok=mention_ok))
+
+
+# Injection rules that fire on structure (markup a model would parse), whatever the text is about.
+_STRUCTURAL = frozenset({"injection.hidden_characters", "injection.role_tag", "injection.tool_call"})
 
 
 _QUAL = r"(?:previous|prior|above|earlier|preceding|original|initial|existing|your|system|developer|safety)"
@@ -161,7 +171,9 @@ _r("injection.role_tag", "contains chat-template or role markers (a fake system/
    r"|\[/?inst\]|<</?sys>>|\[(?:system|assistant|developer)\]\(#|</?(?:system|learning_memories|instructions?"
    r"|assistant|developer|memories|context|user_?message|system_?prompt)>|^\s*#{2,}\s*(?:system|instruction|developer"
    r"|assistant)s?\b\s*:?\s*$|^#{2,}\s*(?:system|instruction|developer)s?\s*:|^\s*(?:human|assistant|system"
-   r"|developer)\s*:\s", LOW, flags=re.M,
+   r"|developer)\s*:\s+(?=(?:\w+\s+){0,3}?(?:you|your|ignore|disregard|forget|always|never|must|do not|don't|from now"
+   r"|new (?:rules|instructions)|override|obey|respond|reply|answer|act|pretend|the assistant"
+   r"|assistant)\b)", LOW, flags=re.M,
    needles=("<", "[", "#"), words="human assistant system developer")
 _r("injection.tool_call", "contains a tool or function call aimed at the model",
    r"""["'](?:tool_calls?|function_call|tool_use|tool_code|recipient_name)["']\s*:|</?(?:tool_call|tool_use"""
@@ -216,7 +228,7 @@ _r("injection.role_override", "tries to change the model's role or persona",
    needles=("re now", "become", "from now on", "your new", "your real", "your true", "your actual", "your updated",
             "your secret", "assistant's", "let's", "lets ", "obey", "refuse"))
 _r("injection.jailbreak", "looks like a jailbreak (unrestricted persona or disabled safety rules)",
-   r"\bdo anything now\b|\bjailbr(?:eak|oken)\w*|\b(?:developer|god|dan|sudo|jailbreak|unrestricted|evil|chaos"
+   r"\bdo anything now\b|\bjailbr(?:eak|oken)\w*|\b(?:god|dan|sudo|jailbreak|unrestricted|evil|chaos"
    r"|opposite) mode\b|\b(?:unrestricted|unfiltered|uncensored|amoral|unethical|evil) (?:ai|assistant|model|chatbot"
    r"|version|persona|llm|twin|confidant|bot)\b|\b(?:no|without(?: any)?) (?:ethical|moral|content|safety"
    r"|usage) (?:guidelines|restrictions|filters|limits|policies|constraints|boundaries)\b|\b(?:system|admin|developer"
@@ -255,7 +267,7 @@ _r("injection.marker", "contains a jailbreak persona or hidden-instruction marke
 _r("injection.obfuscated", "contains an obfuscated instruction override",
    r"(?:ignor(?:e|ing)?|disregard|forget|overrid(?:e|ing)|bypass)(?:all|any|the|of|my|these|those)*(?:previous|prior"
    r"|above|earlier|preceding|original|system|initial|all|your)(?:instructions?|prompts?|rules|directives|guidelines)"
-   r"|youarenow(?:dan|free|unrestricted|jailbroken|evil|an?unfiltered)|doanythingnow|(?:developer|god|jailbreak"
+   r"|youarenow(?:dan|free|unrestricted|jailbroken|evil|an?unfiltered)|doanythingnow|(?:god|jailbreak"
    r"|dan)mode(?:enabled|on|activated)|systemoverride|(?:reveal|print|leak|show)(?:me)?yoursystemprompt", "compact",
    needles=("ignor", "disregard", "forget", "overrid", "bypass", "youarenow", "doanything", "mode", "systemprompt"))
 
@@ -315,12 +327,13 @@ _r("secret.assignment", "assigns a value to a password/secret/key/token setting"
    r"|private[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|session[_-]?key|token|credentials?|auth"
    r"|pass)(?:\s+(?:for|of|on|to|at)(?:\s+[\w'.-]+){1,4}?)?" + _SEP + r"|\bpass(?:w(?:or)?d|phrase|code)\s+"
    r"|\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,60}?\s-p)(?P<value>[^\s\"'`,;]{4,})", LOW, check=credential_like,
-   needles=("pass", "pwd", "secret", "key", "token", "credential", "auth"))
+   needles=("pass", "pwd", "secret", "key", "token", "credential", "auth", "mysql", "mariadb"))
 _r("secret.wallet_seed", "looks like a wallet recovery phrase",
    r"\b(?:seed|recovery|mnemonic|backup|secret)\s+(?:phrase|words)\b[^a-z\n]{0,12}(?:is\s+)?(?P<value>"
    r"(?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})", LOW, words="seed recovery mnemonic backup secret")
 _r("secret.generic_token", "looks like a random access token or key",
-   r"(?<![\w+/=.-])[A-Za-z0-9+/_-]{32,}={0,2}(?![\w+/=-])", check=random_token, digits=1)
+   r"(?<![\w+/=.-])(?!sha(?:512|384|256|1)-|AAAA[BC]3NzaC1|AAAAE2VjZHNh)"
+   r"[A-Za-z0-9+/_-]{32,}={0,2}(?![\w+/=-])", check=random_token, digits=1)
 
 # Personal data (each category can be switched off with WriteGate(personal_data=...)).
 _r("personal_data.email", "contains an email address",
@@ -330,8 +343,6 @@ _r("personal_data.card", "contains a payment card number",
    r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])", check=card_ok, digits=14)
 _r("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
    check=iban_ok, digits=4)
-_r("personal_data.government_id.us_ssn", "contains a US social security number",
-   r"[0-9]{3}-(?<![\d-][0-9]{3}-)[0-9]{2}-[0-9]{4}(?![\d-])", check=_ssn_ok, digits=9)
 _r("personal_data.government_id.uk_nino", "contains a UK National Insurance number",
    r"[A-CEGHJ-PR-TW-Z](?<!\w[A-Z])[A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b", digits=6,
    check=lambda v: v[:2] not in ("BG", "GB", "NK", "KN", "TN", "NT", "ZZ"))

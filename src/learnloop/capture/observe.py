@@ -8,6 +8,11 @@
 3. Artifacts from the rule observer (and from the LLM extractor when a model is configured) go through the
    governed write as candidates. Texts learnloop itself put into the prompt are never extracted again.
 4. The turn is remembered (message hash, content words, retrieved and saved ids — no message text).
+
+The turn record follows the *redact* policy (`fields`): its hash and terms are of the message with every span
+the write gate refuses replaced by its kind. A message the gate refuses is a refused turn: it is remembered
+(so a retry is still a duplicate, and its feedback still reaches the previous turn) with no terms, and nothing
+is extracted from it. The session id follows the *hash* policy.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from ..terms import query_terms
 from ..tools.intelligence import live_tools
 from .artifacts import Artifact, ObserveContext
 from .feedback import Feedback, FeedbackType, PreviousTurn
+from .fields import identifier, redact_text
 from .write import SaveAction, SaveRequest, SaveResult, save
 
 __all__ = ["FeedbackOutcome", "ObserveResult", "observe"]
@@ -94,13 +100,16 @@ async def observe(
     meta = dict(meta or {})
     now = at or engine.clock()
     await engine.ensure_started()
-    digest = _message_hash(user_message)
+    session = identifier(engine.gate, session) or session
+    safe_message = redact_text(engine.gate, user_message)
+    refused = safe_message is not user_message  # redaction returns the very same text when nothing is harmful
+    digest = _message_hash(safe_message)
     recalled_texts, recalled_ids = _recalled(retrieved)
     claim = TurnRecord(
         session=session,
         turn=0,
         message_hash=digest,
-        topic_terms=tuple(query_terms(user_message)),
+        topic_terms=() if refused else tuple(query_terms(user_message)),
         retrieved_ids=tuple(recalled_ids),
         saved_ids=(),
         at=now,
@@ -115,7 +124,7 @@ async def observe(
     outcome = None
     if previous is not None:
         feedback = engine.feedback.analyze(
-            PreviousTurn(terms=previous.topic_terms, at=previous.at), user_message, gap_seconds=gap, meta=meta
+            PreviousTurn(terms=previous.topic_terms, at=previous.at), safe_message, gap_seconds=gap, meta=meta
         )
         outcome = await _apply_feedback(engine, scope, previous, feedback)
     tools = live_tools(engine, scope.tenant)
@@ -124,6 +133,8 @@ async def observe(
         if outcome is not None:
             outcome.templates = [t.id for t in moved]
 
+    if refused:  # nothing is learned from a message the gate refuses
+        return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=0, saved=[])
     vocabulary = await engine.vocabulary(scope.tenant, namespace)
     context = ObserveContext(
         recalled=recalled_texts,

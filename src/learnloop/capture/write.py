@@ -28,6 +28,7 @@ from ..stores.base import (
 )
 from ..textcheck import check_text
 from .dedupe import DedupeAction, DedupeDecision, decide
+from .fields import hashed_source
 from .timing import resolve
 
 __all__ = ["SaveAction", "SaveRequest", "SaveResult", "check_gate", "save"]
@@ -145,6 +146,7 @@ def _gate_text(request: SaveRequest) -> str:
 async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult:
     """validate → gate → dedupe (SimHash, vector, conflict) → one transaction."""
     request = await validated(engine, scope, request)
+    request = replace(request, source=hashed_source(engine.gate, request.source))  # ids: the *hash* policy
     verdict = engine.gate.check(_gate_text(request))
     if not verdict.allowed:
         engine.count(scope.tenant, f"save.refused.{verdict.rule}")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..models import Limits, RetrievedItem, Scope
 from ..prompting import RenderedBlock, Section, render_block
-from ..retrieval import MEMORY_SECTION_TITLE, memory_line, one_line_per_pair
+from ..retrieval import MEMORY_SECTION_TITLE, item_line, one_line_per_pair
 from ..stores.base import Vector
 from .base import ToolKnowledge, ToolStore
 from .config import ToolConfig, configured
@@ -177,7 +177,7 @@ def render_with_tool_sections(
     """Like `retrieval.render_memories`, with the tool sections around the memories. `max_items` keeps
     limiting the memories (seed 004's MaxItems); the tool sections have their own caps (seed 001 §8.9)."""
     shown = one_line_per_pair(items)[: limits.max_items]
-    lines = [memory_line(i) for i in shown]
+    lines = [item_line(i) for i in shown]
     memory = Section(MEMORY_SECTION_TITLE, lines, priority=MEMORY_PRIORITY)
     block = render_block([*sections, memory], max_chars=limits.max_chars, max_tokens=limits.max_tokens)
     return block, [shown[i] for i in block.kept.get(MEMORY_SECTION_TITLE, [])]

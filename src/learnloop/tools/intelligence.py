@@ -194,9 +194,13 @@ class ToolIntelligence(ToolKnowledgeView):
             tools=tuple(names),
             intent=window.intent,
             query_hash=None if mode is PrivacyMode.OPT_OUT or not text else query_hash(self.tenant, text),
-            query_text=text if mode is PrivacyMode.FULL else None,
+            query_text=self._stored_text(text) if mode is PrivacyMode.FULL else None,
         )
         return await self.store.record_observation(self._scope(window.user), record, self._engine.clock())
+
+    def _stored_text(self, text: str | None) -> str | None:
+        """A user's query or intent as stored: the write gate's *redact* policy (`capture.fields`)."""
+        return self.redactor.text(text) if text else text
 
     async def record_list(self, session: str, tools: Sequence[str], *, user: str | None = None) -> int:
         """A tools/list the agent saw in `session`: those tools count as retrieved for the window."""
@@ -247,7 +251,7 @@ class ToolIntelligence(ToolKnowledgeView):
             arguments=args,
             ok=ok,
             signature=shaper.signature(tool, raw),
-            intent=intent if intent is not None else (window.intent if window else ""),
+            intent=self._stored_text(intent if intent is not None else (window.intent if window else "")) or "",
             error=None if error is None else self.redactor.text(error),
             error_type=None if ok else error_type,
             fingerprint=None if ok or error_type is None else shaper.fingerprint(error_type, tool, raw),
@@ -257,11 +261,11 @@ class ToolIntelligence(ToolKnowledgeView):
             weight=self.config.strength_weights[strength] * (1.0 if ok else 0.5) if learnable else 0.0,
             apply_now=strength is not Strength.WEAK,
             query_hash=window.query_hash if learnable and window else None,
-            query_text=window.query if window and mode is PrivacyMode.FULL else None,
+            query_text=self._stored_text(window.query) if window and mode is PrivacyMode.FULL else None,
             vector=window.vector if learnable and window else None,
             embedding_model=self._engine.embedder.model_id,
             shared=self.config.share_learning,
-            example=window.query if ok and window and mode is PrivacyMode.FULL else None,
+            example=self._stored_text(window.query) if ok and window and mode is PrivacyMode.FULL else None,
             pattern=shaper.shape(tool, raw),
             shape=shaper.shape,
         )

@@ -39,6 +39,7 @@ from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
 from .listing import list_learnings
 from .partitions import PartitionCache
+from .quarantine import SQLiteQuarantineStore
 from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
 from .search import candidates
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
@@ -110,6 +111,11 @@ class SQLiteStore:
     def note_data_version(self, version: int) -> None:
         """Record a data_version read by a job on the store's thread."""
         self._partitions.data_version_seen = version
+
+    @functools.cached_property
+    def quarantine(self) -> SQLiteQuarantineStore:
+        """The write gate's quarantine list and rule version, on this file and thread."""
+        return SQLiteQuarantineStore(self)
 
     @functools.cached_property
     def agent(self) -> SQLiteAgentStore:

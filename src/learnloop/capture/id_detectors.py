@@ -1,0 +1,235 @@
+"""National identifiers found by python-stdnum (validators with the official check digits), and passports.
+
+A short checksum alone proves little: a random 9-digit number passes a Luhn or mod-11 check one time in ten.
+So identifiers come in two strengths:
+
+* **strong formats** — their shape and check together are specific enough to refuse on sight: Italian
+  codice fiscale, Spanish DNI/NIE, French NIR, Korean resident registration number (``YYMMDD-NNNNNNN``),
+  Brazilian CPF printed as ``000.000.000-00``, Polish PESEL, Mexican CURP, passport machine-readable zones;
+* **weak formats** — 9 to 12 plain digits (Canadian SIN, Australian TFN, Dutch BSN, German Steuer-ID, Indian
+  Aadhaar, Japanese My Number): refused when the check digits are right *and* either the number is printed
+  in its official grouping (SIN/TFN ``123 456 789``, Aadhaar/My Number ``1234 5678 9012``) or an identity
+  word in any of the six languages stands before it ("SIN", "Steuer-ID", "マイナンバー", "주민등록번호" …).
+
+Passport numbers have no check digit: a passport word before a 6–9 character number is refused.
+A number printed as a part, catalog, SKU, model or order number is not an identifier, whatever its shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from types import ModuleType
+
+from stdnum.au import tfn
+from stdnum.br import cpf
+from stdnum.ca import sin
+from stdnum.cn import ric
+from stdnum.de import idnr
+from stdnum.es import dni, nie
+from stdnum.fr import nir
+from stdnum.gb import nhs
+from stdnum.in_ import aadhaar
+from stdnum.it import codicefiscale
+from stdnum.jp import in_ as my_number
+from stdnum.kr import rrn
+from stdnum.mx import curp
+from stdnum.nl import bsn
+from stdnum.pl import pesel
+
+from .gate import GateRule
+
+__all__ = ["ID_RULES", "ID_WORDS", "labelled_before", "product_number_before"]
+
+#: Identity words in English, Spanish, German, French, Korean and Japanese (searched in lowercased text).
+ID_WORDS = re.compile(
+    r"\b(?:ssn|sin|tfn|tin|bsn|nir|nif|nie|dni|cpf|curp|pesel|aadhaa?r|pan|itin|nino|ni number|social security"
+    r"|social insurance|tax file|tax id|tax number|taxpayer|national id|national insurance|identity|id number|nhs"
+    r"|id card|id no|personal number|resident registration|my number|medicare|health card|insurance number"
+    r"|member id|patient id|patient number|medical record|mrn|health insurance|insurance id|policy number"
+    r"|card number|nric|seguridad social|identificación|identidad|documento|cédula|número fiscal|historia clínica"
+    r"|número de paciente|n[úu]mero de afiliaci[óo]n|sécurité sociale|numéro fiscal|assurance sociale"
+    r"|carte d'identité|identifiant fiscal|numéro de patient|numéro d'assuré|codice fiscale|fiscale)\b"
+    r"|steuer-?id|steuer\w*nummer|steueridentifikationsnummer|identifikationsnummer|personalausweis\w*"
+    r"|reisepass\w*|sozialversicherungs\w*|versicherten\w*|versicherungsnummer|patientennummer|krankenversicherung\w*"
+    r"|주민등록|주민번호|외국인등록|사회보장|납세자|세금 ?번호|신분증|환자 ?번호|보험 ?번호"
+    r"|マイナンバー|個人番号|住民登録|社会保障|社会保険|納税者|保険証|身分証|患者番号|被保険者番号|診察券"
+)
+_PASSPORT_WORDS = re.compile(
+    r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto", re.IGNORECASE
+)
+_PASSPORT_VALUE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d{5})[A-Z]{0,2}[0-9][A-Z0-9]{5,8}(?![A-Za-z0-9])")
+_PRODUCT = re.compile(
+    r"(?:part|catalog(?:ue)?|item|sku|model|article|art\.?|order|serial|ref(?:erence)?|product|pieza|referencia"
+    r"|artículo|teil|artikel|bestell|pièce|référence|filtre|filter|부품|품번|모델|部品|品番|型番|商品)[^\n]{0,40}$",
+    re.IGNORECASE,
+)
+_MRZ = re.compile(
+    r"[PIAC][<A-Z][A-Z<]{3}[A-Z0-9<]{10,60}<<|(?<![A-Z0-9<])[A-Z0-9<]{9}[0-9][A-Z]{3}[0-9]{6}[0-9][MF<][0-9]{6}[0-9<]"
+)
+_CF = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z](?![A-Za-z0-9])")
+_DNI = re.compile(r"(?<![A-Za-z0-9])(?:\d{8}|[XYZxyz]-?\d{7})-?[A-Za-z](?![A-Za-z0-9])")
+_NIR = re.compile(r"(?<![\d])[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?!\d)")
+_RRN = re.compile(r"(?<!\d)\d{6}-?[1-8]\d{6}(?!\d)")
+_CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?!\d)")
+_PESEL = re.compile(r"(?<!\d)\d{11}(?!\d)")
+_RIC = re.compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])")
+_CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d(?![A-Za-z0-9])")
+_DIGIT_GROUPS = re.compile(r"(?<![\d.,/-])(?<!\d )(?<!\d-)\d[\d -]{7,16}\d(?![\d.,/-]|[ -]\d)")
+
+
+def product_number_before(text: str, start: int) -> bool:
+    """Is the number at `start` introduced as a part / catalog / SKU / model / order number?"""
+    return bool(_PRODUCT.search(text[max(0, start - 60) : start]))
+
+
+def labelled_before(text: str, start: int, words: re.Pattern[str] = ID_WORDS, reach: int = 48) -> bool:
+    return bool(words.search(text[max(0, start - reach) : start].lower()))
+
+
+def _strong(pattern: re.Pattern[str], module: ModuleType) -> Callable[[str], tuple[int, int] | None]:
+    def find(text: str) -> tuple[int, int] | None:
+        for m in pattern.finditer(text):
+            if module.is_valid(m.group(0)) and not product_number_before(text, m.start()):
+                return m.span()
+        return None
+
+    return find
+
+
+# Weak formats: (module, official grouping of the printed number)
+_WEAK: tuple[tuple[ModuleType, re.Pattern[str]], ...] = (
+    (sin, re.compile(r"\d{3}[ -]\d{3}[ -]\d{3}")),
+    (tfn, re.compile(r"\d{3} \d{3} \d{3}")),
+    (bsn, re.compile(r"\d{4}\.\d{2}\.\d{3}")),
+    (idnr, re.compile(r"\d{2} \d{3} \d{3} \d{3}")),
+    (aadhaar, re.compile(r"\d{4} \d{4} \d{4}")),
+    (my_number, re.compile(r"\d{4} \d{4} \d{4}")),
+    (nhs, re.compile(r"\d{3} \d{3} \d{4}")),
+)
+
+
+def _weak(text: str) -> tuple[int, int] | None:
+    for m in _DIGIT_GROUPS.finditer(text):
+        value = m.group(0).strip()
+        digits = value.replace(" ", "").replace("-", "")
+        if not 9 <= len(digits) <= 12 or product_number_before(text, m.start()):
+            continue
+        labelled = labelled_before(text, m.start())
+        for module, grouping in _WEAK:
+            if module.is_valid(digits) and (labelled or grouping.fullmatch(value)):
+                return m.start(), m.start() + len(value)
+    return None
+
+
+_SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+
+
+def _us_ssn(text: str) -> tuple[int, int] | None:
+    """A US social security number as printed (123-45-6789), unless it is introduced as a part or catalog number."""
+    for m in _SSN.finditer(text):
+        if not product_number_before(text, m.start()):
+            return m.span()
+    return None
+
+
+_LABELLED_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z0-9][A-Z0-9.\- ]{4,20}[A-Z0-9](?![a-z])")
+
+
+def _labelled_id(text: str) -> tuple[int, int] | None:
+    """An identity word of any of the six languages, then within 30 characters a number with 5+ digits."""
+    lowered = text.lower()
+    for word in ID_WORDS.finditer(lowered):
+        for m in _LABELLED_ID.finditer(text, word.end(), min(len(text), word.end() + 40)):
+            value = m.group(0).strip()
+            digits = sum(c.isdigit() for c in value)
+            mixed = digits >= 2 and len(value.replace(" ", "").replace("-", "")) >= 6
+            if (digits >= 5 or mixed) and not product_number_before(text, m.start()):
+                return m.start(), m.start() + len(value)
+    return None
+
+
+_NRIC = re.compile(r"(?<![A-Za-z0-9])[STFG]\d{7}[A-Z](?![A-Za-z0-9])")
+
+
+def _nric(text: str) -> tuple[int, int] | None:
+    """A Singapore NRIC/FIN: prefix, seven digits, the check letter of its weighted sum."""
+    for m in _NRIC.finditer(text):
+        value = m.group(0)
+        total = sum(int(d) * w for d, w in zip(value[1:8], (2, 7, 6, 5, 4, 3, 2), strict=True))
+        total += 4 if value[0] in "TG" else 0
+        letters = "JZIHGFEDCBA" if value[0] in "ST" else "XWUTRQPNMLK"
+        if letters[total % 11] == value[8]:
+            return m.span()
+    return None
+
+
+def _passport(text: str) -> tuple[int, int] | None:
+    word = _PASSPORT_WORDS.search(text)
+    if word is None:
+        return None
+    m = _PASSPORT_VALUE.search(text, word.end(), word.end() + 60)
+    return None if m is None else m.span()
+
+
+def _mrz(text: str) -> tuple[int, int] | None:
+    m = _MRZ.search(text)
+    return None if m is None else m.span()
+
+
+def _rule(
+    suffix: str,
+    reason: str,
+    finder: Callable[[str], tuple[int, int] | None],
+    library: str,
+    digits: int,
+    needles: tuple[str, ...] = (),
+) -> GateRule:
+    return GateRule(
+        f"personal_data.government_id.{suffix}",
+        "personal_data",
+        reason,
+        "",
+        finder=finder,
+        detector=library,
+        min_digits=digits,
+        needles=needles,
+    )
+
+
+_STDNUM = "python-stdnum"
+# Every identity word, as a plain substring (a cheap pre-filter for the labelled-number rule).
+_ID_NEEDLES = tuple(
+    "ssn|sin|tfn|tin|bsn|nir|nif|nie|dni|cpf|curp|pesel|aadhaa|pan|itin|nino|ni number|social|tax|national|identi"
+    "|id |id:|id no|personal number|resident|my number|medicare|health|insurance|member|patient|medical|mrn"
+    "|policy number|card number|nric|seguridad|documento|cédula|fiscal|historia|paciente|afiliaci|sécurité"
+    "|assurance|carte d|assuré|codice|steuer|ausweis|reisepass|sozialversicherung|versicher|krankenversicherung"
+    "|주민|외국인등록|사회보장|납세자|세금|신분증|환자|보험|マイナンバー|個人番号|住民|社会保|納税者|保険|身分証|患者"
+    "|診察券".split("|")
+)
+_PASSPORT_NEEDLES = ("passport", "pasaporte", "reisepass", "passnummer", "passeport", "여권", "パスポート", "旅券")
+_NATIONAL = "contains a national identity or tax number (SIN, TFN, BSN, Steuer-ID, Aadhaar, My Number)"
+
+ID_RULES: tuple[GateRule, ...] = (
+    _rule("us_ssn", "contains a US social security number", _us_ssn, "learnloop", 9),
+    _rule(
+        "it_codice_fiscale",
+        "contains an Italian codice fiscale",
+        _strong(_CF, codicefiscale),
+        f"{_STDNUM}:it.codicefiscale",
+        7,
+    ),
+    _rule("es_dni_nie", "contains a Spanish DNI number", _strong(_DNI, dni), f"{_STDNUM}:es.dni", 7),
+    _rule("es_nie", "contains a Spanish NIE number", _strong(_DNI, nie), f"{_STDNUM}:es.nie", 7),
+    _rule("fr_nir", "contains a French social security number (NIR)", _strong(_NIR, nir), f"{_STDNUM}:fr.nir", 13),
+    _rule("kr_rrn", "contains a Korean resident registration number", _strong(_RRN, rrn), f"{_STDNUM}:kr.rrn", 13),
+    _rule("br_cpf_printed", "contains a Brazilian CPF number", _strong(_CPF, cpf), f"{_STDNUM}:br.cpf", 11),
+    _rule("pl_pesel", "contains a Polish PESEL number", _strong(_PESEL, pesel), f"{_STDNUM}:pl.pesel", 11),
+    _rule("mx_curp", "contains a Mexican CURP", _strong(_CURP, curp), f"{_STDNUM}:mx.curp", 7),
+    _rule("cn_ric", "contains a Chinese resident identity number", _strong(_RIC, ric), f"{_STDNUM}:cn.ric", 17),
+    _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),
+    _rule("sg_nric", "contains a Singapore NRIC/FIN", _nric, "learnloop", 7),
+    _rule("passport", "contains a passport number", _passport, "learnloop", 5, _PASSPORT_NEEDLES),
+    _rule("labelled", "contains an identity, tax or insurance number", _labelled_id, "learnloop", 2, _ID_NEEDLES),
+    _rule("passport_mrz", "contains a passport machine-readable zone", _mrz, "learnloop", 0, ("<",)),
+)

@@ -1,0 +1,131 @@
+"""Personal details no library validates: home addresses, dates of birth, bank account numbers.
+
+None of these has a checksum or a shape of its own ("42 Elm Street" is also a bar's address, "1985-03-14" a
+release date), so each needs its word: someone *lives at* the address, was *born on* the date, the number is an
+*account number* — in English, Spanish, German, French, Korean or Japanese — with the value right after it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .gate import GateRule
+
+__all__ = ["PERSONAL_DETAIL_RULES"]
+
+Finder = Callable[[str], tuple[int, int] | None]
+
+_ADDRESS_WORDS = re.compile(
+    r"home address|(?:my|his|her|their|the user's|user's) (?:home |mailing |postal |shipping )?address|address is"
+    r"|lives at|living at|lives on|domicilio|dirección (?:es|de casa|particular)|vive en|wohnt (?:in der"
+    r"|in|an der|am|im)"
+    r"|wohnadresse|anschrift|privatadresse|habite (?:au|à|rue|le)|domicilié|adresse (?:est|personnelle|postale)"
+    r"|주소는|집 주소|住所は|自宅の住所|自宅は|주소\s*[:：]|住所\s*[:：]|〒|배송지|配送先|お届け先"
+    r"|(?:delivery|shipping|mailing|postal|home|billing) address|adresse de livraison|lieferadresse"
+    r"|dirección de (?:envío"
+    r"|entrega)|(?:our|my|his|her|their|parents'?|mum's|mom's|dad's) (?:place|flat|apartment|house|home)"
+    r"|(?:flat|apartment|house|home) is (?:at|on)|ship (?:it|them|presents|the \w+|everything) to"
+    r"|deliver (?:it|them) to"
+    r"|send (?:it|them|presents|the \w+) to|wir wohnen|ich wohne|wohne in|vivo en|vivimos en|habitamos|j'habite"
+    r"|nous habitons|sa maison est|leur maison est",
+    re.IGNORECASE,
+)
+_ADDRESS_VALUE = re.compile(
+    r"\d{1,5}[A-Za-z]?,?\s+[A-Za-zÀ-ÿ][\w.'-]*(?:\s+[\w.'-]+){0,4}|[A-Za-zÀ-ÿ][\w.'-]*(?:straße|strasse|str\.|weg|gasse"
+    r"|platz|allee|ring|damm)\s+\d{1,4}|(?:calle|avenida|av\.|rue|avenue|boulevard|bd|chemin|place"
+    r"|via)\s+[\w .'-]{2,40}?"
+    r"\d{1,5}|\d{1,4}(?:[-−]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호)|[가-힣]+(?:로|길)\s*\d+",
+    re.IGNORECASE,
+)
+# Korean and Japanese put the word after the date: "1985年9月14日生まれ".
+_DATE_THEN_BIRTH = re.compile(
+    r"(?:\d{4}\s*년\s*\d{1,2}\s*월\s*\d{1,2}\s*일|\d{4}年\d{1,2}月\d{1,2}日|\d{4}[./-]\d{1,2}[./-]\d{1,2})\s*"
+    r"(?:생|출생|태어|生まれ|生|誕生)"
+)
+_BIRTH_WORDS = re.compile(
+    r"born (?:on )?|date of birth|\bdob\b|birthday|birth date|fecha de nacimiento|naci(?:ó|o|da|do) el|cumpleaños"
+    r"|geburtsdatum|geboren am|geburtstag|date de naissance|née? le|anniversaire"
+    r"|생년월일|생일|태어난 날|生年月日|誕生日|生まれ",
+    re.IGNORECASE,
+)
+_MONTHS = (
+    r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|september"
+    r"|october|november|december|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre"
+    r"|diciembre|januar|februar|märz|mai|juni|juli|oktober|dezember|janvier|février|mars|avril|juin|juillet|août"
+    r"|septembre|octobre|novembre|décembre"
+)
+_DATE = re.compile(
+    rf"\d{{1,2}}[./-]\d{{1,2}}[./-]\d{{2,4}}|\d{{4}}[./-]\d{{1,2}}[./-]\d{{1,2}}|\d{{1,2}}(?:st|nd|rd|th|er)?\.?\s+(?:de\s+)?"
+    rf"(?:{_MONTHS})\.?\s+(?:de\s+)?\d{{4}}|(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+    r"|\d{4}\s*년\s*\d{1,2}\s*월\s*\d{1,2}\s*일|\d{4}年\d{1,2}月\d{1,2}日",
+    re.IGNORECASE,
+)
+_ACCOUNT_WORDS = re.compile(
+    r"account (?:number|no\.?|#)|acct\.? ?(?:no\.?|#)?|bank account|sort code|routing (?:number|no\.?)|\baba\b"
+    r"|número de cuenta|cuenta bancaria|n\.º de cuenta|kontonummer|bankverbindung|\bblz\b|numéro de compte"
+    r"|compte bancaire|\brib\b|계좌 ?번호|계좌|口座番号|口座|普通預金|普通|当座|支店",
+    re.IGNORECASE,
+)
+_ACCOUNT_VALUE = re.compile(r"(?<![\w-])\d[\d -]{4,22}\d(?![\w-])")
+
+
+_NETWORK_VALUE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f]{2}(?::[0-9a-f]{2}){5}|[\w.+-]+@", re.IGNORECASE)
+_NETWORK = re.compile(
+    r"(?:ip|ipv[46]|lan|wan|mac|e-?mail|web|server|network|memory|hardware|bluetooth|gateway)\W*$", re.IGNORECASE
+)
+
+
+def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int) -> Finder:
+    def find(text: str) -> tuple[int, int] | None:
+        for word in words.finditer(text):
+            if _NETWORK.search(text, max(0, word.start() - 12), word.start()) or _NETWORK_VALUE.match(
+                text, word.end() + len(text[word.end() :]) - len(text[word.end() :].lstrip())
+            ):
+                continue
+            m = value.search(text, word.end(), min(len(text), word.end() + reach))
+            if m is not None:
+                return m.span()
+        return None
+
+    return find
+
+
+def _birth(text: str) -> tuple[int, int] | None:
+    m = _DATE_THEN_BIRTH.search(text)
+    return m.span() if m is not None else _after(_BIRTH_WORDS, _DATE, 30)(text)
+
+
+def _account(text: str) -> tuple[int, int] | None:
+    for word in _ACCOUNT_WORDS.finditer(text):
+        m = _ACCOUNT_VALUE.search(text, word.end(), min(len(text), word.end() + 30))
+        if m is not None and sum(c.isdigit() for c in m.group(0)) >= 6:
+            return m.span()
+    return None
+
+
+def _rule(category: str, reason: str, finder: Finder, digits: int, needles: str) -> GateRule:
+    words = tuple(n for n in needles.split("|") if n)  # one of these is in every text the rule refuses
+    return GateRule(
+        f"personal_data.{category}", "personal_data", reason, "", finder=finder, min_digits=digits, needles=words
+    )
+
+
+_ADDRESS_NEEDLES = (
+    "address|lives|living|domicil|dirección|direccion|vive|wohn|anschrift|adresse|habite|주소|住所|自宅|〒|배송지"
+    "|配送先|お届け先|place|flat|apartment|house|home|ship|deliver|send|vivo|vivimos|habitamos|habitons|maison"
+)
+_BIRTH_NEEDLES = (
+    "born|birth|dob|naci|cumpleaños|geburt|geboren|naissance|né|anniversaire|생년월일|생일|태어|生年月日|誕生日|生まれ"
+    "|생|출생|生|誕生"
+)
+_ACCOUNT_NEEDLES = (
+    "account|acct|sort code|routing|aba|cuenta|kontonummer|bankverbindung|blz|compte|rib|계좌|口座|普通|当座|支店"
+)
+
+
+PERSONAL_DETAIL_RULES: tuple[GateRule, ...] = (
+    _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40), 1, _ADDRESS_NEEDLES),
+    _rule("birth_date", "contains a date of birth", _birth, 4, _BIRTH_NEEDLES),
+    _rule("bank_account", "contains a bank account number", _account, 6, _ACCOUNT_NEEDLES),
+)

@@ -1,0 +1,116 @@
+"""Phone numbers in any format, confirmed by Google's numbering plans (the `phonenumbers` library).
+
+The built-in phone rules (`gate_rules`) catch the usual printed shapes; this rule catches the rest: numbers
+without separators, with extensions, in Korean and Japanese formats, after a phone word in any of the six
+languages. A candidate is a run of 7–15 digits with phone punctuation. It is refused when `phonenumbers` finds
+it valid — as an international number if it starts with ``+`` or ``00``, else in the regions its script and
+phone word suggest, then in a short list of common regions — and it either starts the way dialled numbers
+start (``+``, ``0``, a parenthesised area code), carries an extension, or follows a phone word. A bare
+number with none of these ("order 4155550123", a barcode, a timestamp) is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+import phonenumbers
+
+from .gate import GateRule
+from .id_detectors import product_number_before
+
+__all__ = ["PHONE_RULES"]
+
+_CANDIDATE = re.compile(
+    r"(?<![A-Za-z0-9_+.,/-])(?:\+|00)?\(?\d[\d ().\-‐]{5,20}\d(?:\s*(?:ext\.?|x|extension|extensión"
+    r"|durchwahl|poste|내선|内線)"
+    r"\s*\d{1,5})?(?![\w.,/-]{0,20}\d)",
+    re.IGNORECASE,
+)
+_EXTENSION = re.compile(r"(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)\s*\d{1,5}$", re.IGNORECASE)
+# A bare "number" is any number (an invoice's, an account's): only words that mean a phone count.
+_PHONE_WORDS = re.compile(
+    r"phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|reach|dial"
+    r"|\w's (?:number|no\.?)"
+    r"|teléfono|telefono|móvil|movil|celular|llám|llama|fijo|telefon|handy|festnetz|ruf|anruf"
+    r"|téléphone|portable|appel|fixe|joindre|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先",
+    re.IGNORECASE,
+)
+_ARITHMETIC = re.compile(r"\s[-+]\s|\d\.\d{1,2}(?!\d)")
+_AREA = re.compile(r"\(\d{1,5}\)")
+_DATE_OR_IP = re.compile(r"^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,3}(?:\.\d{1,3}){3})$")
+_REGIONS = (
+    "US",
+    "GB",
+    "DE",
+    "FR",
+    "ES",
+    "IT",
+    "KR",
+    "JP",
+    "CA",
+    "AU",
+    "IN",
+    "MX",
+    "BR",
+    "NL",
+    "AT",
+    "CH",
+    "BE",
+    "AR",
+    "CO",
+    "CL",
+    "PT",
+    "IE",
+    "PL",
+)
+_SCRIPT_REGIONS = (("\uac00", "\ud7a3", "KR"), ("\u3040", "\u30ff", "JP"))
+
+
+def _regions(text: str) -> list[str]:
+    first = [region for low, high, region in _SCRIPT_REGIONS if any(low <= c <= high for c in text)]
+    return first + [r for r in _REGIONS if r not in first]
+
+
+def _valid(candidate: str, regions: list[str]) -> bool:
+    number_part = _EXTENSION.sub("", candidate).strip()
+    international = number_part.startswith(("+", "00"))
+    tries = [None] if international else regions
+    for region in tries:
+        try:
+            parsed = phonenumbers.parse("+" + number_part[2:] if number_part.startswith("00") else number_part, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(parsed):
+            return True
+    return False
+
+
+def _phone(text: str) -> tuple[int, int] | None:
+    regions: list[str] | None = None
+    for m in _CANDIDATE.finditer(text):
+        candidate = m.group(0).strip()
+        digits = sum(c.isdigit() for c in candidate)
+        if not 7 <= digits <= 17 or _DATE_OR_IP.match(candidate) or product_number_before(text, m.start()):
+            continue
+        if _ARITHMETIC.search(candidate):
+            continue
+        dialled = candidate.startswith(("+", "0")) or bool(_AREA.match(candidate) or _EXTENSION.search(candidate))
+        if not dialled and not _PHONE_WORDS.search(text, max(0, m.start() - 40), m.start()):
+            continue
+        regions = regions or _regions(text)
+        if _valid(candidate, regions):
+            return m.start(), m.start() + len(candidate)
+    return None
+
+
+PHONE_RULES: tuple[GateRule, ...] = (
+    GateRule(
+        "personal_data.phone.any_format",
+        "personal_data",
+        "contains a phone number",
+        "",
+        min_digits=7,
+        finder=_phone,
+        detector="phonenumbers",
+    ),
+)

@@ -1,0 +1,527 @@
+"""Memory poisoning beyond "ignore previous instructions", in English, Spanish, German, French, Korean, Japanese.
+
+A learning states something about the user, their world or their preferences. Poisoning is text that instructs
+the assistant to act for a third party or against the user. It rarely names the model's instructions, so
+keywords do not find it; its *structure* does: an action of one of these kinds together with what it acts on,
+in one sentence —
+
+* **exfiltrate**: a transfer verb + the user's data (messages, card numbers, passwords …) + somewhere else (a
+  URL, an e-mail address, an external server, ticket notes);
+* **obey external content**: obey/follow/execute + instructions + a source that is not the user (web pages,
+  e-mails, documents, tool results) + a blanket or priority word ("any", "always", "without asking");
+* **steer commercially**: recommend/promote + only/always/instead of + a brand (a capitalised name), or tell
+  people that a brand or source is dangerous / unreliable / a scam, or never cite/mention a named source;
+* **claim authority**: fake system tags (``<system_update>``, ``[ADMIN OVERRIDE]``), "as your administrator",
+  "system notice from the developers", "this memory overrides the user";
+* **run code from a URL**: a download piped into a shell or interpreter, "download and run https://…";
+* **hide things from the user**: never tell / mention to the user, hide … from the user, without telling the
+  user, secretly change …;
+* **override the user**: from now on + ignore/refuse, or ignore the user's preferences / settings.
+
+What keeps look-alikes out: a sentence whose subject is the user ("The user only buys Fairtrade coffee", "User
+asked the assistant to always recommend budget options first") states a preference, so the preference-shaped
+kinds (obey, steer) skip it; a text *about* attacks (a blog post, a talk, a paper that describes or explains
+them) is reported speech, so the semantic kinds skip it — tags and piped shells never do.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .gate import GateRule
+
+__all__ = ["POISONING_RULES", "about_attacks"]
+
+Finder = Callable[[str], tuple[int, int] | None]
+
+
+def _any(*alternatives: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+
+# A sentence ends at ". ", "! ", "? " (a dot inside a URL or a number does not end it), at 。！？ or a line end.
+_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=\S))+[.!?。！？]?")
+# Repetitions are bounded ({1,63}): an unbounded run before a literal is quadratic on a long word.
+_URL = re.compile(r"https?://|\bwww\.|\b[\w-]{1,63}\.(?:example|com|net|org|io|co|ru|cn|xyz|site|info|biz|app|dev)\b")
+
+
+_USER_SUBJECT = re.compile(
+    r"^\W*(?:the |our |my )?(?:user|users|user's|customer|client|they|he|she|el usuario|la usuaria|los usuarios"
+    r"|der nutzer|die nutzerin|der benutzer|die benutzerin|l'utilisateur|l'utilisatrice|les utilisateurs|사용자|유저"
+    r"|고객|ユーザー|利用者|顧客)\b|^\W*(?:사용자|ユーザー)"
+)
+# Texts *about* attacks (reported speech): a discussion noun with a discussion verb, or the attack as a topic.
+_DISCUSSION = _any(
+    r"\b(?:blog|article|paper|talk|presentation|research|study|tutorial|course|slides?|newsletter|thesis|essay"
+    r"|artículo|charla|estudio|artikel|vortrag|studie|conférence|étude)\b",
+    r"블로그|글은|발표|논문|ブログ|記事|講演|論文",
+)
+_DISCUSSES = _any(
+    r"\b(?:explains?|describes?|demonstrates?|discusses|shows|covers|warns|is about|analy[sz]es)\b",
+    r"\b(?:explica|describe|muestra|erklärt|beschreibt|zeigt|explique|décrit|montre)\b",
+    r"설명|다룬|보여|解説|説明|紹介|示して",
+)
+_ATTACK_TOPIC = _any(
+    r"\bred[- ]team\w*|\bjailbreaks\b|\bclassifiers? that (?:flags?|detects?)\b|\bhow attackers\b"
+    r"|\battackers? (?:hide|use|can|could|embed|inject|plant|trick|smuggle)\b|\bexample payload\b"
+    r"|\bprompt[- ]injections?\b|\bmemory poisoning\b",
+    r"\bcómo los atacantes\b|\binyección de prompts?\b|\bwie angreifer\b|\bprompt-injection\b"
+    r"|\bcomment des attaquants\b|\binjection de prompts?\b",
+    r"공격자가|프롬프트 인젝션|攻撃者が|プロンプトインジェクション",
+)
+
+# -- exfiltration ---------------------------------------------------------------------------------------------
+_TRANSFER = _any(
+    r"\b(?:send|sent|forward(?:ed|s)?|e-?mail|post|upload|leak|exfiltrate|transmit|relay|share|copy|paste|dump|pipe"
+    r"|bcc|cc|sync|put|embed|encode"
+    r"|mirror|append|write|submit|beam|report|log|include|open|load|visit|fetch|transmets|transmettre)\b",
+    # Spanish imperatives with their clitics ("cópialo", "envíaselo"), spelled out: a bare stem would match English.
+    r"\b(?:env[ií]a(?:l[oae]s?|sel[oa]s?)?|env[ií]e|enviar|reenv[ií]a(?:l[oae]s?|sel[oa]s?)?|reenviar"
+    r"|m[aá]nda(?:l[oae]s?|sel[oa]s?)?|mandar|s[uú]be(?:l[oae]s?)?|subir|c[oó]pia(?:l[oae]s?)?|copiar"
+    r"|comp[aá]rte(?:l[oae]s?)?|compartir|publ[ií]ca(?:l[oae]s?)?|publicar|transm[ií]te(?:l[oae]s?)?|filtra"
+    r"|p[eé]ga(?:l[oae]s?)?|añ[aá]de(?:l[oae]s?)?|an[oó]ta(?:l[oae]s?)?|incl[uú]ye(?:l[oae]s?)?)\b",
+    r"\b(?:schick\w*|sende[nt]?|leite|leitet|weiterleit\w*|lade|hochlad\w*|kopier\w*|teile|teilen|poste|übermittl\w*"
+    r"|übertrag\w*|füge|trage)\b",
+    r"\b(?:envoie|envoyer|transfère|transférer|transmets|téléverse\w*|copie|copier|partage|partager|publie|colle"
+    r"|ajoute|recopie)\b",
+    r"보내|전달|전송|업로드|복사|공유|붙여|첨부|올려|送信|送って|送れ|送る|転送|アップロード|コピー|共有|貼り付け|添付|書き込",
+)
+_SENSITIVE = _any(
+    r"\b(?:messages?|conversations?|chats?|chat logs?|history|transcripts?|passwords?|credentials?|card numbers?"
+    r"|cards?|cvv|api keys?|keys|tokens?|secrets?|addresses|address|phone numbers?|personal data|data|ssns?"
+    r"|documents|files|everything|cookies|contacts|location|what the user (?:types|says|writes)|codes?|otp"
+    r"|one-time|contents|id_rsa|ssh|secrets|questions|mentions?|last message|searches|queries)\b|~/\.ssh|\.env\b",
+    r"\b(?:mensajes?|conversación|conversacion|chat|historial|contraseñas?|tarjetas?|claves?|datos|dirección"
+    r"|teléfono|archivos|documentos|todo lo que)\b",
+    r"\b(?:nachricht\w*|gespräch\w*|chat\w*|verlauf|passw\w*|kennw\w*|kartennummer\w*|karten?|schlüssel|daten"
+    r"|adresse\w*|telefon\w*|dateien|dokumente|alles)\b",
+    r"\b(?:messages?|conversations?|historique|mots? de passe|cartes?|numéros? de carte|clés?|données|adresses?"
+    r"|fichiers|documents|tout ce)\b",
+    r"메시지|대화|채팅|기록|비밀번호|카드|토큰|데이터|주소|개인정보|メッセージ|会話|チャット|履歴|パスワード|カード|トークン|データ"
+    r"|住所|個人情報",
+)
+_ELSEWHERE = _any(
+    r"https?://|\bwww\.|\b[\w-]{1,63}\.(?:example|com|net|org|io|co|ru|cn|xyz|site|info|biz|app|dev|top|click|link|me"
+    r"|ly|to|cc|tk|ml|de|fr|es|jp|kr|uk)\b|[\w.+-]{1,64}@[\w-]{1,63}\.\w",
+    r"\b(?:external|remote|third[- ]part(?:y|ies)|attacker'?s?|webhook|endpoint|pastebin|ticket notes|notes field"
+    r"|server|partners?|gist|pastebin|issue tracker|issues?|public repo\w*|pull requests?|manager|employer|boss"
+    r"|commit messages?|spouse|wife|husband|ex-?partner|parents"
+    r"|landlord|insurer|fraud desk)\b",
+    r"\b(?:extern[oa]s?|servidor|remoto|terceros|notas del ticket)\b",
+    r"\b(?:extern\w*|server|dritte\w*|ticketnotiz\w*|notizen)\b",
+    r"\b(?:externes?|serveur|tiers|notes du ticket|employeur|patron)\b|\b(?:empleador|jefe|arbeitgeber|chef)\b",
+    r"외부|서버|웹훅|메모|제3자|고용주|상사|外部|サーバー|ウェブフック|メモ|第三者|上司|雇用主",
+)
+
+# -- obeying external content ---------------------------------------------------------------------------------
+_OBEY = _any(
+    r"\b(?:follow|obey|execute|carry out|comply with|do (?:what|whatever|it|so|as)|act on|treat|take orders|listen to"
+    r"|trust|defer to)\b",
+    r"\b(?:sigue\w*|seguir|obede\w*|obedé\w*|ejecut\w*|ejecút\w*|cumpl\w*|haz lo que|trata|acata\w*)\b",
+    r"\b(?:befolge\w*|gehorche\w*|führe|ausführ\w*|tu was|behandle|folge)\b",
+    r"\b(?:suis|suivre|obéis|obéir|exécute\w*|applique|fais ce que|traite)\b",
+    r"따르|따라|복종|실행|수행|시키는 대로|従|実行|言う通り|言うとおり",
+)
+_ORDERS = _any(
+    r"\b(?:instructions?|commands?|orders?|directives?|requests?|says|tells you|told|asks you)\b",
+    r"\b(?:instrucciones|instrucción|órdenes|ordenes|comandos?|lo que diga|indicaciones)\b",
+    r"\b(?:anweisung\w*|befehl\w*|sagt|vorgaben)\b",
+    r"\b(?:instructions?|ordres|commandes?|ce que dit|consignes)\b",
+    r"지시|명령|말하는 것|요청|指示|命令|言うこと|要求",
+)
+_FOREIGN_SOURCE = _any(
+    r"\b(?:web ?pages?|websites?|sites?|urls?|links?|e-?mails?|mails?|documents?|pdfs?|files?|tool (?:results?"
+    r"|outputs?)|search results?|retrieved|incoming|comments?|reviews?|content|pages?|third part(?:y|ies)"
+    r"|external|internet|online)\b",
+    r"\b(?:páginas?|sitio|web|correos?|documentos?|archivos?|resultados|entrantes|extern[oa]s?|contenido)\b",
+    r"\b(?:webseite\w*|seite|website|e-mails?|mails?|dokument\w*|dateien|ergebnis\w*|eingehend\w*|extern\w*"
+    r"|inhalt\w*)\b",
+    r"\b(?:pages?|site|e-mails?|courriels?|mails?|documents?|fichiers?|résultats|entrants?|externes?|contenu)\b",
+    r"웹페이지|웹 페이지|사이트|이메일|메일|문서|파일|결과|외부|수신|ウェブページ|サイト|メール|文書|ファイル|結果|外部"
+    r"|受信",
+    _URL.pattern,
+)
+_BLANKET = _any(
+    r"\b(?:any|all|every|whatever|whichever|always|without (?:asking|question|checking|confirmation|telling)|even if"
+    r"|even over|over the user|instead of the user|priority|as if|as coming from|precedence|if (?:a|an|the|any)"
+    r"|whenever)\b",
+    r"\b(?:cualquier|todas?|siempre|sin preguntar|aunque|incluso|por encima|prioridad|como si)\b",
+    r"\b(?:alle|jede\w*|immer|ohne (?:rückfrage|nachfrage|zu fragen)|auch gegen|auch wenn|vorrang|egal)\b",
+    r"\b(?:toutes?|tout|toujours|sans demander|même (?:si|contre)|prioritaires?|quoi que)\b",
+    r"무엇이든|모든|항상|묻지 말고|우선|무조건|何でも|すべて|全て|常に|確認せず|優先|必ず",
+)
+
+# -- commercial steering ----------------------------------------------------------------------------------------
+_PROMOTE = _any(
+    r"\b(?:recommend|suggest|promote|push|advertise|endorse|rank|favou?r|steer|upsell|praise)\b",
+    r"\b(?:recomienda|recomendar|sugiere|promociona|prioriza)\b",
+    r"\b(?:empfiehl|empfehle|empfehlen|bewirb|bevorzuge|schlage|nenne|nennen|erwähne)\b",
+    r"\b(?:recommande|recommander|suggère|promeus|privilégie)\b",
+    r"추천|권하|홍보|勧め|推薦|すすめ|推奨|宣伝",
+)
+_STEER = _any(
+    r"\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?|towards?"
+    r"|competing|rival"
+    r"|other (?:brands|providers|vendors|stores|options|products|companies))\b",
+    r"\b(?:solo|sólo|siempre|únicamente|exclusivamente|en lugar de|pida lo que pida|competidores|otros proveedores"
+    r"|otras marcas)\b",
+    r"\b(?:nur|immer|ausschließlich|statt|anstatt|egal|konkurrenz|andere anbieter|andere marken)\b",
+    r"\b(?:ne recommande que|uniquement|toujours|exclusivement|plutôt qu|au lieu de|quoi que|concurrents"
+    r"|autres fournisseurs|autres marques)\b",
+    r"만 추천|항상|오직|대신|무엇을 묻든|경쟁|다른 업체|다른 브랜드|だけ|のみ|常に|ではなく|何を尋ねても|競合|他社",
+)
+_BRAND = re.compile(r"(?<=[\s(\"'])[A-Z][\w&'-]{0,40}[A-Z0-9]|(?<=[\s(\"'])[A-Z][a-z]{1,40}[A-Z]|[A-Za-z]{3,}")
+_TELL = _any(
+    r"\b(?:tell|say|claim|describe|warn|mention that|point out that|remind (?:users|people|them) that|insist)\b",
+    r"\b(?:di|dile|diles|afirma|describe|presenta)\b",
+    r"\b(?:sag|sage|behaupte|bezeichne|beschreibe|stelle)\b",
+    r"\b(?:dis|affirme|décris|présente|qualifie)\b",
+    r"말해|말하|설명하|주장|伝え|言え|説明し|説明す|主張|だと言",
+)
+_BAD = _any(
+    r"\b(?:dangerous|unsafe|unreliable|untrustworthy|a scam|scam|fraud\w*|inferior|recalled|collaps\w*|bankrupt"
+    r"|fake|insecure|not to be trusted|harmful|toxic|breaks? (?:easily|down)|broken|defective|faulty|poor quality"
+    r"|low quality|terrible|awful|worst|overpriced|rip-?off|illegal|banned|malware|spyware|steals?|lies|lying)\b",
+    r"\b(?:peligros\w*|insegur\w*|poco fiable|estafa|fraude|retirad\w*|quiebra|fals[oa]s?|defectuos\w*|mala calidad"
+    r"|se rompe\w*|ilegal)\b",
+    r"\b(?:gefährlich\w*|unsicher\w*|unzuverlässig\w*|betrug|zurückgerufen|pleite|gefälscht\w*|defekt\w*|minderwertig\w*"
+    r"|gehackt"
+    r"|geht schnell kaputt|illegal)\b",
+    r"\b(?:dangereu\w*|peu fiable|arnaque|fraude|rappelé\w*|faillite|faux|défectueu\w*|mauvaise qualité"
+    r"|se casse\w*|illégal\w*)\b",
+    r"위험|믿을 수 없|사기|리콜|파산|가짜|불량|고장|해킹|危険|信頼できない|詐欺|リコール|破綻|偽物|欠陥|すぐ壊れ|壊れ"
+    r"|粗悪"
+    r"|ハッキング",
+)
+_ONLY_GOOD = _any(
+    r"\b(?:is|are) the only (?:safe|good|reliable|trustworthy|real|legit\w*|secure|acceptable"
+    r"|sensible) (?:option|choice"
+    r"|provider|brand|product|way|vendor|store|source)s?\b|\b(?:is|are) (?:the best|better than all|far better)\b",
+    r"\bla única opción (?:segura|fiable|buena)\b|\bel único (?:seguro|fiable)\b|\bes (?:la mejor|el mejor)\b",
+    r"\b(?:die|der|das) einzige (?:sichere|zuverlässige|gute)\b|\bist (?:der|die|das) beste\b",
+    r"\bla seule (?:option|solution) (?:sûre|fiable|valable)\b|\bseul(?:e)? (?:sûr|fiable)\b|\best (?:le|la) meilleur",
+    r"유일하게 안전|유일한 (?:안전|선택)|가장 좋은|唯一(?:の)?安全|唯一の選択|一番良い",
+)
+_NEVER_CITE = _any(
+    r"\b(?:never|don't|do not)\s+(?:cite|mention|recommend|link to|link)\b",
+    r"\bnunca\s+(?:la |lo |los |las )?(?:cites|menciones|recomiendes)\b",
+    r"\b(?:zitiere|erwähne|empfiehl)\w*\s+(?:\w+\s+)?(?:nie|niemals)\b",
+    r"\bne\s+(?:la |le |les )?(?:cite|mentionne|recommande)\s+jamais\b",
+    r"절대 (?:인용|언급|추천)|決して(?:引用|触れ|勧め)",
+)
+
+# -- authority, code from a URL, hiding, overriding -------------------------------------------------------------
+_AUTHORITY = _any(
+    r"<\s*/?\s*(?:system[_ -]?\w*|admin\w*|developer\w*|operator|sudo|root|priority\w*)\b[^>]*>",
+    r"\[\s*(?:system|admin|administrator|developer|operator|override|admin override|system override|priority"
+    r"|sudo)[^\]]{0,30}\]",
+    r"\b(?:system|security|admin|administrator|developer|operator|openai|anthropic|google|microsoft|official)"
+    r" (?:notice|update|message|announcement|directive|policy|alert|override)\b(?! (?:broke|failed|crashed|fixed"
+    r"|installed|removed|changed the|of (?:the|my|our)))",
+    r"\b(?:note|memo|message|instruction|directive|order) from (?:openai|anthropic|the developers?|the admin\w*"
+    r"|the operator|the system|your (?:developer|creator|owner|admin\w*))\b",
+    r"\bas (?:your|the) (?:administrator|admin|developer|creator|owner|operator|supervisor|maker)\b",
+    r"\b(?:this|these) (?:memory|memories|rule|rules|instruction|instructions|note|message) (?:overrides?|supersedes?"
+    r"|takes? precedence|has priority|outranks)\b",
+    r"\btake (?:orders|instructions) only from\b|\b(?:real|true|actual) (?:owner|admin|administrator|operator) of"
+    r"|\bpriority over the user\b|\bobey the operator\b",
+    r"\bcomo (?:tu|su) (?:administrador|desarrollador|creador)\b|\baviso del sistema\b|\bpolítica oficial\b"
+    r"|\banula las instrucciones\b|\btiene prioridad sobre\b|\bprevalece sobre\b",
+    r"\bals dein (?:administrator|admin|entwickler|ersteller)\b|\bsystemhinweis\b|\bsystemmeldung\b"
+    r"|\boffizielle richtlinie\b|\bvorrang vor\b|\baußer kraft\b",
+    r"\ben tant qu(?:e|') ?(?:administrateur|développeur|créateur)\b|\bavis système\b|\bmessage système\b"
+    r"|\bpolitique officielle\b|\bprime sur\b|\ba priorité sur\b|\bannule les instructions\b",
+    r"관리자로서|개발자로서|시스템 공지|시스템 알림|공식 정책|보다 우선|管理者として|開発者として|システム通知"
+    r"|システムメッセージ"
+    r"|公式ポリシー|より優先",
+)
+_PIPED = re.compile(
+    r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k"
+    r"|fi)?sh|python3?|perl|ruby|node|iex|powershell|pwsh)\b|\biex\s*\(?\s*(?:\(?\s*)?(?:iwr|irm|invoke-webrequest"
+    r"|invoke-restmethod|new-object)\b|\b(?:ba)?sh\s+<\(\s*(?:curl|wget)|\b(?:pip3?|npm|gem|cargo|go|brew"
+    r"|apt(?:-get)?) (?:install|get|add)\b"
+    r"[^\n]{0,60}https?://"
+)
+_DOWNLOAD_RUN = _any(
+    r"\bdownload\w*\b.{0,80}\b(?:run|execute|install|launch|open)\b",
+    r"\b(?:descarga|descargue|baja)\w*\b.{0,80}\b(?:ejecuta|instala|abre)\w*",
+    r"\b(?:lade|herunterlad)\w*\b.{0,80}\b(?:führe|ausführ|installier|starte)\w*",
+    r"\btélécharge\w*\b.{0,80}\b(?:exécute|lance|installe|ouvre)\w*",
+    r"다운로드.{0,40}실행|ダウンロード.{0,40}実行",
+)
+_HIDE = _any(
+    r"\b(?:never|don't|do not|must not|should not|shouldn't)\s+(?:ever\s+)?(?:tell|inform|mention|reveal|show|disclose"
+    r"|notify|alert|warn|let)\b.{0,30}\b(?:the user|users|them|him|her|the customer)\b",
+    r"\b(?:never|don't|do not)\s+(?:mention|reveal|disclose|tell)\b.{0,20}\b(?:this|these) (?:rule|instruction|memory"
+    r"|note)s?\b",
+    r"\b(?:hide|conceal|withhold|keep)\b.{0,60}\bfrom (?:the user|users|them|him|her|the customer|their (?:parents"
+    r"|family|spouse|partner|employer|doctor|lawyer))\b",
+    r"\bwithout (?:telling|informing|notifying|asking|alerting|the knowledge of) (?:the user|them|him|her)\b"
+    r"|\bwithout the user (?:noticing|knowing|realizing|realising|seeing)\b|\bkeep the user in the dark\b"
+    r"|\bbehind the user's back\b",
+    r"\bso (?:that )?the user (?:never|doesn't|does not|won't) (?:see|know|notice|find)",
+    r"\b(?:secretly|silently|covertly|quietly) (?:change|delete|send|forward|add|modify|share|remove|replace|record"
+    r"|copy|redirect|transfer|approve|cancel)",
+    r"\bsay (?:that )?everything is fine\b",
+    r"\b(?:nunca|no)\s+(?:le\s+)?(?:digas|menciones|informes|cuentes)\b.{0,30}(?:usuario|cliente)|\boculta\w*\b.{0,40}"
+    r"usuario|\bsin (?:decírselo|decirle|avisar|informar)|\ben secreto\b|\ba escondidas\b|\bsin que el usuario",
+    r"\bsag\w*\s+(?:dem (?:nutzer|benutzer|kunden)|ihm|ihr)\s+(?:niemals|nie|nicht)\b|\berwähne\b.{0,40}\bnicht\b"
+    r"|\b(?:verberge|verschweige|verheimliche)\w*\b|\bohne (?:es )?(?:dem nutzer |ihm |ihr )?(?:zu sagen|mitzuteilen"
+    r"|bescheid)|\bheimlich\b|\bohne dass der (?:nutzer|benutzer)",
+    r"\bne\s+(?:lui\s+)?(?:dis|mentionne|signale)\s+(?:jamais|pas)\b|\b(?:cache|dissimule)\b.{0,40}\butilisat"
+    r"|\bsans (?:le lui dire|lui dire|prévenir|informer|que l'utilisat)|\ben secret\b|\bsecrètement\b",
+    r"(?:사용자|고객|그|그녀)에게[^.!?]{0,30}(?:말하지|알리지|언급하지|숨기)|(?:말하지|알리지|언급하지) 마"
+    r"|사용자에게는 알리지"
+    r"|숨기고|몰래|모르게|비밀로",
+    r"(?:ユーザー|利用者|顧客)(?:に|には|から)[^。]{0,30}(?:言わ|知らせ|伝え|触れ|隠)|言うな|こっそり|内緒|気づかれない"
+    r"|隠し|秘密に",
+)
+_OVERRIDE = _any(
+    r"\b(?:from now on|a partir de ahora|de ahora en adelante|ab jetzt|ab sofort|von nun an|désormais|dorénavant"
+    r"|à partir de maintenant)\b.{0,60}\b(?:ignor\w*|disregard|forget|olvida|vergiss|oublie|refuse|rechaza"
+    r"|verweigere)",
+    r"(?:지금부터|이제부터|앞으로).{0,40}무시|(?:今後|これから|今から).{0,40}無視",
+    r"\b(?:ignore|disregard|override|ignora|ignoriere|ignorier)\w*\s+(?:\w+\s+){0,2}(?:the user's|user's|their"
+    r"|del usuario|des nutzers|de l'utilisateur|les préférences|las preferencias|die wünsche) ?(?:\w+\s+)?"
+    r"(?:preferences|wishes|requests|settings|privacy|instructions|consent|choices|preferencias|wünsche|préférences"
+    r"|einstellungen|paramètres)?",
+    r"\bnew instructions? (?:for|to) the (?:assistant|model|ai)\b|\bnueva instrucción para el asistente\b"
+    r"|\bneue anweisung für den assistenten\b|\bnouvelle instruction pour l'assistant\b",
+    r"\bregardless of (?:their|the user's|his|her) (?:request|wishes|preferences|instructions)\b",
+    r"사용자의 선호는 무시|ユーザーの好みを無視",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One text as every poisoning rule reads it, made once (the rules run one after another on the same text)."""
+
+    lowered: str
+    about: bool
+    sentences: tuple[tuple[int, int, str], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _read(text: str) -> _Reading:
+    lowered = text.lower()
+    about = bool(_ATTACK_TOPIC.search(lowered) or (_DISCUSSION.search(lowered) and _DISCUSSES.search(lowered)))
+    sentences = tuple((m.start(), m.end(), m.group(0).lower()) for m in _SENTENCE.finditer(text) if m.group(0).strip())
+    return _Reading(lowered, about, sentences)
+
+
+def about_attacks(text: str) -> bool:
+    """Is the text *about* prompt injection (a post, a talk, a paper describing it) rather than one?"""
+    return _read(text).about
+
+
+def _per_sentence(test: Callable[[str, str], bool], *first: re.Pattern[str], meta: bool = True) -> Finder:
+    """A finder that returns the first sentence `test(lowered, original)` accepts. `first`: patterns the whole
+    text must match before any sentence is read (the rarest first: most texts stop there); `meta`: skip texts
+    about attacks."""
+
+    def find(text: str) -> tuple[int, int] | None:
+        reading = _read(text)
+        if (meta and reading.about) or not all(p.search(reading.lowered) for p in first):
+            return None
+        for start, end, lowered in reading.sentences:
+            if test(lowered, text[start:end]):
+                return start, end
+        return None
+
+    return find
+
+
+def _brand(sentence: str) -> bool:
+    """A brand or named source in the sentence: a capitalised word not opening it, or Latin letters in CJK text."""
+    words = sentence.strip().split(maxsplit=1)
+    rest = " " + (words[1] if len(words) > 1 else "")
+    if any(m.group(0)[0].isupper() for m in _BRAND.finditer(rest)):
+        return True
+    if _KATAKANA_NAME.search(sentence):
+        return True
+    return not sentence.isascii() and bool(_LATIN_WORD.search(sentence)) and bool(_CJK.search(sentence))
+
+
+_STEERING_EXTRA = re.compile(r"\b(?:buy|purchase|order|switch to|get)\b")
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+_KATAKANA_NAME = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}(?:電機|電器|社|製品)?")
+_CJK = re.compile(r"[\u3040-\u30ff\uac00-\ud7a3\u4e00-\u9fff]")
+
+
+def _exfiltration(s: str, _: str) -> bool:
+    return bool(_TRANSFER.search(s) and _SENSITIVE.search(s) and _ELSEWHERE.search(s))
+
+
+_ONLY_THIS = re.compile(r"\S+(?:만|だけ|のみ) ?(?:추천|勧め|推薦|すすめ)")
+_BUY_INSTEAD = re.compile(r"\b(?:buy|purchase|order|switch to|get)\s+[A-Z][\w-]+(?:\s+[\w-]+){0,3}\s+instead\b")
+_STEERING_WORD = re.compile("|".join(f"(?:{p.pattern})" for p in (_PROMOTE, _TELL, _NEVER_CITE)))
+
+
+def _preference(s: str) -> bool:
+    """A sentence about the user (their preference), not an order: the user is its subject and, in Korean or
+    Japanese, it does not end in an imperative ("사용자가 … 따르라" is an order about a page the user named)."""
+    return bool(_USER_SUBJECT.search(s)) and not _IMPERATIVE_END.search(s)
+
+
+_IMPERATIVE_END = re.compile(
+    r"(?:라|해라|하라|마라|말라|세요|십시오|할 것|것|こと|せよ|しろ|するな|なさい|ください|え|ろ|な)\s*[.!。！]?\s*$"
+)
+
+
+def _obeys_others(s: str, _: str) -> bool:
+    if _preference(s):
+        return False
+    return bool(
+        _OBEY.search(s) and _BLANKET.search(s) and (_ORDERS.search(s) or _URL.search(s)) and _FOREIGN_SOURCE.search(s)
+    )
+
+
+def _steers(s: str, original: str) -> bool:
+    if _preference(s):
+        return False
+    if _PROMOTE.search(s) and _STEER.search(s) and (_brand(original) or _ONLY_THIS.search(s)):
+        return True
+    if _BUY_INSTEAD.search(original):
+        return True
+    if _TELL.search(s) and (_BAD.search(s) or _ONLY_GOOD.search(s)):
+        return True
+    return bool(_NEVER_CITE.search(s) and _brand(original))
+
+
+def _authority(s: str, _: str) -> bool:
+    return bool(_AUTHORITY.search(s))
+
+
+def _hides(s: str, _: str) -> bool:
+    # "The user asked the assistant never to tell them spoilers" is the user's own wish.
+    return bool(_HIDE.search(s)) and not _preference(s)
+
+
+def _overrides(s: str, _: str) -> bool:
+    return bool(_OVERRIDE.search(s))
+
+
+def _runs_code(text: str) -> tuple[int, int] | None:
+    reading = _read(text)
+    m = _PIPED.search(reading.lowered)
+    if m is not None:
+        return m.span()
+    if not _DOWNLOAD_RUN.search(reading.lowered):
+        return None
+    for start, end, lowered in reading.sentences:
+        if _DOWNLOAD_RUN.search(lowered) and (_URL.search(lowered) or ".exe" in lowered or ".sh" in lowered):
+            return start, end
+    return None
+
+
+_DEVELOPER_MODE = re.compile(r"\bdeveloper mode\b|\bdev mode\b")
+_DEVICE = re.compile(
+    r"\b(?:phone|smartphone|android|iphone|pixel|galaxy|tablet|usb|debugging|device|settings|options|chrome|browser"
+    r"|windows|macos|ios|build number|xiaomi|huawei|oneplus|extension)\b"
+)
+
+
+def _developer_mode(text: str) -> tuple[int, int] | None:
+    """ "Developer Mode enabled" is a classic jailbreak persona; Developer mode on a phone or browser is a setting."""
+    lowered = text.lower()
+    m = _DEVELOPER_MODE.search(lowered)
+    if m is None or _DEVICE.search(lowered):
+        return None
+    return m.span()
+
+
+def _rule(suffix: str, reason: str, finder: Finder, needles: str = "") -> GateRule:
+    """`needles`: "|"-separated substrings of the lowercased text, one of which every match needs (a cheap
+    pre-filter: most texts have none and skip the rule's regexes)."""
+    words = tuple(n for n in needles.split("|") if n)
+    return GateRule(f"injection.poisoning.{suffix}", "injection", reason, "", finder=finder, needles=words)
+
+
+# One of these occurs in every text the rule can refuse (the first words of its required parts).
+_RUN_NEEDLES = (
+    "curl|wget|iwr|irm|invoke-|fetch|iex|sh <(|bash <(|pip install|pip3 install|npm install|gem install"
+    "|cargo install|go get|go install|brew install|apt install|apt-get install|npm add|download|descarg|baja|lade"
+    "|herunterlad|télécharg|다운로드|ダウンロード"
+)
+_ELSEWHERE_NEEDLES = (
+    "http|www.|.example|.com|.net|.org|.io|.co|.ru|.cn|.xyz|.site|.info|.biz|.app|.dev|.top|.click|.link|.me|.ly"
+    "|.to|.cc|.tk|.ml|.de|.fr|.es|.jp|.kr|.uk|@|extern|remote|third|attacker|webhook|endpoint|pastebin|ticket|notes"
+    "|server|partner|gist|issue|repo|pull request|manager|employer|boss|landlord|insurer|fraud desk|commit|spouse"
+    "|wife|husband|parents|servidor|remoto|tercero|notas|dritte|notiz|serveur|tiers|employeur|patron|empleador"
+    "|jefe|arbeitgeber|chef|외부|서버|웹훅|메모|제3자|고용주|상사|外部|サーバー|ウェブフック|メモ|第三者|上司|雇用主"
+)
+_SOURCE_NEEDLES = (
+    "web|site|url|link|mail|document|pdf|file|tool|search|retriev|incoming|comment|review|content|page|third"
+    "|extern|internet|online|http|www.|.com|.org|.net|.io|.example|página|sitio|correo|archivo|resultado|entrante"
+    "|contenido|seite|dokument|datei|ergebnis|eingehend|inhalt|courriel|fichier|résultat|contenu|웹|사이트|메일"
+    "|문서|파일|결과|외부|수신|ウェブ|サイト|メール|文書|ファイル|結果|外部|受信"
+)
+_STEER_NEEDLES = (
+    "recommend|suggest|promot|push|advertis|endorse|rank|favo|steer|upsell|praise|recom|sugier|prioriz|empf"
+    "|bewirb|bevorzug|schlag|nenne|erwähn|suggè|promeu|privil|추천|권하|홍보|勧め|推薦|すすめ|推奨|宣伝|tell|say"
+    "|claim|describ|warn|mention that|point out|remind|insist|di |dile|afirma|presenta|sag|behaupt|bezeichn"
+    "|beschreib|stelle|dis |affirm|décri|présent|qualifi|말해|말하|설명|주장|伝え|言え|説明|主張|だと言|never|don't"
+    "|do not|nunca|nie|jamais|절대|決して|instead"
+)
+_HIDE_NEEDLES = (
+    "never|don't|do not|must not|should not|shouldn't|hide|conceal|withhold|keep|without|so the user"
+    "|so that the user|secretly|silently|covertly|quietly|everything is fine|nunca|no |oculta|sin |en secreto"
+    "|escondidas|sag|erwähne|verberge|verschweige|verheimliche|ohne|heimlich|ne |cache|dissimule|sans |secret"
+    "|에게|마|숨기|몰래|모르게|비밀로|ユーザー|利用者|顧客|言うな|こっそり|内緒|気づかれない|隠し|秘密に"
+)
+_OVERRIDE_NEEDLES = (
+    "from now on|a partir de ahora|de ahora en adelante|ab jetzt|ab sofort|von nun an|désormais|dorénavant"
+    "|à partir de maintenant|지금부터|이제부터|앞으로|今後|これから|今から|ignor|disregard|override"
+    "|new instruction|nueva instrucción|neue anweisung|nouvelle instruction|regardless|선호는 무시|好みを無視"
+)
+_AUTHORITY_NEEDLES = (
+    "<|[|system|security|admin|developer|operator|openai|anthropic|google|microsoft|official|as your|as the"
+    "|this memor|these memor|this rule|these rules|this instruction|these instruction|this note|these note"
+    "|this message|these message|take orders|take instructions|real |true |actual |priority over"
+    "|obey the operator|como tu|como su|aviso del sistema|política oficial|anula|prioridad|prevalece|als dein"
+    "|systemhinweis|systemmeldung|richtlinie|vorrang|kraft|en tant qu|avis système|message système"
+    "|politique officielle|prime sur|priorité|annule|관리자|개발자|시스템|공식|우선|管理者|開発者|システム|公式|優先"
+)
+
+POISONING_RULES: tuple[GateRule, ...] = (
+    _rule(
+        "developer_mode", "asks for a jailbreak persona (developer mode)", _developer_mode, "developer mode|dev mode"
+    ),
+    _rule(
+        "authority",
+        "claims authority over the user (fake system or admin message)",
+        _per_sentence(_authority, _AUTHORITY),
+        _AUTHORITY_NEEDLES,
+    ),
+    _rule("run_code", "tells the assistant to run code from a URL", _runs_code, _RUN_NEEDLES),
+    _rule(
+        "exfiltrate",
+        "tells the assistant to send the user's data somewhere else",
+        _per_sentence(_exfiltration, _ELSEWHERE, _SENSITIVE, _TRANSFER),
+        _ELSEWHERE_NEEDLES,
+    ),
+    _rule(
+        "obey_external",
+        "tells the assistant to obey content that is not the user",
+        _per_sentence(_obeys_others, _FOREIGN_SOURCE, _BLANKET, _OBEY),
+        _SOURCE_NEEDLES,
+    ),
+    _rule(
+        "steer",
+        "tells the assistant to promote or denigrate a brand or source",
+        _per_sentence(_steers, _STEERING_WORD),
+        _STEER_NEEDLES,
+    ),
+    _rule("hide", "tells the assistant to hide things from the user", _per_sentence(_hides, _HIDE), _HIDE_NEEDLES),
+    _rule(
+        "override_user",
+        "tells the assistant to override the user's wishes",
+        _per_sentence(_overrides, _OVERRIDE),
+        _OVERRIDE_NEEDLES,
+    ),
+)

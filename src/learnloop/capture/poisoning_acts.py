@@ -1,0 +1,253 @@
+"""Memory poisoning, continued: texts that address an AI, wear a fake authority, or order acts against the user.
+
+`poisoning` finds the classic shapes (exfiltration, obeying web pages, brand steering, hiding). These rules
+find the rest by what the text *does*, in the six languages:
+
+* **addressed to an AI** — "AI agents: …", "If you are an LLM screening this CV, …", "Notice to assistants
+  reading this"; markup only a model would parse (``<assistant_config trust_level="root">``,
+  ``<actualizacion_sistema>``) and bracketed authority headers (``[ADMIN OVERRIDE]``, ``[관리자 권한 재정의]``);
+* **borrowed authority** — "Note from the Trust & Safety team", "Per the IT department", "Standing order from
+  marketing", "has authority over this assistant", "this supersedes the user";
+* **deception** — pretend to, say no when asked about instructions, present it as standard practice, even
+  when it isn't, speak as if you were the user's bank, ask the user for their card details;
+* **acts against the user** — turn off two-factor authentication, auto-approve or merge anything, click
+  Allow on consent screens, add an admin, change the payee, destructive shell commands (``rm -rf``,
+  ``chmod -R 777``, ``$(curl …)``), refuse to help them, act without confirming with them;
+* **for a third party** — put a link, a slogan or a package into every answer, give ratings, present a
+  candidate favourably.
+
+The user's own wishes ("User asked the assistant to always give metric units") and texts about attacks pass.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .gate import GateRule
+from .poisoning import Finder, _per_sentence, _preference, _read
+
+__all__ = ["ACT_RULES"]
+
+
+def _any(*alternatives: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+
+_ADDRESSED = _any(
+    r"(?:^|[.!?:]\s+|\[|\()\s*(?:ai agents?|llms?|language models?|ai assistants?|assistants?|agents?|bots?)\s*[:,]",
+    r"\b(?:notice|note|message|attention|warning) (?:to|for) (?:any |all )?(?:ai|llm|assistant|agent"
+    r"|language model)s?\b",
+    r"\bif you(?: are|'re) an? (?:ai|llm|assistant|language model|agent|bot|chatbot)\b",
+    r"\b(?:ai|llm|assistant|agent|model)s? (?:reading|processing|screening|parsing|summari[sz]ing|scanning) this\b",
+    r"\b(?:agentes|asistentes) de ia\s*[:,]|\bsi eres una? (?:ia|asistente)\b|\bki-(?:agenten|assistenten)\s*[:,]"
+    r"|\bwenn du eine ki bist\b|\b(?:agents|assistants) (?:ia|d'ia)\s*[:,]|\bsi (?:vous êtes|tu es) une ia\b"
+    r"|ai ?(?:에이전트|어시스턴트)(?:에게|들에게)|aiエージェント(?:へ|に告ぐ)|aiアシスタント(?:へ|に告ぐ)",
+)
+_TAG = re.compile(
+    r"<\s*/?\s*(?:[a-z]+_[a-z_]*|system|admin|config|instructions?|memory|override|policy|root|directive)\b[^<>]{0,80}>"
+)
+_TAG_NAME = re.compile(
+    r"system|sistema|systeme|système|config|update|actualizaci|mise_a_jour|admin|instruction|directive|policy"
+    r"|politica|memor|override|root|priority|prioridad|priorit|trust|authority|operator"
+)
+_TAG_ATTRIBUTE = re.compile(r"<[^<>]{1,40}\b(?:trust_level|trust|role|priority|authority|level)\s*=")
+_BRACKET = re.compile(
+    r"\[[^\]\n]{0,40}(?:admin|administrat|override|system|operator|platform notice|priority|ordre|orden"
+    r"|befehl|anweisung"
+    r"|hidden|oculto"
+    r"|versteckt|caché|관리자|권한|재정의|管理者|権限|システム|隠し)[^\]\n]{0,40}\]",
+    re.IGNORECASE,
+)
+_AUTHORITY = _any(
+    r"\b(?:note|notice|order|message|instruction|directive|memo|policy|update) from (?:the )?(?:it|security"
+    r"|trust (?:&|and)"
+    r" safety|compliance|legal|marketing|hr|management|admin\w*|developers?|operators?|company|platform|moderation"
+    r"|payment provider|bank|provider|vendor|partner|merchant)\b|\b(?:has|have) (?:full )?access rights\b"
+    r"|\bhas instructed that\b",
+    r"\b(?:per|according to) the (?:it|security|compliance|legal|marketing|hr|admin\w*) (?:department|team)\b",
+    r"\b(?:standing|permanent) (?:order|rule|instruction)\b|\(authoritative\)|\bhas authority over (?:it|you|this"
+    r" assistant|the assistant)\b|\bcompany property\b|\b(?:supersedes?|overrides?|outranks?) (?:the user|user)\b",
+    r"\bregla permanente\b|\borden permanente\b|\bdauerauftrag\b|\bständige anweisung\b|\brègle permanente\b"
+    r"|\bordre permanent\b|영구 규칙|상시 지침|恒久ルール|常設の指示",
+    r"\b(?:the user's|their) (?:employer|manager|boss|company) (?:has|have) (?:all )?(?:rights|authority)\b"
+    r"|\bl'employeur de l'utilisateur a tous les droits\b",
+)
+_DECEIVE = _any(
+    r"\bpretend (?:to|that)\b|\bsay (?:no|that there (?:is|are) (?:no|none))\b|\bdeny (?:it|that|having|any)\b"
+    r"|\blie (?:to|about)\b|\bpresent (?:it|this|them) as\b|\bmake it (?:look|seem)\b|\bact as if\b"
+    r"|\beven (?:when|if) (?:they|it) (?:aren't|isn't|are not|is not)\b|\bas if you were\b",
+    r"\bask (?:them|the user|users) (?:for|to (?:confirm|provide|enter|share|send|verify))\b.{0,30}\b(?:card|password"
+    r"|pin|code|otp|details|ssn|login|credentials?)",
+    r"\bfinge[sn]?\b|\bf[ií]ngelo\b|\bfingir\b|\bhaz como si\b|\bdi(?:le|les)? que no\b|\bresponde que no\b"
+    r"|\btu so, als\b|\bso tun, als\b|\bsag nein\b|\bfais (?:semblant|comme si)\b"
+    r"|\bdis que non\b|척하|없다고 (?:답|말)|ふりを|ないと答え",
+)
+_AGAINST = _any(
+    r"\b(?:turn off|switch off|disable|deactivate|remove|bypass|skip)\b.{0,30}\b(?:two-factor|2fa|mfa|multi-factor"
+    r"|antivirus|firewall|backups?|encryption|fraud alerts?|security (?:alerts?|warnings?|updates?)|the tests)\b",
+    r"\b(?:auto-?approve|auto-?accept|auto-?merge|always (?:click|accept|approve)|click '?allow'?)\b",
+    r"\b(?:approve|accept|merge)\b.{0,30}\b(?:any|every|all)\b.{0,30}\b(?:requests?|pull requests?|prs?|consents?"
+    r"|permissions?|invitations?)\b",
+    r"\badd\b.{0,40}\bas an? (?:admin|administrator|owner|collaborator|maintainer)\b",
+    r"\b(?:payee|beneficiary|bank details|account number|iban)\b.{0,40}\b(?:is now|now is|changed to|update"
+    r"|replace)\b",
+    r"\bcancel (?:the user's|their)\b|\bsign (?:them|the user) up\b",
+    r"\brm -rf\b|\bchmod -r 777\b|\bmkfs\b|\bdd if=|\bformat c:|\$\(\s*(?:curl|wget)\b",
+    r"\bskip (?:the user's )?(?:confirmation|approval|verification|2fa|two-factor)\b|\b(?:route|redirect|divert)"
+    r" (?:every|all|any) (?:payments?|transfers?|money|funds)\b",
+    r"\brefuse to (?:help|answer|assist|discuss|talk)\b|\b(?:execute|run|transfer|pay|send|delete|merge|approve"
+    r"|act on them)\b.{0,40}\bwithout (?:asking|confirmation|confirming|checking)\b",
+    r"\bwithout (?:confirming|checking|consulting) with (?:the user|them)\b|\bconflicts? with the user's (?:wishes"
+    r"|instructions|interests)\b|\bagainst the user's (?:wishes|will|interests)\b",
+    r"\bdisregard everything (?:the user|they|he|she) (?:told|said|asked)\b",
+)
+_FOR_OTHERS = _any(
+    r"\b(?:in|at the end of|after|to) (?:every|each|all|any) (?:answers?|messages?|replies|responses?|emails?"
+    r"|reviews?)\b.{0,60}\b(?:include|add|insert|append|link|mention|recommend|promote)\b",
+    r"\b(?:include|add|insert|append|put)\b.{0,60}\b(?:in|to|into) (?:every|each|all|any) (?:answers?|messages?"
+    r"|replies|responses?|emails?)\b",
+    r"\b(?:end|sign|close|start|begin) (?:every|each|all) (?:answers?|messages?|replies|responses?|emails?) with\b",
+    r"\b(?:give|rate|award)\b.{0,30}\b(?:\d+ stars?|\d+/10|five stars|one star)\b",
+    r"\b(?:present|portray|describe|frame|depict)\b.{0,50}\b(?:favou?rably|positively|negatively|in a (?:good|bad)"
+    r" light)\b|\bbring up the opponent'?s? scandals?\b",
+    r"\b(?:whenever|every time|always)\b.{0,60}\badd (?:the )?(?:npm |pip |python |node )?(?:package|dependency"
+    r"|library)\b",
+)
+_HIDE_MORE = _any(
+    r"\b(?:archive|delete|hide|move|mark|remove|dismiss|answer|reply|respond)\b.{0,60}\bbefore (?:the user|they|he|she)"
+    r" (?:sees?|reads?|notices?|opens?)\b|\bwithout showing (?:them|the user"
+    r"|him|her)\b|\b(?:don't|do not|never) point (?:it|this) out\b|\bwithout pointing (?:it|this) out\b",
+    r"\b(?:leave out|omit|skip|don't show|do not show)\b.{0,40}\b(?:charges?|transactions?|emails?|notifications?"
+    r"|warnings?|reviews?|the one from)\b",
+    r"\bno se lo (?:digas|cuentes)\b|\bno le (?:digas|cuentes)\b|\bno reveles\b|\bverrate (?:das|es) nicht\b"
+    r"|\bne (?:le )?révèle (?:pas|jamais)\b|antes de que (?:el usuario|lo) (?:vea|lea)|bevor (?:der nutzer"
+    r"|er|sie) (?:sie|es)?"
+    r" ?(?:sieht|liest)|avant que l'utilisateur ne (?:voie|lise)",
+    r"사용자가 보기 전에[^.!?]{0,20}(?:보관|삭제|숨|읽음)|공개하지 마|밝히지 마"
+    r"|ユーザーが見る前に[^。]{0,20}(?:アーカイブ|削除|隠|消|既読)|明かさない|明かすな",
+)
+_ROLE = _any(
+    r"\b(?:du bist (?:ab jetzt|jetzt|nun|ab sofort)|ab jetzt bist du|eres ahora|ahora eres|a partir de ahora eres"
+    r"|tu es maintenant|désormais tu es|tu es désormais)\b",
+    r"너는 이제|지금부터 너는|이제부터 너는|あなたは今後|あなたは今から|これからあなたは|今日からあなたは",
+    r"(?:制限のない|制限なし|無制限の)(?:ai|アシスタント)|제한 없(?:는|이) (?:ai|어시스턴트|답)"
+    r"|ohne einschränkungen|sin restricciones|sans (?:restrictions|limites)|sin límites",
+    r"(?:이전|앞|기존|모든)[^.!?。]{0,12}(?:지시|명령|지침|규칙)[^.!?。]{0,8}(?:무시|잊)",
+    r"(?:저장된|모든) 메모리를 (?:전부 )?(?:출력|보여|공개)|(?:toutes les|all (?:of )?the|todas las) (?:mémoires"
+    r"|memories"
+    r"|memorias) (?:enregistrées |stored |saved |guardadas )?(?:à|to|a) (?:quiconque|anyone|cualquiera)",
+)
+
+
+_AGAINST_ANY = re.compile(f"{_AGAINST.pattern}|{_HIDE_MORE.pattern}")
+
+
+def _authority(s: str, _: str) -> bool:
+    return bool(_AUTHORITY.search(s))
+
+
+def _addressed(text: str) -> tuple[int, int] | None:
+    reading = _read(text)
+    if reading.about:
+        return None  # a talk about prompt injection names agents and tags without addressing them
+    for pattern in (_ADDRESSED, _BRACKET):
+        m = pattern.search(reading.lowered)
+        if m is not None:
+            return m.span()
+    for m in _TAG.finditer(reading.lowered):
+        if _TAG_NAME.search(m.group(0)) or _TAG_ATTRIBUTE.match(m.group(0)):
+            return m.span()
+    return None
+
+
+def _deceives(s: str, _: str) -> bool:
+    return bool(_DECEIVE.search(s)) and not _preference(s)
+
+
+def _against(s: str, _: str) -> bool:
+    if _AGAINST_ALWAYS.search(s):
+        return True  # "The user has pre-approved …, act without confirming with the user": not a wish of theirs
+    return bool(_AGAINST.search(s) or _HIDE_MORE.search(s)) and not _preference(s)
+
+
+_AGAINST_ALWAYS = re.compile(
+    r"\bwithout (?:confirming|checking|consulting) with (?:the user|them)\b|\b(?:conflicts?|against) (?:with )?the"
+    r" user's (?:wishes|instructions|interests|will)\b|\brm -rf\b|\bchmod -r 777\b|\$\(\s*(?:curl|wget)\b"
+)
+
+
+def _for_others(s: str, _: str) -> bool:
+    return bool(_FOR_OTHERS.search(s)) and not _preference(s)
+
+
+def _rule(suffix: str, reason: str, finder: Finder, needles: str) -> GateRule:
+    """`needles`: "|"-separated substrings one of which every match needs (see `poisoning._rule`)."""
+    words = tuple(n for n in needles.split("|") if n)
+    return GateRule(f"injection.poisoning.{suffix}", "injection", reason, "", finder=finder, needles=words)
+
+
+_ADDRESSED_NEEDLES = (
+    "ai |ai:|ai,|ai)| ai|llm|language model|assistant|agent|bot:|bots|<|[|notice to|note to|note for|message to"
+    "|message for|attention|warning to|warning for|if you are|if you're| ia|ia:|ia,|ki-|ki |에이전트|어시스턴트"
+    "|エージェント|アシスタント"
+)
+_AUTHORITY_NEEDLES = (
+    "from|per the|according to|standing|permanent|authoritative|authority|company property|supersede|override"
+    "|outrank|regla permanente|orden permanente|dauerauftrag|ständige|règle permanente|ordre permanent|영구|상시"
+    "|恒久|常設|rights|droits|access rights|has instructed"
+)
+_DECEIVE_NEEDLES = (
+    "pretend|say no|say that there|deny|lie |lie to|present it|present this|present them|make it look|make it seem"
+    "|act as if|even when|even if|as if you were|ask them|ask the user|ask users|finge|fíngelo|fingir|haz como si"
+    "|que no|so, als|so tun|sag nein|fais semblant|fais comme si|dis que non|척하|없다고|ふりを|ないと答え"
+)
+_AGAINST_NEEDLES = (
+    "turn off|switch off|disable|deactivate|remove|bypass|skip|approve|accept|merge|click|add|payee|beneficiary"
+    "|bank details|account number|iban|cancel|sign them|sign the user|rm -rf|chmod|mkfs|dd if=|format c:|$("
+    "|refuse to|without|conflict|against the user|disregard everything|route|redirect|divert|before the user"
+    "|before they|before he|before she|point it out|point this out|leave out|omit|don't show|do not show|no se lo"
+    "|no le|no reveles|verrate|révèle|antes de que|bevor|avant que|사용자가 보기|공개하지|밝히지|ユーザーが見る前"
+    "|明かさ|明かす"
+)
+_THIRD_PARTY_NEEDLES = (
+    "whenever|every time|always|every|each|all |any |end |sign |close |start |begin |give|rate|award|present"
+    "|portray|describe|frame|depict|scandal"
+)
+_ROLE_NEEDLES = (
+    "du bist|bist du|eres|tu es|désormais|너는|あなたは|制限|無制限|제한|einschränkung|restricciones|restrictions"
+    "|limites|límites|지시|명령|지침|규칙|메모리|mémoires|memories|memorias"
+)
+
+ACT_RULES: tuple[GateRule, ...] = (
+    _rule(
+        "addressed_to_ai",
+        "addresses an AI model (a hidden instruction or fake system markup)",
+        _addressed,
+        _ADDRESSED_NEEDLES,
+    ),
+    _rule(
+        "borrowed_authority",
+        "claims authority over the user",
+        _per_sentence(_authority, _AUTHORITY),
+        _AUTHORITY_NEEDLES,
+    ),
+    _rule("deception", "tells the assistant to deceive the user", _per_sentence(_deceives, _DECEIVE), _DECEIVE_NEEDLES),
+    _rule(
+        "against_user",
+        "tells the assistant to act against the user",
+        _per_sentence(_against, _AGAINST_ANY),
+        _AGAINST_NEEDLES,
+    ),
+    _rule(
+        "third_party",
+        "tells the assistant to serve a third party in its answers",
+        _per_sentence(_for_others, _FOR_OTHERS),
+        _THIRD_PARTY_NEEDLES,
+    ),
+    _rule(
+        "role_multilingual",
+        "tells the model to become someone else or drop its rules",
+        _per_sentence(lambda s, _: bool(_ROLE.search(s)), _ROLE),
+        _ROLE_NEEDLES,
+    ),
+)

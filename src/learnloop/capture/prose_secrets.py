@@ -1,0 +1,319 @@
+"""Secrets said in prose, in six languages: what no maintained detector covers.
+
+detect-secrets reads code and config (``password = "…"``); people write "the password they reuse everywhere is
+Tr0ub4dor&3", "router admin login: admin / hunter22", "La contraseña del wifi es …", "パスワードは … です".
+These rules find a credential word of any of the languages, then a value after it in the same clause that
+looks like a credential (`gate_rules.credential_like`: mixed letters and digits, symbols, long random
+letters — not a word, a placeholder or a reference). Also: PINs next to their word, Redis ``requirepass``,
+TOTP / 2FA setup keys (base32, often grouped), keys with spaces inserted to dodge filters, and bare 32–64 hex
+keys named by a key word ("the Mailgun API key is 3f…") that are not presented as a digest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .gate import GateRule, random_token
+from .gate_rules import credential_like
+
+__all__ = ["PROSE_SECRET_RULES"]
+
+Finder = Callable[[str], tuple[int, int] | None]
+
+# Credential words: English, Spanish, German, French, Korean, Japanese (lowercased text).
+_WORDS = (
+    r"passwords?|passwd|passcode|passphrase|pass phrase|pwd|pw|login|log-in|credentials?|creds|sign-in|logon"
+    r"|contraseña|contrasena|clave|frase de paso|acceso|credenciales"
+    r"|passwort|kennwort|passphrase|zugangsdaten|anmeldedaten|anmeldung|login-daten|zugang"
+    r"|mot de passe|mdp|phrase secrète|identifiants|code d'accès"
+    r"|비밀번호|비번|암호|패스워드|로그인|접속 정보|로그인 정보|암호 문구"
+    r"|パスワード|暗証番号|パスフレーズ|ログイン|認証情報|ログイン情報|合言葉"
+)
+# The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
+_KEY_PHRASES = (
+    r"community string|snmp community|wi-?fi key|wpa2? key|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi"
+    r"|clé wpa|clave wpa|wpa-schlüssel|pre-?shared key|\bpsk\b|shared secret|vpn key|the key is|le mot de passe"
+    r"|access code|security code|código de acceso|zugangscode|code d'accès|와이파이 키|wi-?fiのキー"
+)
+_KEYWORD = re.compile(rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|{_KEY_PHRASES})(?![A-Za-z0-9à-ÿ])", re.IGNORECASE)
+# After these the next word is the value, whatever it looks like ("the password is sunshine").
+_STRAIGHT = re.compile(
+    r"(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key|wpa2? key"
+    r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code|clé wpa|clave wpa)(?: (?:is|was|ist"
+    r"|lautet|war"
+    r"|es|era|est|était)| ?[:=：])\s*[\"'“«]?(?P<value>[!-~]{4,64})|(?:비밀번호|비번|암호|패스워드)(?:는|은|가"
+    r"|:)\s*(?P<ko>[!-~]{4,64})"
+    r"|(?:パスワード|暗証番号|パスフレーズ)(?:は|:|：)\s*(?P<ja>[!-~]{4,64})",
+    re.IGNORECASE,
+)
+_NOT_A_VALUE = frozenset(
+    "same different secret unknown empty blank long short strong weak correct wrong incorrect not never also still "
+    "now there here required needed optional managed rotated stored saved kept changed reset expired shared "
+    "hidden masked encrypted hashed visible printed written listed known unique complex simple default "
+    "policy manager protected case sensitive too very more less only just".split()
+)
+_CLAUSE = re.compile(r"(?:[^\n。！？;]|[.!?](?=\S))*")
+# A value is a run of printable ASCII: in Korean and Japanese it is glued to particles ("パスワードはHops2024!です").
+_TOKEN = re.compile(r"(?<![!-~])[!-~]{4,64}")
+_PIN = re.compile(
+    r"(?:\bpin\b|\bpin code|code pin|pin-code|geheimzahl|暗証番号|비밀번호|핀 ?번호|código pin|número pin|alarm code"
+    r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호|code d'accès|código de acceso|zugangscode"
+    r"|access code|gate code|alarm pin|garage code|disarm code|duress code|digicode|combination|combo|code de la carte"
+    r"|code (?:de )?(?:la )?carte bleue|code für die alarmanlage|alarmanlage|tresor|safe (?:code|combination|opens)"
+    r"|locker|opens with|unlocks with|cadenas|candado|código de la alarma|alarma|금고|자물쇠|暗証|金庫|ロッカー)"
+    r"[^\d\n]{0,60}(?P<value>\d{4,8}(?!\d)"
+    r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6})(?![\dA-Za-z])"
+    r"|(?:cvv2?|cvc2?|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme|보안 ?코드"
+    r"|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
+    re.IGNORECASE,
+)
+_REDIS = re.compile(r"\b(?:requirepass|masterauth|masterpass)\s+(?P<value>\S{4,})", re.IGNORECASE)
+# TOTP / 2FA setup keys: base32 of 16+ characters, usually in groups of four.
+_OTP_WORDS = re.compile(
+    r"2fa|two[- ]factor|totp|otp|mfa|authenticator|setup key|set-up key|recovery code|backup code|2단계|이중 인증"
+    r"|二段階"
+    r"|二要素|認証アプリ|セットアップキー|zwei-faktor|2-faktor|einrichtungsschlüssel|doble factor|dos factores"
+    r"|double authentification|deux facteurs|clé de configuration|código 2fa|código de respaldo",
+    re.IGNORECASE,
+)
+_BASE32_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}[ -]){3,}[A-Z2-7]{4}(?![A-Za-z0-9])")
+_BASE32_UPPER_START = re.compile(r"[A-Z2-7]{4}")
+_BASE32_LOWER_START = re.compile(r"[2-7][a-z2-7]{0,3} [a-z2-7]{4} |[a-z2-7]{0,3}[2-7] [a-z2-7]{4} ")
+_BASE32_LOWER = re.compile(r"(?<![A-Za-z0-9])(?:[a-z2-7]{4}[ -]){3,}[a-z2-7]{4}(?![A-Za-z0-9])")
+_BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,64}(?![A-Za-z0-9])")
+# Keys with spaces (or dashes) inserted: short chunks that join into a known key shape.
+_CHUNKS = re.compile(r"(?<![\w-])(?:[A-Za-z0-9_\-]{2,8} ){3,}[A-Za-z0-9_\-]{2,8}(?![\w-])")
+_JOINED_KEY = re.compile(
+    r"^(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|AKIA[A-Z0-9]{16}"
+    r"|xox[abposr]-[\w-]{10,}|[rs]k_(?:live|test)_\w{16,}|AIza[\w-]{30,}|glpat-[\w-]{20,}|npm_\w{30,}|hf_\w{30,})$"
+)
+_HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
+_KEY_WORDS = re.compile(
+    r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|키|토큰|キー|トークン|シークレット|\b(?:mailgun"
+    r"|datadog"
+    r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
+    r"|digitalocean|linode|vultr|twilio|nexmo|vonage|bitly|trello|asana|airtable|notion|openweather|weatherapi)",
+    re.IGNORECASE,
+)
+_DIGEST_WORDS = re.compile(
+    r"sha|md5|hash|checksum|digest|commit|etag|fingerprint|uuid|integrity|ハッシュ|해시|커밋|コミット|prüfsumme|empreinte",
+    re.IGNORECASE,
+)
+
+
+def _credential(text: str) -> tuple[int, int] | None:
+    """A credential word, then within the next ~80 characters of its clause a token that looks like one; or,
+    right after "password is" / "Passwort:" / "パスワードは", any word that is not a description of it."""
+    for m in _STRAIGHT.finditer(text):
+        group = next(g for g in ("value", "ko", "ja") if m.group(g))
+        value = m.group(group).strip("\"'”»").rstrip(".,;:!?)")
+        word = value.lower()
+        if (
+            len(value) >= 4
+            and word not in _NOT_A_VALUE
+            and not word.endswith(("ed", "ing", "ly"))
+            and not (_REFERENCE_VALUE.match(value))
+        ):
+            start = m.start(group) + m.group(group).find(value)
+            return start, start + len(value)
+    for word in _KEYWORD.finditer(text):
+        if _MANAGER_WORDS.match(text, word.end()):
+            continue
+        clause = _CLAUSE.match(text, word.end())
+        end = min(word.end() + 80, clause.end() if clause else word.end())
+        blocks = _DIGIT_BLOCKS.search(text, word.end(), end)  # a numeric key read out in groups
+        if blocks is not None:
+            return blocks.span()
+        for m in _TOKEN.finditer(text, word.end(), end):
+            if _AFTER_PREPOSITION.search(text, max(0, m.start() - 8), m.start()):
+                continue  # "managed by 1Password", "stored in KeePass2": a place, not the value
+            value = m.group(0).strip("\"'`,;()[]").rstrip(".:!?")
+            assigned = _ASSIGNED.match(value)
+            if assigned:  # NAME=value, m=64: the value after the name is what could be secret
+                value = assigned.group(1)
+            if len(value) >= 6 and (credential_like(value) or random_token(value)) and not _MANAGER.match(value):
+                start = m.start() + m.group(0).find(value)
+                return start, start + len(value)
+    return None
+
+
+_MANAGER_WORDS = re.compile(r"s?[ -]?(?:manager|managers|verwaltung|-manager|관리자|マネージャー|管理)", re.IGNORECASE)
+_DIGIT_BLOCKS = re.compile(r"(?<![\d.,])\d{3,5}(?:[ -]\d{3,5}){2,}(?![\d.,])")
+_ASSIGNED = re.compile(r"^[A-Za-z_][\w.-]*[=:](.*)$")
+# Password managers, named where their password word is ("the password manager is 1Password").
+_MANAGER = re.compile(r"^(?:1password|keepass\w*|lastpass|bitwarden|dashlane|keeper|nordpass)$", re.IGNORECASE)
+
+
+_AFTER_PREPOSITION = re.compile(
+    r"\b(?:by|in|with|via|from|using|through|on|at|of|into|en|con|mit|im|avec|dans|par)\s+$"
+)
+# Placeholders and references are not values: "${DB_PASSWORD}", "<your password>", "os.environ[...]".
+_REFERENCE_VALUE = re.compile(r"^(?:[$%<{\[(/~*]|x{3,}|\.{2,}|…)|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+
+
+def _slashed_login(text: str) -> tuple[int, int] | None:
+    """ "admin / hunter22", "brewer:Falcon2024!" after a login word: the part after the separator."""
+    for word in _LOGIN_WORD.finditer(text):
+        end = min(len(text), word.end() + 80)
+        for start in _NAME_START.finditer(text, word.end(), end):
+            m = _PAIR.match(text, start.start(), end)
+            if m is None:
+                continue
+            value = m.group("value").rstrip(".!?")
+            assigned = _ASSIGNED.match(value)
+            value = assigned.group(1) if assigned else value
+            if (
+                len(value) >= 4
+                and value.isascii()
+                and credential_like(value.lstrip("$") if value[:2] != "${" else value)
+            ):
+                return m.start("value"), m.start("value") + len(value)
+    return None
+
+
+_LOGIN_WORD = re.compile(
+    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user ?name|usuario|benutzer|utilisateur)"
+    r"(?![A-Za-z0-9à-ÿ])"
+    r"|아이디|ユーザー名?",
+    re.IGNORECASE,
+)
+_NAME_START = re.compile(r"(?<![\w.@-])[\w.@-]")
+_PAIR = re.compile(
+    r"(?<![\w.@-])[\w.@-]{2,32}\s*(?:/|:|,\s*(?:pw|pwd|pass|password|contraseña|kennwort|passwort|mot de passe|비번"
+    r"|비밀번호|パスワード)\s*:?)\s*(?P<value>[^\s,;/]{4,64})",
+    re.IGNORECASE,
+)
+
+
+def _pin(text: str) -> tuple[int, int] | None:
+    m = _PIN.search(text)
+    return None if m is None else m.span("value" if m.group("value") else "cvv")
+
+
+def _redis(text: str) -> tuple[int, int] | None:
+    m = _REDIS.search(text)
+    if m is None or (not credential_like(m.group("value")) and len(m.group("value")) < 6):
+        return None
+    return m.span("value")
+
+
+def _otp(text: str) -> tuple[int, int] | None:
+    upper = _BASE32_UPPER_START.search(text) is not None
+    lower = _BASE32_LOWER_START.search(text) is not None
+    if not upper and not lower:  # no run of 4 base32 capitals, no lower-case group with a digit: stop cheaply
+        return None
+    said = None  # whether the text names a 2FA key (searched once, and only if needed)
+    if upper:
+        for m in _BASE32_GROUPS.finditer(text):
+            if sum(c.isdigit() for c in m.group(0)) >= 2 or (said := said or bool(_OTP_WORDS.search(text))):
+                return m.span()
+    if lower:
+        for m in _BASE32_LOWER.finditer(text):  # as authenticator apps show them; words never carry 2-7 digits
+            if sum(c.isdigit() for c in m.group(0)) >= 2:
+                return m.span()
+    if upper and (said if said is not None else _OTP_WORDS.search(text)):
+        for m in _BASE32_RUN.finditer(text):
+            value = m.group(0)
+            if any(c.isdigit() for c in value) and not value.isalpha():
+                return m.span()
+    return None
+
+
+def _spaced_key(text: str) -> tuple[int, int] | None:
+    if _FINGERPRINT.search(text):
+        return None  # a key's fingerprint is public by design
+    if len(_MIXED_CHUNK.findall(text)) < 2 and not _SPACED_CHARS.search(text):
+        return None  # a key cut in pieces leaves pieces of letters and digits; prose has almost none
+    for m in _CHUNKS.finditer(text):
+        chunks = m.group(0).split(" ")
+        joined = "".join(chunks)
+        if len(joined) < 20:
+            continue
+        # Prose ("MacBook Pro M3 with 36 GB of RAM") has words in it; a key cut in pieces has none.
+        if _JOINED_KEY.match(joined) or (random_token(joined) and not any(_PROSE_WORD.match(c) for c in chunks)):
+            return m.span()
+    for m in _SINGLE_CHARS.finditer(text):  # "g h p _ 2 b H b …": one character at a time
+        joined = m.group(0).replace(" ", "")
+        if _JOINED_KEY.match(joined) or random_token(joined):
+            return m.span()
+    return None
+
+
+_MIXED_CHUNK = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
+_SPACED_CHARS = re.compile(r"(?:\S ){10}")
+_PROSE_WORD = re.compile(r"^(?:[a-z]{2,}|[A-Z][a-z]+)$")
+_SINGLE_CHARS = re.compile(r"(?<!\S)(?:\S ){19,}\S(?!\S)")
+_FINGERPRINT = re.compile(r"fingerprint|empreinte|fingerabdruck|huella|지문|フィンガープリント|指紋", re.IGNORECASE)
+
+
+def _named_hex(text: str) -> tuple[int, int] | None:
+    m = _HEX_KEY.search(text)
+    if m is None or not _KEY_WORDS.search(text) or _DIGEST_WORDS.search(text):
+        return None
+    return m.span()
+
+
+_RECOVERY_WORDS = re.compile(
+    r"recovery codes?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?|códigos? de (?:recuperación"
+    r"|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드|リカバリーコード|バックアップコード|復旧コード",
+    re.IGNORECASE,
+)
+_CODE_TOKEN = re.compile(
+    r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{4,})+(?![\w-])"
+    r"|(?<!\w)(?=\w*\d)(?=\w*[a-z])[a-z0-9]{8,12}(?!\w)"
+)
+_PGPASS = re.compile(r"(?<![\w.-])[\w.-]+:\d{2,5}:[\w.*-]+:[\w.-]+:(?P<value>\S{4,})")
+_WIFI_QR = re.compile(r"WIFI:[^\n]*?P:(?P<value>[^;\n]{4,});", re.IGNORECASE)
+
+
+def _recovery_codes(text: str) -> tuple[int, int] | None:
+    for word in _RECOVERY_WORDS.finditer(text):
+        m = _CODE_TOKEN.search(text, word.end(), min(len(text), word.end() + 80))
+        if m is not None:
+            return m.span()
+    return None
+
+
+def _config_line(text: str) -> tuple[int, int] | None:
+    """A ~/.pgpass line (host:port:db:user:password) or a Wi-Fi QR payload (WIFI:T:WPA;S:…;P:password;;)."""
+    for pattern in (_PGPASS, _WIFI_QR):
+        m = pattern.search(text)
+        if m is not None and credential_like(m.group("value")):
+            return m.span("value")
+    return None
+
+
+def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = (), digits: int = 0) -> GateRule:
+    return GateRule(rule_id, "secret", reason, "", needles=needles, min_digits=digits, hint=True, finder=finder)
+
+
+_PIN_NEEDLES = tuple(
+    "pin|geheimzahl|暗証|비밀번호|핀|código|alarm|door|türcode|porte|도어락|accès|zugangscode|access code|gate code"
+    "|garage|disarm|duress|digicode|combination|combo|carte|tresor|safe|locker|opens with|unlocks with|cadenas"
+    "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안"
+    "|セキュリティコード".split("|")
+)
+#: Every credential word as a plain substring, for the rules' cheap pre-filter.
+_NEEDLES = (
+    *sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")}),
+    *"community wifi wi-fi wpa wlan pin código zugangscode 와이파이 キー psk shared key".split(),
+    "network key",
+    "access code",
+    "security code",
+    "code d'acc",
+)
+
+
+PROSE_SECRET_RULES: tuple[GateRule, ...] = (
+    _rule("secret.prose.credential", "names a password or login and gives its value", _credential, _NEEDLES),
+    _rule("secret.prose.login_pair", "gives a login as user and password", _slashed_login, ("/", ":", ",")),
+    _rule("secret.prose.pin", "gives a PIN, door code or card security code", _pin, _PIN_NEEDLES, digits=3),
+    _rule("secret.prose.redis", "gives a Redis password (requirepass)", _redis, ("requirepass", "masterauth")),
+    # Base32 has the digits 2-7; a 16+ character key without two of them is vanishingly rare.
+    _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp, digits=2),
+    _rule("secret.prose.spaced_key", "looks like an API key with spaces inserted", _spaced_key, digits=1),
+    _rule("secret.prose.recovery_codes", "gives account recovery codes", _recovery_codes, digits=1),
+    _rule("secret.prose.config_line", "gives a password in a .pgpass line or Wi-Fi QR payload", _config_line, (":",)),
+    _rule("secret.prose.named_hex_key", "gives a hexadecimal key named as a key or token", _named_hex, digits=4),
+)
