@@ -131,6 +131,9 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     retrieval = RetrievalConfig(candidate_pool=args.pool) if args.pool else RetrievalConfig()
     if args.time_boost is not None:
         retrieval = dataclasses.replace(retrieval, time_boost=args.time_boost)
+    if args.relevance is not None:
+        similarity, coverage = (float(x) for x in args.relevance.split(","))
+        retrieval = dataclasses.replace(retrieval, min_similarity=similarity, min_coverage=coverage)
     loop = Loop(Engine(store=store, embedder=embedder, retrieval=retrieval), tenant=TENANT)
     turn_count = 0
     outcomes: Counter[str] = Counter()
@@ -245,6 +248,7 @@ def main() -> None:
     parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument("--pool", type=int, default=None, help="candidates per retriever before fusion")
     parser.add_argument("--time-boost", type=float, default=None, help="RetrievalConfig.time_boost (default: its own)")
+    parser.add_argument("--relevance", default=None, help="SIMILARITY,COVERAGE: the abstention thresholds to use")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument(
         "--path", choices=("store", "save"), default="store", help="insert turns into the store, or save() each"

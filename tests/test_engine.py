@@ -20,7 +20,7 @@ def _engine(tmp_path: Path, embedder: Embedder, **options: object) -> Engine:
 async def test_minilm_keeps_the_thresholds_it_was_tuned_on(tmp_path: Path, embedder: Embedder) -> None:
     engine = _engine(tmp_path, embedder)
     assert engine.dedupe_policy == DedupePolicy()
-    assert engine.retrieval.min_similarity == noise_floor(embedder.model_id) == 0.2
+    assert engine.retrieval.min_similarity == noise_floor(embedder.model_id) == 0.38
     await engine.store.aclose()
 
 

@@ -68,7 +68,7 @@ async def test_category_must_be_in_the_vocabulary(loop: Loop) -> None:
 async def test_filters_apply_before_ranking(loop: Loop) -> None:
     await loop.save(BOIL, user="alice", category="equipment")
     await loop.save("US-05 attenuates to about 82% in this system", user="alice", category="ingredient")
-    only = await loop.retrieve_context("alice", "boil-off and yeast attenuation", categories=["ingredient"])
+    only = await loop.retrieve_context("alice", "boil-off and US-05 attenuation", categories=["ingredient"])
     assert [i.learning.category for i in only.items] == ["ingredient"]
 
 

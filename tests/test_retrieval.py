@@ -1,4 +1,5 @@
-"""Ranking: the fast path must order and score exactly as the plain definition does."""
+"""Ranking: the fast path must order and score exactly as the plain definition does, in both orders (seed 004's
+and the blend), and seed 004's order holds in its own scenarios."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def reference(
         if c.status is not Status.DEPRECATED
         and c.status in filters.statuses
         and (filters.tags is None or set(filters.tags) & set(c.tags))
-        and (c.text_rank is not None or (c.vector_similarity or 0.0) >= config.min_similarity)
+        and ((c.vector_similarity or 0.0) >= config.min_similarity or (c.text_coverage or 0.0) >= config.min_coverage)
     ]
     sims = [c.vector_similarity for c in kept if c.vector_similarity is not None]
     low, high = (min(sims), max(sims)) if sims else (0.0, 1.0)
@@ -53,9 +54,16 @@ def reference(
         score = relevance * (1 - config.recency_weight * (1 - recency))
         score *= 1 + config.hits_weight * math.log1p(c.hits)
         rows.append((score, relevance, recency, c))
-    rows.sort(key=lambda r: (-r[0], -r[3].updated_at, -r[3].hits, r[3].id))
-    best = rows[: limits.top_k]
-    best.sort(key=lambda r: (-_TIER[r[3].status], -r[0]))
+    if config.order == "seed004":
+        band = config.score_band
+        rows.sort(
+            key=lambda r: (-_TIER[r[3].status], -math.floor(r[1] / band + 1e-9), -r[3].updated_at, -r[3].hits, r[3].id)
+        )
+        best = rows[: limits.top_k]
+    else:
+        rows.sort(key=lambda r: (-r[0], -r[3].updated_at, -r[3].hits, r[3].id))
+        best = rows[: limits.top_k]
+        best.sort(key=lambda r: (-_TIER[r[3].status], -r[0]))
     return [(c.id, score, relevance, recency) for score, relevance, recency, c in best]
 
 
@@ -76,17 +84,19 @@ def pool(rng: random.Random, size: int) -> list[Candidate]:
                 vector_rank=i + 1 if vector else None,
                 text_score=round(rng.uniform(0.5, 9.0), 1) if text else None,
                 text_rank=i + 1 if text else None,
+                text_coverage=round(rng.uniform(0.0, 1.0), 2) if text else None,
             )
         )
     return out
 
 
+@pytest.mark.parametrize("order", ["seed004", "blend"])
 @pytest.mark.parametrize("fusion", ["linear", "rrf"])
 @pytest.mark.parametrize("seed", range(20))
-def test_ranking_matches_the_definition(fusion: str, seed: int) -> None:
+def test_ranking_matches_the_definition(order: str, fusion: str, seed: int) -> None:
     rng = random.Random(seed)
     candidates = pool(rng, rng.choice([0, 1, 5, 74]))
-    config = RetrievalConfig(fusion=fusion, min_similarity=0.2)  # type: ignore[arg-type]
+    config = RetrievalConfig(fusion=fusion, min_similarity=0.2, order=order)  # type: ignore[arg-type]
     filters = Filters(
         statuses=rng.choice([[Status.VERIFIED, Status.CANDIDATE], [Status.VERIFIED]]),
         tags=rng.choice([None, ["kit"]]),
@@ -96,3 +106,48 @@ def test_ranking_matches_the_definition(fusion: str, seed: int) -> None:
     assert [(r.candidate.id, r.score, r.relevance, r.recency) for r in got] == reference(
         candidates, filters, limits, config
     )
+
+
+def _candidate(
+    id_: int, similarity: float, *, status: Status = Status.CANDIDATE, age_days: float = 0, hits: int = 0
+) -> Candidate:
+    return Candidate(
+        id=id_,
+        status=status,
+        hits=hits,
+        updated_at=NOW.timestamp() - age_days * 86_400,
+        tags=[],
+        vector_similarity=similarity,
+        vector_rank=id_,
+    )
+
+
+def _order(candidates: list[Candidate], top_k: int = 6) -> list[int]:
+    config = RetrievalConfig(min_similarity=0.3, vector_weight=1.0)
+    got = rank_candidates(candidates, Filters(), Limits(top_k=top_k), config, NOW)
+    return [r.candidate.id for r in got]
+
+
+def test_a_relevant_verified_learning_comes_first_however_many_candidates_score_higher() -> None:
+    candidates = [_candidate(i, 0.83 + i / 100) for i in range(1, 8)]
+    verified = _candidate(99, 0.5, status=Status.VERIFIED)
+    assert _order([*candidates, verified])[0] == 99
+
+
+def test_relevance_comes_before_recency_and_hits() -> None:
+    # Cosines span 0.3 (the pool's lowest) to 0.9 so that the scaled relevance of 0.80 and 0.78 differ by more
+    # than a band.
+    floor, top = _candidate(1, 0.3), _candidate(2, 0.9)
+    old, new = _candidate(10, 0.80, age_days=365), _candidate(11, 0.78, age_days=0)
+    ranked = _order([floor, top, old, new], top_k=4)
+    assert ranked.index(10) < ranked.index(11)
+    unused, used = _candidate(20, 0.80), _candidate(21, 0.78, hits=50)
+    ranked = _order([floor, top, unused, used], top_k=4)
+    assert ranked.index(20) < ranked.index(21)
+
+
+def test_within_a_band_recency_then_hits_break_the_tie() -> None:
+    floor, top = _candidate(1, 0.3), _candidate(2, 0.9)
+    older, newer = _candidate(10, 0.800, age_days=30), _candidate(11, 0.801, age_days=0)
+    ranked = _order([floor, top, older, newer], top_k=4)
+    assert ranked.index(11) < ranked.index(10)

@@ -366,6 +366,7 @@ class RetrievedItem(BaseModel):
     vector_rank: int | None
     recency: float
     why: str
+    used: bool = True  # relevant enough to count as used (hits, streaks, feedback); see RetrievalConfig
 
 
 class RetrievalResult(BaseModel):

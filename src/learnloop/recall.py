@@ -97,8 +97,11 @@ def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str
     """hits + 1 and streak + 1 for what the model will see, one event, and evidence promotions decided on
     the counts as they are after this retrieval — written in the background so the caller does not wait.
     The event names the query (its start), so a reader of the activity panel sees what was asked."""
-    ids = tuple(item.learning.id for item in items)
-    data = {"ids": list(ids), "count": len(ids), "query": _clipped(query)}
+    shown = [item.learning.id for item in items]
+    # Only what was relevant enough to help counts as used: noise shown at the edge of relevance records no
+    # hit and extends no streak, so it is never promoted by retrievals it did not serve.
+    ids = tuple(item.learning.id for item in items if item.used)
+    data = {"ids": shown, "used": list(ids), "count": len(shown), "query": _clipped(query)}
     event = AppendEvent(EventDraft(actor=actor, action=EventAction.RETRIEVED, data=data))
     policy = engine.policy
 

@@ -46,9 +46,19 @@ class RetrievalConfig:
     vector_weight: float = 0.3
     rrf_k: int = 60
     candidate_pool: int = 50
-    # A vector-only candidate below this cosine similarity is noise, not memory. None: the embedding model's
-    # noise floor (`noise_floor`), set when the engine is built.
+    # Abstention: a candidate is relevant when its cosine with the query reaches `min_similarity` or it holds
+    # `min_coverage` of the query's keyword weight (IDF); below both, it is not shown, and a query nothing fits
+    # gets an empty block. None: the embedding model's calibration (`noise_floor`), set when the engine is built.
     min_similarity: float | None = None
+    min_coverage: float = 0.3
+    # Only what helps counts: a returned learning records a hit and extends its streak (and so can be promoted
+    # by evidence) only at this stricter similarity or keyword share; None: the model's (`used_floor`).
+    used_similarity: float | None = None
+    used_coverage: float = 0.5
+    # Seed 004's order among relevant learnings: status, then relevance, then recency, then hits, later keys
+    # breaking ties within relevance bands `score_band` wide. "blend" is the earlier weighted mix.
+    order: Literal["seed004", "blend"] = "seed004"
+    score_band: float = 0.02
     half_life_days: float = 90.0
     recency_weight: float = 0.15
     hits_weight: float = 0.05
@@ -59,20 +69,31 @@ class RetrievalConfig:
     time_boost: float = 2.0
 
 
-# Floors for models whose cosine scale differs from MiniLM's, whose 0.2 is the median of unrelated pairs
-# (random pairs of LoCoMo turns). The static profile's token averages share most of their direction: its
-# median is 0.915. With 0.9, its LoCoMo hybrid recall@5/@10 is 0.574/0.663 (0.577/0.666 with 0.2) and the
-# junk bench keeps 23 of 37 learnings live instead of 5, because noise is no longer shown, and blamed.
-_NOISE_FLOORS = {"local:minilm-static": 0.9}
-_MINILM_NOISE_FLOOR = 0.2
+# Abstention and "used" cosines per embedding model, measured on LoCoMo dev and the no-answer set
+# (bench/relevance.py). MiniLM: 0.38 (with a keyword share of 0.3) keeps LoCoMo dev recall@10 at 0.662 (0.671
+# without abstention) and shows nothing for 74% of the no-answer set's questions and 59% of LoCoMo questions
+# asked of another conversation's user. The static profile separates less: 0.86 keeps recall@10 at 0.661 but
+# shows nothing for only 52% of the no-answer questions. "Used" sits where answerable questions' evidence
+# mostly is (MiniLM: the README's boil-off example is at 0.44; 18% of no-answer questions have noise above 0.42).
+_FLOORS = {"local:minilm-static": (0.86, 0.9)}
+_MINILM_FLOORS = (0.38, 0.42)
 
 
 def noise_floor(model_id: str) -> float:
-    """The cosine below which a vector-only match is noise for this embedding model."""
-    for prefix, floor in _NOISE_FLOORS.items():
+    """The cosine below which a match is not relevant for this embedding model (see `RetrievalConfig`)."""
+    return _floors(model_id)[0]
+
+
+def used_floor(model_id: str) -> float:
+    """The cosine at which a shown learning counts as used (hits, streaks) for this embedding model."""
+    return _floors(model_id)[1]
+
+
+def _floors(model_id: str) -> tuple[float, float]:
+    for prefix, floors in _FLOORS.items():
         if model_id.startswith(prefix):
-            return floor
-    return _MINILM_NOISE_FLOOR
+            return floors
+    return _MINILM_FLOORS
 
 
 @dataclass(frozen=True)
@@ -82,6 +103,7 @@ class Scored:
     relevance: float
     recency: float
     timely: bool = False
+    used: bool = False  # relevant enough to count: a hit, a streak, positive feedback
 
     @property
     def why(self) -> str:
@@ -111,6 +133,7 @@ class Scored:
             vector_rank=self.candidate.vector_rank,
             recency=round(self.recency, 4),
             why=self.why,
+            used=self.used,
         )
 
 
@@ -162,12 +185,13 @@ def rank_candidates(
     statuses = {status for status in filters.statuses if status is not Status.DEPRECATED}
     tags = None if filters.tags is None else set(filters.tags)
     min_similarity = noise_floor("") if config.min_similarity is None else config.min_similarity
+    min_coverage = config.min_coverage
     kept_candidates = [
         item
         for item in candidates
         if item.status in statuses
         and (tags is None or not tags.isdisjoint(item.tags))
-        and (item.text_rank is not None or (item.vector_similarity or 0.0) >= min_similarity)
+        and ((item.vector_similarity or 0.0) >= min_similarity or (item.text_coverage or 0.0) >= min_coverage)
     ]
     fuse = _fuser(kept_candidates, config)
     now_ts = now.timestamp()
@@ -193,11 +217,25 @@ def rank_candidates(
         score = relevance * (1 - recency_weight * (1 - recency))
         score *= 1 + hits_weight * math.log1p(item.hits)
         rows.append((-score, -updated_at, -item.hits, item.id, relevance, recency, timely, item))
+    used_similarity = used_floor("") if config.used_similarity is None else config.used_similarity
+
+    def scored(row: tuple[float, float, int, int, float, float, bool, Candidate]) -> Scored:
+        negated, _, _, _, relevance, recency, timely, item = row
+        used = (item.vector_similarity or 0.0) >= used_similarity or (item.text_coverage or 0.0) >= config.used_coverage
+        return Scored(item, -negated, relevance, recency, timely, used)
+
+    if config.order == "seed004":
+        # Status first, then relevance in bands, then recency, then hits (seed 004): a verified learning that
+        # is relevant at all comes before candidates, and within a band the newer, then the more used, leads.
+        band = config.score_band
+
+        def key(row: tuple[float, float, int, int, float, float, bool, Candidate]) -> tuple[int, int, float, int, int]:
+            _, updated, hits, learning_id, relevance, _, _, item = row
+            return (-_STATUS_TIER[item.status], -math.floor(relevance / band + 1e-9), updated, hits, learning_id)
+
+        return [scored(row) for row in heapq.nsmallest(limits.top_k, rows, key=key)]
     best = heapq.nsmallest(limits.top_k, rows)
-    kept = [
-        Scored(item, -negated, relevance, recency, timely)
-        for negated, _, _, _, relevance, recency, timely, item in best
-    ]
+    kept = [scored(row) for row in best]
     kept.sort(key=lambda r: (-_STATUS_TIER[r.candidate.status], -r.score))
     return kept
 

@@ -245,3 +245,20 @@ def test_locomo_recall_through_save_reports_what_happened_to_the_turns(tiny_loco
         and sum(figures["saves"][k] for k in ("created", "merged", "skipped", "new_version", "refused")) == turns
     )
     assert {"merged_or_skipped_fraction", "linked_fraction"} <= set(figures)
+
+
+def test_relevance_reports_false_inclusion_and_recall(tmp_path: Path, tiny_locomo: tuple[Path, int, int]) -> None:
+    data, _, _ = tiny_locomo
+    row = {
+        "user": "u1",
+        "learnings": ["Dana keeps the spare keys in the blue drawer", "The team standup is at 9:30"],
+        "unanswerable": ["What is the capital of Mongolia?"],
+        "answerable": [{"query": "Where are the spare keys?", "answers": [0]}],
+    }
+    no_answer = tmp_path / "no_answer.jsonl"
+    no_answer.write_text(json.dumps(row) + "\n", "utf-8")
+    figures = run_bench("relevance", "--data", no_answer, "--locomo", data, "--embedder", EMBEDDER)
+    assert figures["no_answer"]["unanswerable"] == 1
+    assert figures["no_answer"]["answerable"] == 1
+    assert 0.0 <= figures["locomo"]["cross_user_false_inclusion"] <= 1.0
+    assert 0.0 <= figures["locomo"]["recall@10"] <= 1.0

@@ -89,7 +89,9 @@ def test_insights_about_other_tools_or_too_old_stay_out() -> None:
 
 async def test_retrieve_context_gains_the_tool_sections(tools_loop: learnloop.Loop) -> None:
     tools = tools_loop.tools
-    await tools_loop.save("Alice reports revenue in euros", user="alice", category="correction", status="verified")
+    await tools_loop.save(
+        "Alice reports product revenue in euros", user="alice", category="correction", status="verified"
+    )
     plain = (await tools_loop.retrieve_context("alice", "top products by revenue", record=False)).block
     assert plain.startswith(f"<learning_memories>\n{MEMORY_NOTICE}\n{MEMORY_SECTION_TITLE}\n")
     await tools.set_context("s1", "top products by revenue", user="alice")
@@ -107,7 +109,7 @@ async def test_retrieve_context_gains_the_tool_sections(tools_loop: learnloop.Lo
     assert lines[1] == MEMORY_NOTICE and lines[2] == RECOVERY_TITLE and TEMPLATES_TITLE in lines
     assert MEMORY_SECTION_TITLE in lines
     assert lines.index(TEMPLATES_TITLE) < lines.index(MEMORY_SECTION_TITLE)
-    assert '- [verified/correction] "Alice reports revenue in euros"' in lines
+    assert '- [verified/correction] "Alice reports product revenue in euros"' in lines
     assert "- [refund_order] not_found: order 1 not found" in lines
     sections = await tools.context_sections("alice", "top products by revenue")
     assert [s.title for s in sections][:2] == [RECOVERY_TITLE, TEMPLATES_TITLE]

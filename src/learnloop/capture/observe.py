@@ -35,6 +35,7 @@ from ..stores.base import Operation, TurnRecord, Update
 from ..terms import query_terms
 from ..tools.intelligence import live_tools
 from .artifacts import Artifact, ObserveContext
+from .evidence import GENERIC, profile
 from .feedback import Feedback, FeedbackType, PreviousTurn
 from .fields import identifier, redact_text
 from .write import SaveAction, SaveRequest, SaveResult, save
@@ -74,12 +75,25 @@ def _message_hash(text: str) -> str:
     return hashlib.blake2b(" ".join(text.casefold().split()).encode(), digest_size=12).hexdigest()
 
 
-def _recalled(retrieved: RetrievalResult | Sequence[str] | None) -> tuple[list[str], list[int]]:
+def _recalled(retrieved: RetrievalResult | Sequence[str] | None, answer: str) -> tuple[list[str], list[int]]:
+    """The texts shown (never learned again) and the ids of those the answer used: feedback on the answer
+    reaches only those — relevant enough to count, or echoed in the answer (its words or its values)."""
     if retrieved is None:
         return [], []
     if isinstance(retrieved, RetrievalResult):
-        return [i.learning.text for i in retrieved.items], [i.learning.id for i in retrieved.items]
+        used = [i.learning.id for i in retrieved.items if i.used or echoed(i.learning.text, answer)]
+        return [i.learning.text for i in retrieved.items], used
     return [t for t in retrieved if isinstance(t, str)], []
+
+
+def echoed(learning: str, answer: str) -> bool:
+    """Does the answer repeat what the learning says: two of its salient words, or one of its values?"""
+    if not answer.strip():
+        return False
+    said, shown = profile(answer), profile(learning)
+    if len((said.terms & shown.terms) - GENERIC) >= 2:
+        return True
+    return any(q.meets(a) for q in shown.quantities for a in said.quantities if q.dimension)
 
 
 async def observe(
@@ -104,7 +118,7 @@ async def observe(
     safe_message = redact_text(engine.gate, user_message)
     refused = safe_message is not user_message  # redaction returns the very same text when nothing is harmful
     digest = _message_hash(safe_message)
-    recalled_texts, recalled_ids = _recalled(retrieved)
+    recalled_texts, recalled_ids = _recalled(retrieved, assistant_message)
     claim = TurnRecord(
         session=session,
         turn=0,

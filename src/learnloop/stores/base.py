@@ -271,6 +271,8 @@ class Candidate:
     vector_rank: int | None = None
     text_score: float | None = None
     text_rank: int | None = None
+    # The share of the query's keyword weight (IDF) this learning holds, 0..1 (None: the query had no keywords).
+    text_coverage: float | None = None
     build: Callable[[], Learning] | None = field(default=None, repr=False, compare=False)
     _learning: Learning | None = field(default=None, repr=False, compare=False)
     # Live learnings this one has an open possible-conflict link with (filled for the selected few only).

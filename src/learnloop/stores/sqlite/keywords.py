@@ -143,6 +143,18 @@ class KeywordIndex:
             self._length_norm = _K1 * (1 - _B + _B * self.doc_len[: self.slots] / average)
         return self._length_norm
 
+    def idf(self, term: int) -> float:
+        df = self.df.get(term, 0)
+        return math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
+
+    def idf_weights(self, terms: Sequence[int]) -> dict[int, float]:
+        """BM25's IDF of each distinct term."""
+        return {term: self.idf(term) for term in set(terms)}
+
+    def max_idf(self) -> float:
+        """The IDF of a term no document holds."""
+        return math.log(1 + (self.live_docs + 0.5) / 0.5)
+
     def scores(self, query_terms: Sequence[int]) -> npt.NDArray[np.float32] | None:
         """BM25 of every slot for the query (zero where no term matches), or None when nothing matches."""
         if self.live_docs == 0:

@@ -195,6 +195,34 @@ class Partition:
             for (learning_id, slot), (status, hits, updated_at, said, start, end) in zip(found, columns, strict=True)
         }
 
+    def similarities(self, learning_ids: Sequence[int], vector: Vectors | None) -> dict[int, float]:
+        """Exact cosine similarity of each of `learning_ids` living here with `vector`."""
+        found = [(i, slot) for i in learning_ids if (slot := self.slot_of.get(i)) is not None]
+        if not found or vector is None:
+            return {}
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        scores = self.vectors[[slot for _, slot in found]] @ query
+        return dict(zip((i for i, _ in found), scores.tolist(), strict=True))
+
+    def coverage(self, learning_ids: Sequence[int], terms: Sequence[int], asked: int) -> dict[int, float]:
+        """The share of the query's keyword weight each learning holds: the IDF of the query's terms it contains
+        over the IDF of all of them (`asked` terms, of which `terms` are known to the store; an unknown term
+        weighs as much as the rarest possible one). Unlike a BM25 score, it does not move with the partition's
+        size: "which yeast?" matched on "use" alone holds a small share however many learnings there are."""
+        found = [(i, slot) for i in learning_ids if (slot := self.slot_of.get(i)) is not None]
+        if not found or asked == 0:
+            return {}
+        weights = self.keywords.idf_weights(terms)
+        unknown = (asked - len(set(terms))) * self.keywords.max_idf()
+        total = sum(weights.values()) + unknown
+        if total <= 0:
+            return {}
+        out: dict[int, float] = {}
+        for learning_id, slot in found:
+            held = self.keywords.doc_terms[slot].tolist() if slot < self.keywords.slots else []
+            out[learning_id] = sum(weights.get(t, 0.0) for t in set(held)) / total
+        return out
+
     def remove(self, learning_id: int) -> None:
         if self._kill(learning_id) and self.ann is not None:
             self.unindexed.pop(learning_id, None)

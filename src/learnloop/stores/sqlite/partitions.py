@@ -37,7 +37,7 @@ __all__ = ["PartitionCache", "PartitionKey"]
 
 PartitionKey = tuple[str, str]
 
-_NO_HIT: Hit = (None, None, None, None)
+_NO_HIT: Hit = (None, None, None, None, None)
 # Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
 _INDEX_STEP = 4
 _COLUMNS = (
@@ -99,14 +99,34 @@ class PartitionCache:
             for partition, selection in zip(partitions, selections, strict=True):
                 text_hits += partition.keyword_search(terms, request.text_k, selection)
             text_hits = sorted(text_hits, key=lambda pair: -pair[1])[: request.text_k]
-        found: Hits = {i: (similarity, rank, None, None) for rank, (i, similarity) in enumerate(vector_hits, start=1)}
+        found: Hits = {
+            i: (similarity, rank, None, None, None) for rank, (i, similarity) in enumerate(vector_hits, start=1)
+        }
         for rank, (learning_id, score) in enumerate(text_hits, start=1):
-            similarity, vector_rank, _, _ = found.get(learning_id, _NO_HIT)
-            found[learning_id] = (similarity, vector_rank, score, rank)
+            similarity, vector_rank, _, _, _ = found.get(learning_id, _NO_HIT)
+            found[learning_id] = (similarity, vector_rank, score, rank, None)
         ranking: Ranking = {}
         pending = list(found)
+        query_terms = [stem(t) for t in request.terms]
         for partition in partitions:  # a hit lives in exactly one of the scope's partitions
-            ranking.update(partition.ranking(pending))
+            mine = [i for i in pending if i in partition.slot_of]
+            ranking.update(partition.ranking(mine))
+            # Absolute evidence for every hit, whichever search found it: its cosine with the query and the share
+            # of the query's keyword weight it holds. Relevance thresholds need both (a BM25 score or a rank
+            # moves with the size of the partition; these do not).
+            similarities = partition.similarities(mine, request.vector) if request.vector is not None else {}
+            coverage = (
+                partition.coverage(mine, self.terms.known(query_terms), len(set(query_terms))) if query_terms else {}
+            )
+            for i in mine:
+                known, vector_rank, text_score, text_rank, _ = found[i]
+                found[i] = (
+                    similarities.get(i, known) if known is None else known,
+                    vector_rank,
+                    text_score,
+                    text_rank,
+                    coverage.get(i),
+                )
             pending = [i for i in pending if i not in ranking]
             if not pending:
                 break

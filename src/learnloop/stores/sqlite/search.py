@@ -16,7 +16,8 @@ from .writes import visible_clause
 __all__ = ["Hit", "Hits", "Ranking", "candidates", "match_expression", "partition_keys"]
 
 # A learning's vector similarity and rank, keyword score and rank (None where that search missed it).
-Hit = tuple[float | None, int | None, float | None, int | None]
+# … and the share of the query's keyword weight (IDF) the learning holds (None: the query had no keywords).
+Hit = tuple[float | None, int | None, float | None, int | None, float | None]
 Hits = dict[int, Hit]
 # What ranking reads of a hit, from the in-memory partitions: status, hits, updated_at, tags.
 Ranking = dict[int, RankingColumns]
