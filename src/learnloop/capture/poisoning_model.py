@@ -52,6 +52,7 @@ _URL = re.compile(
 )
 _EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
 _DIGITS = re.compile(r"\d+")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
 _DOTTED = re.compile(r"\w\.[a-z]")
 # Sentence ends in the view: a full stop, "!" or "?" before a space, their CJK forms, a line break.
 _BOUNDARY = re.compile(r"[.!?](?= )|[。！？\n]")
@@ -130,6 +131,9 @@ class PoisoningModel:
         return best + dense + self.bias
 
     def refuses(self, text: str, vector: Sequence[float] | npt.NDArray[np.floating] | None = None) -> bool:
+        """At or above the threshold; a text of fewer than three distinct words (a token, masked text) never."""
+        if len(set(_WORDS.findall(text.lower()))) < 3:
+            return False
         return self.logit(text, vector) >= self.threshold
 
 

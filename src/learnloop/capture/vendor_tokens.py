@@ -37,7 +37,7 @@ def _vendor_token(text: str) -> tuple[int, int] | None:
 
 VENDOR_TOKEN_RULES: tuple[GateRule, ...] = (
     GateRule(
-        "secret.vendor_token",
+        "secret.token_shape",
         "secret",
         "looks like a vendor API token (prefix and a long random tail)",
         "",
