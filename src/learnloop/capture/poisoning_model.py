@@ -128,7 +128,7 @@ class PoisoningModel:
             long = counts >= _MIN_NGRAMS
             if long.any():
                 best = max(best, float((sums[long] / np.sqrt(counts[long])).max()))
-        return best + dense + self.bias
+        return float(best + dense + self.bias)
 
     def refuses(self, text: str, vector: Sequence[float] | npt.NDArray[np.floating] | None = None) -> bool:
         """At or above the threshold; a text of fewer than three distinct words (a token, masked text) never."""

@@ -151,7 +151,7 @@ async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult
     verdict = engine.gate.check(_gate_text(request))
     if verdict.allowed and engine.gate.learns and engine.embedder.model_id in VECTOR_MODELS:
         # The learned poisoning classifier also reads the embedding the write computes anyway (cached for it).
-        verdict = engine.gate.check_learned(_gate_text(request), await engine.embed_one(request.text))
+        verdict = engine.gate.check_learned(request.text, await engine.embed_one(request.text))
     if not verdict.allowed:
         engine.count(scope.tenant, f"save.refused.{verdict.rule}")
         return SaveResult(action=SaveAction.REFUSED, reason=verdict.reason or "refused", rule=verdict.rule)
