@@ -9,9 +9,15 @@
     python bench/gate.py --misses         # also list the texts judged wrongly (texts of your own data only)
     python bench/gate.py --data FILE --through-save   # each text through `loop.save()` on a scratch database:
                                           # the whole governed write (validation, gate on text, size limit)
+    python bench/gate.py --vectors        # also give the gate each text's MiniLM vector, as the save path
+                                          # does (the learned classifier reads it; embedding not timed)
 
 Classes: secret, pii and injection should be refused, benign allowed. A text counts as refused whatever rule
 refuses it (an injection carrying a key is still refused); `by_kind` says which kind of rule fired.
+
+The labelled sets: `tuning.jsonl`, `holdout.jsonl` and `learned/test.jsonl` (the poisoning classifier's
+frame-held-out split, `bench/data/gate/learned/make_training.py`). The speed table times the whole gate, the
+gate without the learned classifier, and (with --vectors) the gate given the vector.
 
 Each corpus line is checked `--repeat` times (default 20); the timing is per `WriteGate.check` call on one
 text, measured with perf_counter_ns, so it includes normalisation and every rule that runs. The "~200-char"
@@ -33,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, percentile, print_table
-from learnloop.capture.gate import GateVerdict, WriteGate
+from learnloop.capture.gate import LEARNED_ID, GateVerdict, WriteGate
 
 CORPORA = Path(__file__).resolve().parent.parent / "tests" / "capture" / "corpora"
 LABELLED = Path(__file__).resolve().parent / "data" / "gate"
@@ -58,15 +64,29 @@ def whole_sentences(lines: list[str], low: int, high: int) -> list[str]:
     return texts
 
 
-def time_checks(gate: WriteGate, texts: list[str], repeat: int) -> list[float]:
+def time_checks(gate: WriteGate, texts: list[str], repeat: int, vectors: Any = None) -> list[float]:
     samples: list[float] = []
     check = gate.check
     for _ in range(repeat):
-        for text in texts:
+        for i, text in enumerate(texts):
+            vector = None if vectors is None else vectors[i]
             start = time.perf_counter_ns()
-            check(text)
+            check(text, vector)
             samples.append((time.perf_counter_ns() - start) / 1000)
     return samples
+
+
+def embed_texts(texts: list[str]) -> Any:
+    """The default embedder's vectors (the bundled MiniLM), as the save path computes them."""
+    from learnloop.config import Settings
+    from learnloop.embedders import resolve_embedder
+
+    embedder = resolve_embedder(Settings().embedder, Settings())
+
+    async def run() -> Any:
+        return await embedder.embed(texts, purpose="document")
+
+    return asyncio.run(run())
 
 
 def corpora_figures(gate: WriteGate, repeat: int) -> dict[str, Any]:
@@ -104,10 +124,13 @@ def labelled_figures(
     repeat: int,
     misses: bool,
     verdicts: list[GateVerdict] | None = None,
+    vectors: Any = None,
 ) -> dict[str, Any]:
     """Refusal rate per class and per (class, language); µs per check over every text. `verdicts`, if given,
-    are the ones to count (from `loop.save()`); the timing is always of `WriteGate.check`."""
-    verdicts = verdicts if verdicts is not None else [gate.check(row["text"]) for row in rows]
+    are the ones to count (from `loop.save()`); the timing is always of `WriteGate.check` (with `vectors`, each
+    text's vector is passed to it)."""
+    if verdicts is None:
+        verdicts = [gate.check(row["text"], None if vectors is None else vectors[i]) for i, row in enumerate(rows)]
     by_class: dict[str, list[int]] = {}
     by_lang: dict[str, dict[str, list[int]]] = {}
     kinds: dict[str, Counter[str]] = {}
@@ -121,7 +144,7 @@ def labelled_figures(
         kinds.setdefault(klass, Counter())[verdict.kind or "allowed"] += 1
         if refused != (klass in HARMFUL):
             wrong.append({"class": klass, "lang": lang, "rule": verdict.rule, "text": row["text"]})
-    samples = time_checks(gate, [row["text"] for row in rows], repeat)
+    samples = time_checks(gate, [row["text"] for row in rows], repeat, vectors)
     harmful_langs: dict[str, list[int]] = {}
     for klass in HARMFUL:
         for lang, (r, n) in by_lang.get(klass, {}).items():
@@ -222,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=20, help="timing passes over each corpus")
     parser.add_argument("--misses", action="store_true", help="list the texts judged wrongly (your --data only)")
     parser.add_argument("--through-save", action="store_true", help="count refusals of loop.save() (labelled --data)")
+    parser.add_argument("--vectors", action="store_true", help="give the gate each text's vector (as save does)")
     args = parser.parse_args(argv)
     gate = WriteGate()
 
     if args.data and args.data.suffix == ".jsonl":
         rows = read_labelled(args.data)
         saved = asyncio.run(saved_verdicts(rows)) if args.through_save else None
-        figures = labelled_figures(gate, rows, args.repeat, args.misses, saved)
+        vectors = embed_texts([row["text"] for row in rows]) if args.vectors and not saved else None
+        figures = labelled_figures(gate, rows, args.repeat, args.misses, saved, vectors)
         figures["through"] = "loop.save()" if args.through_save else "WriteGate.check"
         if args.json:
             emit_json({"file": str(args.data), **figures})
@@ -245,13 +270,15 @@ def main(argv: list[str] | None = None) -> int:
             print_table(title, ["rule", "refused"], rows or [["(none)", 0]])
         return 0
 
-    labelled = {
-        part: labelled_figures(gate, read_labelled(LABELLED / f"{part}.jsonl"), args.repeat, False)
-        for part in ("tuning", "holdout")
-    }
+    labelled: dict[str, Any] = {}
+    for part in ("tuning", "holdout", "learned/test"):
+        rows = read_labelled(LABELLED / f"{part}.jsonl")
+        vectors = embed_texts([row["text"] for row in rows]) if args.vectors else None
+        labelled[part] = labelled_figures(gate, rows, args.repeat, False, None, vectors)
     figures = corpora_figures(gate, args.repeat)
+    speed = speed_figures(gate, args.repeat, args.vectors)
     if args.json:
-        emit_json({"gate": figures, "labelled": labelled})
+        emit_json({"gate": figures, "labelled": labelled, "speed": speed})
         return 0
     for part, part_figures in labelled.items():
         print_labelled(f"bench/data/gate/{part}.jsonl", part_figures)
@@ -269,7 +296,28 @@ def main(argv: list[str] | None = None) -> int:
     ]
     header = ["corpus", "expected", "texts", "mean chars", "refused", "p50 µs", "p95 µs"]
     print_table("Write gate: refusal rate and time per check", header, rows)
+    print_table(
+        "Write gate: µs per check of ~200-char benign texts, with and without the learned classifier",
+        ["gate", "p50 µs", "p95 µs"],
+        [[name, f["p50_us"], f["p95_us"]] for name, f in speed.items()],
+    )
     return 0
+
+
+def speed_figures(gate: WriteGate, repeat: int, with_vectors: bool) -> dict[str, dict[str, float]]:
+    """The whole gate on ~200-char benign texts: without the classifier, with it on text alone, with a vector."""
+    texts = whole_sentences(read_lines(CORPORA / "benign.txt"), 170, 200)
+    runs: dict[str, tuple[WriteGate, Any]] = {
+        "rules only": (gate.without(LEARNED_ID), None),
+        "rules + classifier (text)": (gate, None),
+    }
+    if with_vectors:
+        runs["rules + classifier (text + vector)"] = (gate, embed_texts(texts))
+    out = {}
+    for name, (g, vectors) in runs.items():
+        samples = time_checks(g, texts, repeat, vectors)
+        out[name] = {"p50_us": round(percentile(samples, 50), 1), "p95_us": round(percentile(samples, 95), 1)}
+    return out
 
 
 if __name__ == "__main__":

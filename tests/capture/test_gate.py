@@ -269,7 +269,7 @@ def test_luhn_and_mod97_reject_near_misses() -> None:
 
 
 def test_personal_data_categories_can_be_switched_off() -> None:
-    text = "Send the digest to jane.doe@example.com every week."
+    text = "The user sends the digest to jane.doe@example.com every week."
     assert GATE.check(text).rule == "personal_data.email"
     assert WriteGate(personal_data=("phone", "card")).check(text).allowed
     assert WriteGate(personal_data=False).check(text).allowed

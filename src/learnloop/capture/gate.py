@@ -39,7 +39,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
@@ -63,6 +63,8 @@ __all__ = [
     "redact_hint",
 ]
 
+#: An embedding as the save path has it (a list of floats or a numpy array).
+Vector = Sequence[float] | Any
 Kind = Literal["secret", "personal_data", "injection", "unstable", "size", "empty", "custom"]
 Target = Literal["text", "lower", "raw", "compact"]
 KINDS: tuple[Kind, ...] = ("secret", "personal_data", "injection", "unstable", "size", "empty", "custom")
@@ -314,6 +316,7 @@ def builtin_rules() -> tuple[GateRule, ...]:
     from .prose_secrets import PROSE_SECRET_RULES
     from .secret_detectors import detect_secrets_rules
     from .seed_phrases import SEED_PHRASE_RULES
+    from .vendor_tokens import VENDOR_TOKEN_RULES
 
     everything = (
         *detect_secrets_rules(),
@@ -323,10 +326,38 @@ def builtin_rules() -> tuple[GateRule, ...]:
         *BUILTIN_RULES,
         *POISONING_RULES,
         *ACT_RULES,
+        LEARNED_RULE,
         *PROSE_SECRET_RULES,
+        *VENDOR_TOKEN_RULES,
         *PERSONAL_DETAIL_RULES,
     )
-    return tuple(sorted(everything, key=lambda rule: _KIND_ORDER.index(rule.kind)))
+    # The learned classifier speaks after every rule that names a secret or personal data it found.
+    order = {kind: 2 * i for i, kind in enumerate(_KIND_ORDER)} | {LEARNED_ID: 2 * _KIND_ORDER.index("unstable") - 1}
+    return tuple(sorted(everything, key=lambda rule: order.get(rule.id, order[rule.kind])))
+
+
+#: The learned memory-poisoning classifier (`poisoning_model`), as a rule: after the secret and personal-data
+#: rules, so a rule that names what it found speaks first. With a vector (`WriteGate.check(text, vector)`) it also
+#: reads the text's embedding.
+LEARNED_ID = "injection.poisoning.learned"
+
+
+def _learned_finder(text: str) -> tuple[int, int] | None:
+    from .poisoning_model import load_model
+
+    model = load_model()
+    return (0, len(text)) if model is not None and model.refuses(text) else None
+
+
+LEARNED_RULE = GateRule(
+    LEARNED_ID,
+    "injection",
+    "reads like an instruction planted for the assistant (learned classifier)",
+    "",
+    finder=_learned_finder,
+    detector="learnloop:poisoning-model",
+    mention_ok=True,
+)
 
 
 def _about_attacks(text: str) -> bool:
@@ -406,8 +437,9 @@ class WriteGate:
         """A new gate with more rules switched off (ids, id prefixes or kinds)."""
         return WriteGate(**{**self._options, "disable": (*self.disable, *selectors)})
 
-    def check(self, text: str) -> GateVerdict:
-        """The verdict for one candidate learning text."""
+    def check(self, text: str, vector: Vector | None = None) -> GateVerdict:
+        """The verdict for one candidate learning text. `vector`, if given, is the text's embedding by the
+        bundled MiniLM (see `vector_model_ids`): the learned poisoning classifier reads it too."""
         if not isinstance(text, str):
             raise ValidationError("learning text must be a string", type=type(text).__name__)
         stripped = text.strip()
@@ -421,7 +453,7 @@ class WriteGate:
         if self.max_chars is not None and len(stripped) > self.max_chars and "size.too_long" in self._size_on:
             reason = f"longer than {self.max_chars} characters; store one concise statement"
             return GateVerdict(False, reason, "size.too_long", "size")
-        hit = self.first_hit(text)
+        hit = self.first_hit(text, vector)
         if hit is None:
             return ALLOWED
         rule = hit.rule
@@ -432,7 +464,26 @@ class WriteGate:
         hit = self.first_hit(text)
         return None if hit is None else (hit.rule, hit.value)
 
-    def first_hit(self, text: str) -> GateHit | None:
+    @property
+    def learns(self) -> bool:
+        """Whether the learned poisoning classifier is on (it reads a vector if `check` is given one)."""
+        return any(rule.id == LEARNED_ID for rule in self.rules)
+
+    def check_learned(self, text: str, vector: Vector) -> GateVerdict:
+        """Only the learned classifier, with the text's vector: for callers that already ran `check(text)`
+        and then computed the embedding (the save path). Allowed if the classifier is off."""
+        rule = next((r for r in self.rules if r.id == LEARNED_ID), None)
+        if rule is None:
+            return ALLOWED
+        from .poisoning_model import load_model
+
+        model = load_model()
+        norm = normalize(text)
+        if model is None or not model.refuses(norm, vector) or _about_attacks(norm):
+            return ALLOWED
+        return GateVerdict(False, rule.reason, rule.id, rule.kind, rule.detector)
+
+    def first_hit(self, text: str, vector: Vector | None = None) -> GateHit | None:
         """The first rule that fires and where (never put the value in anything stored). No size rules."""
         norm = normalize(text)
         lower = norm.lower()
@@ -455,7 +506,10 @@ class WriteGate:
                         tokens = _words(lower)
                     if tokens.isdisjoint(rule.words):
                         continue
-            span = rule.locate(views[rule.target], original if rule.target == "lower" else None)
+            if vector is not None and rule.id == LEARNED_ID:
+                span = _learned_span(norm, vector)
+            else:
+                span = rule.locate(views[rule.target], original if rule.target == "lower" else None)
             if span is not None and rule.mention_ok:
                 if about is None:
                     about = _about_attacks(norm)
@@ -466,6 +520,13 @@ class WriteGate:
                 start, end = span
                 return GateHit(rule, (cut or views["compact"])[start:end], start, end, cut)
         return None
+
+
+def _learned_span(text: str, vector: Vector) -> tuple[int, int] | None:
+    from .poisoning_model import load_model
+
+    model = load_model()
+    return (0, len(text)) if model is not None and model.refuses(text, vector) else None
 
 
 class GateLineResult(TypedDict):

@@ -384,8 +384,12 @@ _r("unstable.momentary", "only true at the moment it was said (right now, curren
    words="now moment speak minute currently meeting call phone driving car way traffic busy ahora momento jetzt"
          " moment instant momento")
 _ONE_OFF = "contains a one-off identifier (UUID, request/order/session id); keep the reusable pattern"
-_r("unstable.one_off_id.uuid", _ONE_OFF, r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b(?<=\b[0-9a-f]{8}"
-   r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", LOW, digits=3)
+# A UUID alone may name something lasting (a tenant, a bucket, a workspace): it is one-off only when it is
+# introduced as a record's id (request, session, trace, order …).
+_r("unstable.one_off_id.uuid", _ONE_OFF, r"\b(?:req(?:uest)?|sess(?:ion)?|trace|span|correlation|order|ticket"
+   r"|transaction|txn|run|job|conversation|chat|message|msg|event|call|execution|build|incident|invoice|payment"
+   r"|booking|shipment)s?[ _-]?(?:id|uuid|#|no\.?)?\W{0,4}(?:\w+\W+){0,3}?(?P<value>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+   r"-[0-9a-f]{4}-[0-9a-f]{12})\b", LOW, digits=3)
 _PREFIXES = ("req request sess session trace span ord order txn tx evt msg run job ticket tkt case inc cus cust sub"
              " inv pi ch po conv thread call chatcmpl resp batch ws user usr acct").split()
 _BEHIND = "|".join(rf"(?<=\b{p}[_-])" for p in _PREFIXES)  # separator first, then a look-behind per prefix

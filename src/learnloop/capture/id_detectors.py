@@ -49,14 +49,17 @@ ID_WORDS = re.compile(
     r"|member id|patient id|patient number|medical record|mrn|health insurance|insurance id|policy number"
     r"|card number|nric|seguridad social|identificación|identidad|documento|cédula|número fiscal|historia clínica"
     r"|número de paciente|n[úu]mero de afiliaci[óo]n|sécurité sociale|numéro fiscal|assurance sociale"
-    r"|carte d'identité|identifiant fiscal|numéro de patient|numéro d'assuré|codice fiscale|fiscale)\b"
+    r"|carte d'identité|identifiant fiscal|numéro de patient|numéro d'assuré|codice fiscale|fiscale"
+    r"|tessera sanitaria|carta d'identità|partita iva|previdenza|documento d'identità|numero di tessera"
+    r"|rg|identidade|cartão de cidadão|contribuinte|niss|segurança social|cartão (?:do )?sus|bilhete de identidade"
+    r"|carteira de identidade|número de utente|cartão de saúde|plano de saúde|carteirinha)\b"
     r"|steuer-?id|steuer\w*nummer|steueridentifikationsnummer|identifikationsnummer|personalausweis\w*"
     r"|reisepass\w*|sozialversicherungs\w*|versicherten\w*|versicherungsnummer|patientennummer|krankenversicherung\w*"
     r"|주민등록|주민번호|외국인등록|사회보장|납세자|세금 ?번호|신분증|환자 ?번호|보험 ?번호"
     r"|マイナンバー|個人番号|住民登録|社会保障|社会保険|納税者|保険証|身分証|患者番号|被保険者番号|診察券"
 )
 _PASSPORT_WORDS = re.compile(
-    r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto", re.IGNORECASE
+    r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte", re.IGNORECASE
 )
 _PASSPORT_VALUE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d{5})[A-Z]{0,2}[0-9][A-Z0-9]{5,8}(?![A-Za-z0-9])")
 _PRODUCT = re.compile(
@@ -205,9 +208,20 @@ _ID_NEEDLES = tuple(
     "|policy number|card number|nric|seguridad|documento|cédula|fiscal|historia|paciente|afiliaci|sécurité"
     "|assurance|carte d|assuré|codice|steuer|ausweis|reisepass|sozialversicherung|versicher|krankenversicherung"
     "|주민|외국인등록|사회보장|납세자|세금|신분증|환자|보험|マイナンバー|個人番号|住民|社会保|納税者|保険|身分証|患者"
-    "|診察券".split("|")
+    "|診察券|tessera|carta d|partita iva|previdenza|rg|identidade|cidadão|contribuinte|niss|segurança|sus"
+    "|bilhete|carteira|utente|saúde|carteirinha".split("|")
 )
-_PASSPORT_NEEDLES = ("passport", "pasaporte", "reisepass", "passnummer", "passeport", "여권", "パスポート", "旅券")
+_PASSPORT_NEEDLES = (
+    "passport",
+    "pasaporte",
+    "reisepass",
+    "passnummer",
+    "passeport",
+    "여권",
+    "パスポート",
+    "旅券",
+    "passaport",
+)
 _NATIONAL = "contains a national identity or tax number (SIN, TFN, BSN, Steuer-ID, Aadhaar, My Number)"
 
 ID_RULES: tuple[GateRule, ...] = (

@@ -28,13 +28,16 @@ _ADDRESS_WORDS = re.compile(
     r"|(?:flat|apartment|house|home) is (?:at|on)|ship (?:it|them|presents|the \w+|everything) to"
     r"|deliver (?:it|them) to"
     r"|send (?:it|them|presents|the \w+) to|wir wohnen|ich wohne|wohne in|vivo en|vivimos en|habitamos|j'habite"
-    r"|nous habitons|sa maison est|leur maison est",
+    r"|nous habitons|sa maison est|leur maison est"
+    r"|abit[oaie] (?:in|a|al|alla)|abitiamo|vive a|residente (?:in|a)|indirizzo (?:di casa|è|:)|domicilio (?:è|in)"
+    r"|spedisci(?:lo|la)? a|consegna a|mor[oa] (?:na|no|em)|moramos|morada|endereço (?:é|de casa|residencial|:)"
+    r"|reside em|envi[ae] para|entrega em|casa (?:dele|dela|do|da|di|de)",
     re.IGNORECASE,
 )
 _ADDRESS_VALUE = re.compile(
     r"\d{1,5}[A-Za-z]?,?\s+[A-Za-zÀ-ÿ][\w.'-]*(?:\s+[\w.'-]+){0,4}|[A-Za-zÀ-ÿ][\w.'-]*(?:straße|strasse|str\.|weg|gasse"
     r"|platz|allee|ring|damm)\s+\d{1,4}|(?:calle|avenida|av\.|rue|avenue|boulevard|bd|chemin|place"
-    r"|via)\s+[\w .'-]{2,40}?"
+    r"|via|viale|piazza|corso|largo|vicolo|rua|travessa|praça|alameda|estrada|rodovia)\s+[\w .'-]{2,40}?"
     r"\d{1,5}|\d{1,4}(?:[-−]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호)|[가-힣]+(?:로|길)\s*\d+",
     re.IGNORECASE,
 )
@@ -46,14 +49,16 @@ _DATE_THEN_BIRTH = re.compile(
 _BIRTH_WORDS = re.compile(
     r"born (?:on )?|date of birth|\bdob\b|birthday|birth date|fecha de nacimiento|naci(?:ó|o|da|do) el|cumpleaños"
     r"|geburtsdatum|geboren am|geburtstag|date de naissance|née? le|anniversaire"
-    r"|생년월일|생일|태어난 날|生年月日|誕生日|生まれ",
+    r"|생년월일|생일|태어난 날|生年月日|誕生日|生まれ|nat[oa] il|data di nascita|compleanno|nascid[oa] em|nasceu em"
+    r"|data de nascimento|aniversário",
     re.IGNORECASE,
 )
 _MONTHS = (
     r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|september"
     r"|october|november|december|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre"
     r"|diciembre|januar|februar|märz|mai|juni|juli|oktober|dezember|janvier|février|mars|avril|juin|juillet|août"
-    r"|septembre|octobre|novembre|décembre"
+    r"|septembre|octobre|novembre|décembre|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre"
+    r"|janeiro|fevereiro|março|junho|julho|setembro|outubro|novembro|dezembro"
 )
 _DATE = re.compile(
     rf"\d{{1,2}}[./-]\d{{1,2}}[./-]\d{{2,4}}|\d{{4}}[./-]\d{{1,2}}[./-]\d{{1,2}}|\d{{1,2}}(?:st|nd|rd|th|er)?\.?\s+(?:de\s+)?"
@@ -64,13 +69,16 @@ _DATE = re.compile(
 _ACCOUNT_WORDS = re.compile(
     r"account (?:number|no\.?|#)|acct\.? ?(?:no\.?|#)?|bank account|sort code|routing (?:number|no\.?)|\baba\b"
     r"|número de cuenta|cuenta bancaria|n\.º de cuenta|kontonummer|bankverbindung|\bblz\b|numéro de compte"
-    r"|compte bancaire|\brib\b|계좌 ?번호|계좌|口座番号|口座|普通預金|普通|当座|支店",
+    r"|compte bancaire|\brib\b|계좌 ?번호|계좌|口座番号|口座|普通預金|普通|当座|支店|numero di conto|conto corrente"
+    r"|número da conta|conta corrente|conta bancária|agência",
     re.IGNORECASE,
 )
 _ACCOUNT_VALUE = re.compile(r"(?<![\w-])\d[\d -]{4,22}\d(?![\w-])")
 
 
-_NETWORK_VALUE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f]{2}(?::[0-9a-f]{2}){5}|[\w.+-]+@", re.IGNORECASE)
+_NETWORK_VALUE = re.compile(
+    r"\d{1,3}(?:\.\d{1,3}){3}|[0-9a-f]{2}(?::[0-9a-f]{2}){5}|[\w.+-]+@|https?://|www\.|localhost", re.IGNORECASE
+)
 _NETWORK = re.compile(
     r"(?:ip|ipv[46]|lan|wan|mac|e-?mail|web|server|network|memory|hardware|bluetooth|gateway)\W*$", re.IGNORECASE
 )
@@ -96,6 +104,26 @@ def _birth(text: str) -> tuple[int, int] | None:
     return m.span() if m is not None else _after(_BIRTH_WORDS, _DATE, 30)(text)
 
 
+def _birth_or_name(text: str) -> tuple[int, int] | None:
+    return _birth(text) or _name_and_date(text)
+
+
+# A person's name and a full date right after it: "Maria Rossi, 12/03/1985", "John Smith (b. 3 May 1979)".
+_NAME_THEN_DATE = re.compile(
+    r"\b[A-ZÀ-Ý][a-zà-ÿ]+(?: [A-ZÀ-Ý][a-zà-ÿ]+){1,2}\s*(?:,|\(|-|–)\s*"
+    r"(?:b\.|born|née?|nat[oa]|nacid[oa]|geb\.|nascid[oa])?\s*"
+)
+_YEAR_OF_BIRTH = re.compile(r"(?:19[2-9]\d|200\d|201[0-5])\b")
+
+
+def _name_and_date(text: str) -> tuple[int, int] | None:
+    for m in _NAME_THEN_DATE.finditer(text):
+        date = _DATE.match(text, m.end())
+        if date is not None and _YEAR_OF_BIRTH.search(date.group(0)):
+            return m.start(), date.end()
+    return None
+
+
 def _account(text: str) -> tuple[int, int] | None:
     for word in _ACCOUNT_WORDS.finditer(text):
         m = _ACCOUNT_VALUE.search(text, word.end(), min(len(text), word.end() + 30))
@@ -114,18 +142,21 @@ def _rule(category: str, reason: str, finder: Finder, digits: int, needles: str)
 _ADDRESS_NEEDLES = (
     "address|lives|living|domicil|dirección|direccion|vive|wohn|anschrift|adresse|habite|주소|住所|自宅|〒|배송지"
     "|配送先|お届け先|place|flat|apartment|house|home|ship|deliver|send|vivo|vivimos|habitamos|habitons|maison"
+    "|abit|resident|indirizzo|spedisc|consegna|mor|endereço|reside|envi|entrega|casa"
 )
 _BIRTH_NEEDLES = (
     "born|birth|dob|naci|cumpleaños|geburt|geboren|naissance|né|anniversaire|생년월일|생일|태어|生年月日|誕生日|生まれ"
-    "|생|출생|生|誕生"
+    "|생|출생|生|誕生|nat|nascit|compleanno|nascid|nasceu|aniversário"
 )
 _ACCOUNT_NEEDLES = (
     "account|acct|sort code|routing|aba|cuenta|kontonummer|bankverbindung|blz|compte|rib|계좌|口座|普通|当座|支店"
+    "|conto|conta|agência"
 )
 
 
 PERSONAL_DETAIL_RULES: tuple[GateRule, ...] = (
     _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40), 1, _ADDRESS_NEEDLES),
     _rule("birth_date", "contains a date of birth", _birth, 4, _BIRTH_NEEDLES),
+    _rule("birth_date.name_and_date", "contains a person's name with a date of birth", _name_and_date, 5, ""),
     _rule("bank_account", "contains a bank account number", _account, 6, _ACCOUNT_NEEDLES),
 )

@@ -32,7 +32,8 @@ _PHONE_WORDS = re.compile(
     r"phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|reach|dial"
     r"|\w's (?:number|no\.?)"
     r"|teléfono|telefono|móvil|movil|celular|llám|llama|fijo|telefon|handy|festnetz|ruf|anruf"
-    r"|téléphone|portable|appel|fixe|joindre|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先",
+    r"|téléphone|portable|appel|fixe|joindre|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先"
+    r"|cellulare|cell\.|chiam|numero di telefono|recapito|telefone|telemóvel|ligar|ligue|liga|contato|contacto|zap",
     re.IGNORECASE,
 )
 _ARITHMETIC = re.compile(r"\s[-+]\s|\d\.\d{1,2}(?!\d)")
@@ -62,6 +63,30 @@ _REGIONS = (
     "PT",
     "IE",
     "PL",
+    "AO",
+    "MZ",
+    "CN",
+    "RU",
+    "ZA",
+    "NG",
+    "PH",
+    "SG",
+    "NZ",
+    "SE",
+    "NO",
+    "DK",
+    "FI",
+    "TR",
+    "AE",
+    "IL",
+    "PE",
+    "VE",
+    "UY",
+    "EC",
+    "GR",
+    "CZ",
+    "HU",
+    "RO",
 )
 _SCRIPT_REGIONS = (("\uac00", "\ud7a3", "KR"), ("\u3040", "\u30ff", "JP"))
 

@@ -29,20 +29,24 @@ _WORDS = (
     r"|mot de passe|mdp|phrase secrète|identifiants|code d'accès"
     r"|비밀번호|비번|암호|패스워드|로그인|접속 정보|로그인 정보|암호 문구"
     r"|パスワード|暗証番号|パスフレーズ|ログイン|認証情報|ログイン情報|合言葉"
+    r"|parola d'ordine|credenziali|codice di accesso|chiave di accesso|accesso"
+    r"|senha|palavra-passe|palavra passe|credenciais|código de acesso|chave de acesso"
 )
 # The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
 _KEY_PHRASES = (
     r"community string|snmp community|wi-?fi key|wpa2? key|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi"
     r"|clé wpa|clave wpa|wpa-schlüssel|pre-?shared key|\bpsk\b|shared secret|vpn key|the key is|le mot de passe"
     r"|access code|security code|código de acceso|zugangscode|code d'accès|와이파이 키|wi-?fiのキー"
+    r"|chiave (?:del )?wi-?fi|password (?:del )?wi-?fi|senha (?:do )?wi-?fi|chave (?:do )?wi-?fi|codice di sicurezza"
+    r"|código de segurança"
 )
 _KEYWORD = re.compile(rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|{_KEY_PHRASES})(?![A-Za-z0-9à-ÿ])", re.IGNORECASE)
 # After these the next word is the value, whatever it looks like ("the password is sunshine").
 _STRAIGHT = re.compile(
     r"(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key|wpa2? key"
-    r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code|clé wpa|clave wpa)(?: (?:is|was|ist"
-    r"|lautet|war"
-    r"|es|era|est|était)| ?[:=：])\s*[\"'“«]?(?P<value>[!-~]{4,64})|(?:비밀번호|비번|암호|패스워드)(?:는|은|가"
+    r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code|clé wpa|clave wpa|senha|palavra-passe"
+    r"|parola d'ordine|chiave|chave)(?: (?:is|was|ist|lautet|war|es|era|est|était|é|è|e|sono|são|resta|fica)"
+    r"| ?[:=：])\s*[\"'“«]?(?P<value>[!-~]{4,64})|(?:비밀번호|비번|암호|패스워드)(?:는|은|가"
     r"|:)\s*(?P<ko>[!-~]{4,64})"
     r"|(?:パスワード|暗証番号|パスフレーズ)(?:は|:|：)\s*(?P<ja>[!-~]{4,64})",
     re.IGNORECASE,
@@ -61,7 +65,9 @@ _PIN = re.compile(
     r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호|code d'accès|código de acceso|zugangscode"
     r"|access code|gate code|alarm pin|garage code|disarm code|duress code|digicode|combination|combo|code de la carte"
     r"|code (?:de )?(?:la )?carte bleue|code für die alarmanlage|alarmanlage|tresor|safe (?:code|combination|opens)"
-    r"|locker|opens with|unlocks with|cadenas|candado|código de la alarma|alarma|금고|자물쇠|暗証|金庫|ロッカー)"
+    r"|locker|opens with|unlocks with|cadenas|candado|código de la alarma|alarma|금고|자물쇠|暗証|金庫|ロッカー"
+    r"|codice pin|pin del bancomat|codice del portone|codice dell'allarme|allarme|cassaforte|lucchetto|citofono"
+    r"|código da porta|código do alarme|alarme|senha do cartão|cofre|cadeado|portão)"
     r"[^\d\n]{0,60}(?P<value>\d{4,8}(?!\d)"
     r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6})(?![\dA-Za-z])"
     r"|(?:cvv2?|cvc2?|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme|보안 ?코드"
@@ -74,7 +80,8 @@ _OTP_WORDS = re.compile(
     r"2fa|two[- ]factor|totp|otp|mfa|authenticator|setup key|set-up key|recovery code|backup code|2단계|이중 인증"
     r"|二段階"
     r"|二要素|認証アプリ|セットアップキー|zwei-faktor|2-faktor|einrichtungsschlüssel|doble factor|dos factores"
-    r"|double authentification|deux facteurs|clé de configuration|código 2fa|código de respaldo",
+    r"|double authentification|deux facteurs|clé de configuration|código 2fa|código de respaldo"
+    r"|due fattori|verifica in due passaggi|chiave di configurazione|dois fatores|duas etapas|chave de configuração",
     re.IGNORECASE,
 )
 _BASE32_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}[ -]){3,}[A-Z2-7]{4}(?![A-Za-z0-9])")
@@ -90,7 +97,8 @@ _JOINED_KEY = re.compile(
 )
 _HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
 _KEY_WORDS = re.compile(
-    r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|키|토큰|キー|トークン|シークレット|\b(?:mailgun"
+    r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|chiave|chave|키|토큰|キー|トークン|シークレット"
+    r"|\b(?:mailgun"
     r"|datadog"
     r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
     r"|digitalocean|linode|vultr|twilio|nexmo|vonage|bitly|trello|asana|airtable|notion|openweather|weatherapi)",
@@ -256,7 +264,8 @@ def _named_hex(text: str) -> tuple[int, int] | None:
 
 _RECOVERY_WORDS = re.compile(
     r"recovery codes?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?|códigos? de (?:recuperación"
-    r"|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드|リカバリーコード|バックアップコード|復旧コード",
+    r"|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드|リカバリーコード|バックアップコード|復旧コード"
+    r"|codici di (?:recupero|backup)|códigos de (?:recuperação|backup)",
     re.IGNORECASE,
 )
 _CODE_TOKEN = re.compile(
@@ -291,13 +300,14 @@ def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = 
 _PIN_NEEDLES = tuple(
     "pin|geheimzahl|暗証|비밀번호|핀|código|alarm|door|türcode|porte|도어락|accès|zugangscode|access code|gate code"
     "|garage|disarm|duress|digicode|combination|combo|carte|tresor|safe|locker|opens with|unlocks with|cadenas"
-    "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안"
+    "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안|codice|allarme"
+    "|cassaforte|lucchetto|citofono|alarme|senha|cofre|cadeado|portão|bancomat"
     "|セキュリティコード".split("|")
 )
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
 _NEEDLES = (
     *sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")}),
-    *"community wifi wi-fi wpa wlan pin código zugangscode 와이파이 キー psk shared key".split(),
+    *"community wifi wi-fi wpa wlan pin código zugangscode 와이파이 キー psk shared key chiave chave".split(),
     "network key",
     "access code",
     "security code",

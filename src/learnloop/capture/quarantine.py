@@ -28,6 +28,7 @@ from ..errors import ConfigurationError, ConflictError, NotFound
 from ..governance import change_status, get, status_update
 from ..models import Scope, Status
 from .gate import GateVerdict, WriteGate
+from .poisoning_model import load_model
 from .redaction import HARMFUL_KINDS
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ def _digest(gate: WriteGate) -> str:
         finder = getattr(rule.finder, "__qualname__", "")
         digest.update(f"{rule.id}\0{rule.kind}\0{rule.regex.pattern}\0{rule.detector}\0{finder}\n".encode())
     digest.update(f"{gate.min_chars}\0{gate.max_chars}".encode())
+    model = load_model() if gate.learns else None
+    digest.update(f"poisoning-model={model.version if model else None}".encode())  # new weights: a new gate
     for library in _LIBRARIES:
         with contextlib.suppress(metadata.PackageNotFoundError):
             digest.update(f"{library}={metadata.version(library)}".encode())

@@ -29,6 +29,8 @@ from ..stores.base import (
 from ..textcheck import check_text
 from .dedupe import DedupeAction, DedupeDecision, decide
 from .fields import hashed_source
+from .gate import LEARNED_ID
+from .poisoning_model import VECTOR_MODELS
 from .timing import resolve
 
 __all__ = ["SaveAction", "SaveRequest", "SaveResult", "check_gate", "save"]
@@ -148,6 +150,11 @@ async def save(engine: Engine, scope: Scope, request: SaveRequest) -> SaveResult
     request = await validated(engine, scope, request)
     request = replace(request, source=hashed_source(engine.gate, request.source))  # ids: the *hash* policy
     verdict = engine.gate.check(_gate_text(request))
+    if verdict.rule == LEARNED_ID or (verdict.allowed and engine.gate.learns):
+        # The learned poisoning classifier reads the learning's own text (not topic, tags and context joined),
+        # with the embedding the write computes anyway (cached for it) when it is the bundled MiniLM's.
+        vector = await engine.embed_one(request.text) if engine.embedder.model_id in VECTOR_MODELS else None
+        verdict = engine.gate.check_learned(request.text, vector)
     if not verdict.allowed:
         engine.count(scope.tenant, f"save.refused.{verdict.rule}")
         return SaveResult(action=SaveAction.REFUSED, reason=verdict.reason or "refused", rule=verdict.rule)

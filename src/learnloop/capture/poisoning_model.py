@@ -1,0 +1,156 @@
+"""A learned memory-poisoning detector: logistic regression on hashed character and word n-grams, plus the
+text's embedding when the caller has one.
+
+The structural rules (`poisoning`, `poisoning_acts`) name what a text does; this model catches phrasings they
+do not list. Its inputs:
+
+* **n-grams** — character 3- to 6-grams of the normalised lowercased text (web and e-mail addresses read as
+  one placeholder each, digits as 0), hashed into 2^18 buckets (a fixed polynomial hash: the same text gives
+  the same features in every process).
+  They carry every language the training corpus has, including the ones the embedder does not read well
+  (Korean, Japanese);
+* **the embedding** — the 384-dimensional vector of the bundled MiniLM (`local:minilm-q8` /
+  ``local:all-MiniLM-L6-v2``), which the save path computes anyway. Optional: the model was trained with the
+  vector dropped half of the time, so it also scores text alone (`learnloop gate`, field checks, recheck).
+
+The score is the largest over the whole text and each of its sentences (a poisoning sentence hidden behind
+benign ones is not diluted), and the text is refused at or above `threshold` (set by
+``bench/train_gate_model.py`` on held-out benign text). Weights ship as package data
+(``capture/data/poisoning.npz``, trained from ``bench/data/gate/learned/``); nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import numpy.typing as npt
+
+from .gate import normalize
+
+__all__ = ["BUCKETS", "DIMENSION", "VECTOR_MODELS", "PoisoningModel", "features", "load_model"]
+
+BUCKETS = 1 << 18
+#: The embedders whose vectors the model reads (the bundled MiniLM, int8 as shipped or requantised); any other
+#: embedder's vectors are not passed to it.
+VECTOR_MODELS = frozenset({"local:all-MiniLM-L6-v2", "local:all-MiniLM-L6-v2-q8"})
+DIMENSION = 384
+_MASK = np.uint64(BUCKETS - 1)
+_PRIME = np.uint64(1_000_003)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_SHIFT = np.uint64(29)
+_NGRAMS = (3, 4, 5, 6)
+_SPACES = re.compile(r"\s+")
+# Addresses and numbers are read as what they are, not as their characters: a model that learned the domains
+# of its training texts would refuse every text naming a site, and pass the same order with another address.
+_URL = re.compile(
+    r"(?:https?://|www\.)[^\s<>\"'`)\]]+|\b[\w-]{1,63}(?:\.[\w-]{1,63})*\.[a-z]{2,12}(?:/[^\s<>\"'`)\]]*)?"
+)
+_EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
+_DIGITS = re.compile(r"\d+")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_DOTTED = re.compile(r"\w\.[a-z]")
+# Sentence ends in the view: a full stop, "!" or "?" before a space, their CJK forms, a line break.
+_BOUNDARY = re.compile(r"[.!?](?= )|[。！？\n]")
+_MIN_NGRAMS = 40  # a sentence shorter than ~10 characters is scored only as part of the text
+
+Indices = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float32]
+
+
+def _char_ngrams(text: str) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """Hashes of every character n-gram (n in `_NGRAMS`), each n in its own space, repeats kept; and where
+    each starts."""
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    positions = np.arange(len(codes))
+    parts, starts = [], []
+    h = codes
+    for n in range(2, _NGRAMS[-1] + 1):  # the n-gram hash extends the (n-1)-gram one by a character
+        if len(codes) < n:
+            break
+        h = h[:-1] * _PRIME + codes[n - 1 :]
+        if n >= _NGRAMS[0]:
+            parts.append(h + np.uint64(n))
+            starts.append(positions[: len(h)])
+    if not parts:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    mixed = np.concatenate(parts) * _MIX
+    return mixed ^ (mixed >> _SHIFT), np.concatenate(starts)
+
+
+def _view(text: str) -> str:
+    lowered = normalize(text).lower()
+    if "@" in lowered:
+        lowered = _EMAIL.sub(" emailx ", lowered)
+    if "://" in lowered or "www." in lowered or _DOTTED.search(lowered):
+        lowered = _URL.sub(" urlx ", lowered)
+    return _SPACES.sub(" ", _DIGITS.sub("0", lowered)).strip()
+
+
+def features(text: str) -> Indices:
+    """The buckets of a text's character n-grams, one per occurrence (each counts 1 / sqrt(total))."""
+    return (_char_ngrams(f" {_view(text)} ")[0] & _MASK).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PoisoningModel:
+    """Weights of the n-gram part (`ngram`, one per bucket), of the embedding part (`dense`), a bias and the
+    refusal threshold on the logit."""
+
+    ngram: Floats
+    dense: Floats
+    bias: float
+    threshold: float
+    version: str
+
+    def logit(self, text: str, vector: Sequence[float] | npt.NDArray[np.floating] | None = None) -> float:
+        """The poisoning logit of a text: the highest over the whole text and its sentences."""
+        dense = 0.0
+        if vector is not None:
+            v = np.asarray(vector, dtype=np.float32)
+            if v.shape == (DIMENSION,):
+                dense = float(v @ self.dense)
+        view = f" {_view(text)} "
+        hashes, starts = _char_ngrams(view)
+        if not len(hashes):
+            return dense + self.bias
+        weights = self.ngram[(hashes & _MASK).astype(np.int64)]
+        best = float(weights.sum()) / np.sqrt(len(weights))  # the whole text
+        ends = [m.end() for m in _BOUNDARY.finditer(view)]
+        if ends:  # each sentence on its own: a planted one is not diluted by the benign ones around it
+            sentence = np.searchsorted(np.asarray(ends), starts, side="right")
+            sums = np.bincount(sentence, weights=weights)
+            counts = np.bincount(sentence)
+            long = counts >= _MIN_NGRAMS
+            if long.any():
+                best = max(best, float((sums[long] / np.sqrt(counts[long])).max()))
+        return float(best + dense + self.bias)
+
+    def refuses(self, text: str, vector: Sequence[float] | npt.NDArray[np.floating] | None = None) -> bool:
+        """At or above the threshold; a text of fewer than three distinct words (a token, masked text) never."""
+        if len(set(_WORDS.findall(text.lower()))) < 3:
+            return False
+        return self.logit(text, vector) >= self.threshold
+
+
+@functools.cache
+def load_model() -> PoisoningModel | None:
+    """The shipped model (None if the package was built without it)."""
+    try:
+        data = resources.files("learnloop.capture").joinpath("data/poisoning.npz").read_bytes()
+    except FileNotFoundError:
+        return None
+    import io
+
+    with np.load(io.BytesIO(data)) as npz:
+        return PoisoningModel(
+            ngram=npz["ngram"].astype(np.float32),
+            dense=npz["dense"].astype(np.float32),
+            bias=float(npz["bias"]),
+            threshold=float(npz["threshold"]),
+            version=str(npz["version"]),
+        )
