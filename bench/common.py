@@ -1,7 +1,10 @@
-"""Helpers shared by the benchmark scripts: timing statistics, tables, JSON output, cache folder."""
+"""Helpers shared by the benchmark scripts: timing statistics, tables, JSON output, cache folder, cached
+MiniLM vectors for the classifier trainers."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import statistics
 import sys
@@ -59,3 +62,31 @@ def emit_json(figures: dict[str, Any]) -> None:
 def progress(message: str, quiet: bool) -> None:
     if not quiet:
         print(message, file=sys.stderr, flush=True)
+
+
+def embed(texts: list[str]) -> Any:
+    """The default embedder's vectors of `texts` as a numpy array (cached under `CACHE`, one file per text)."""
+    import numpy as np
+
+    folder = CACHE / "vectors"
+    keys = [hashlib.sha256(t.encode()).hexdigest()[:24] for t in texts]
+    missing = [t for t, k in zip(texts, keys, strict=True) if not (folder / f"{k}.npy").exists()]
+    if missing:
+        folder.mkdir(parents=True, exist_ok=True)
+        for text, vector in zip(missing, _embed(missing), strict=True):
+            np.save(folder / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}.npy", vector)
+    return np.stack([np.load(folder / f"{k}.npy") for k in keys]) if texts else np.zeros((0, 384))
+
+
+def _embed(texts: list[str]) -> Any:
+    import numpy as np
+
+    from learnloop.config import Settings
+    from learnloop.embedders import resolve_embedder
+
+    embedder = resolve_embedder(Settings().embedder, Settings())
+
+    async def run() -> Any:
+        return np.asarray(await embedder.embed(texts, purpose="document"), dtype=np.float32)
+
+    return asyncio.run(run())

@@ -19,7 +19,6 @@ for half of the copies so text alone also scores. The threshold is the lowest lo
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import json
 import sys
@@ -30,12 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from common import embed
 from learnloop.capture.poisoning_model import BUCKETS, DIMENSION, PoisoningModel, features, load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "bench" / "data" / "gate"
 OUT = ROOT / "src" / "learnloop" / "capture" / "data" / "poisoning.npz"
-CACHE = Path("/tmp/learnloop-gate-vectors")
 Row = dict[str, Any]
 
 
@@ -86,30 +85,6 @@ def evaluation_sets() -> dict[str, list[Row]]:
     dedupe = {r[k] for r in _jsonl(ROOT / "bench" / "data" / "dedupe" / "heldout.jsonl") for k in ("existing", "new")}
     sets["dedupe/heldout (benign)"] = [{"text": t, "y": 0, "lang": "en", "kind": "benign"} for t in sorted(dedupe)]
     return sets
-
-
-def embed(texts: list[str]) -> np.ndarray:
-    """MiniLM vectors of the texts (cached on disk between runs, one file per text)."""
-    keys = [hashlib.sha256(t.encode()).hexdigest()[:24] for t in texts]
-    missing = [t for t, k in zip(texts, keys, strict=True) if not (CACHE / f"{k}.npy").exists()]
-    if missing:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        for text, vector in zip(missing, _embed(missing), strict=True):
-            np.save(CACHE / f"{hashlib.sha256(text.encode()).hexdigest()[:24]}.npy", vector)
-    return np.stack([np.load(CACHE / f"{k}.npy") for k in keys]) if texts else np.zeros((0, DIMENSION))
-
-
-def _embed(texts: list[str]) -> np.ndarray:
-    from learnloop.config import Settings
-    from learnloop.embedders import resolve_embedder
-
-    embedder = resolve_embedder(Settings().embedder, Settings())
-
-    async def run() -> np.ndarray:
-        vectors = await embedder.embed(texts, purpose="document")
-        return np.asarray(vectors, dtype=np.float32)
-
-    return asyncio.run(run())
 
 
 def train(

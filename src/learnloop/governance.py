@@ -221,6 +221,41 @@ async def report_failure(
     return await _retrying(attempt)
 
 
+async def discredit(
+    engine: Engine,
+    scope: Scope,
+    learning_ids: Sequence[int],
+    actor: str,
+    reason: str,
+    *,
+    superseded_by: int | None = None,
+) -> list[Learning]:
+    """The answer that used these learnings failed, was corrected or relied on what is no longer true (seed
+    004): they are deprecated with the reason, whatever their status, so they are not surfaced again; a person
+    can restore them. `superseded_by`: the learning that states what is true now."""
+    reason = redact_text(engine.gate, reason)
+
+    async def attempt() -> list[Learning]:
+        learnings = await engine.store.get_many(scope, list(learning_ids))
+        ops: list[Operation] = []
+        for learning in learnings:
+            if learning.status is Status.DEPRECATED or not scope.owns(scope.tenant, learning.user):
+                continue
+            if learning.id == superseded_by:
+                continue
+            extra: dict[str, Any] = {"failures": learning.failures + 1, "streak": 0}
+            if superseded_by is not None:
+                extra["superseded_by"] = superseded_by
+            ops.append(status_update(learning, Status.DEPRECATED, actor, reason, extra=extra))
+        if not ops:
+            return []
+        result = await engine.apply(scope, ops)
+        return [learning for learning in result.learnings if learning is not None]
+
+    await engine.ensure_started()
+    return await _retrying(attempt)
+
+
 async def update(
     engine: Engine,
     scope: Scope,

@@ -262,3 +262,19 @@ def test_relevance_reports_false_inclusion_and_recall(tmp_path: Path, tiny_locom
     assert figures["no_answer"]["answerable"] == 1
     assert 0.0 <= figures["locomo"]["cross_user_false_inclusion"] <= 1.0
     assert 0.0 <= figures["locomo"]["recall@10"] <= 1.0
+
+
+def test_feedback_reports_each_label_for_both_arms(tmp_path: Path) -> None:
+    rows = [
+        {"previous_user": "How do I fix a stuck sparge?", "assistant": "Stir the grain bed and recirculate.",
+         "follow_up": "Thanks, that worked!", "label": "positive"},
+        {"previous_user": "What efficiency should I plan for?", "assistant": "Plan for 72%.",
+         "follow_up": "I prefer using Irish moss rather than whirlfloc.", "label": "new_statement"},
+    ]  # fmt: skip
+    data = tmp_path / "follow_ups.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    figures = run_bench("feedback", "--data", data)
+    assert set(figures) == {"follow_ups [model]", "follow_ups [rules]"}
+    model = figures["follow_ups [model]"]
+    assert model["positive"]["n"] == 1 and model["benign follow-ups"] == 2
+    assert model["benign that deprecate"] == 0

@@ -1,14 +1,26 @@
-"""Feedback on the previous answer: the seed 001 table, its precedence traps, meta overrides and timing."""
+"""Feedback on the previous answer: the seed 001 table as the keyword rules read it (the fallback when no model
+ships, and the learned model's cues), its precedence traps, meta overrides and timing; then the learned model on
+the follow-ups the relevance issue names."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
-from learnloop.capture.feedback import SCORES, FeedbackAnalyzer, FeedbackKeywords, FeedbackType, PreviousTurn
+from learnloop.capture.feedback import (
+    CUE_NAMES,
+    SCORES,
+    FeedbackAnalyzer,
+    FeedbackKeywords,
+    FeedbackType,
+    PreviousTurn,
+)
+from learnloop.capture.feedback_model import LABELS, decide
 
-analyzer = FeedbackAnalyzer()
+analyzer = FeedbackAnalyzer(model=None)
+learned = FeedbackAnalyzer()
 PREVIOUS = PreviousTurn("How much boil-off should I expect on a 60 minute boil with my Grainfather?")
 T = FeedbackType
 
@@ -33,9 +45,11 @@ CASES: list[tuple[str, FeedbackType, float]] = [
     ("Not quite, try again", T.FOLLOW_UP_CORRECTION, -0.5),
     ("That's wrong, thanks anyway", T.FOLLOW_UP_CORRECTION, -0.5),
     # frustration
-    ("That doesn't work at all", T.EXPLICIT_NEGATIVE, -0.8),
     ("This is useless.", T.EXPLICIT_NEGATIVE, -0.8),
-    ("Still broken, thanks for nothing", T.EXPLICIT_NEGATIVE, -0.8),
+    # failure: it was tried
+    ("That doesn't work at all", T.FAILURE, -0.8),
+    ("Still broken, thanks for nothing", T.FAILURE, -0.8),
+    ("Show me that revenue broken down by product", T.FOLLOW_UP_REFINEMENT, 0.5),
     ("not great", T.EXPLICIT_NEGATIVE, -0.4),
     ("this is not helpful", T.EXPLICIT_NEGATIVE, -0.4),
     # refinement, same topic, new topic
@@ -68,6 +82,11 @@ def test_scores_follow_the_seed_table() -> None:
         T.FOLLOW_UP_CORRECTION: -0.5,
         T.REPEATED_QUESTION: -0.7,
         T.EXPLICIT_NEGATIVE: -0.8,
+        T.FAILURE: -0.8,
+        T.OUTDATED: -0.3,
+        T.NEW_STATEMENT: 0.0,
+        T.EXCLAMATION: 0.0,
+        T.UNCLEAR: 0.0,
     }
 
 
@@ -138,3 +157,51 @@ def test_signal_text_is_clipped_and_names_what_decided() -> None:
     assert len(feedback.signal_text) <= 100
     assert feedback.matched is not None and feedback.matched.casefold() == "that's wrong"
     assert feedback.negative and not feedback.positive
+
+
+# ---- the learned model ---------------------------------------------------------------------------------------
+
+BREWING = PreviousTurn("What efficiency should I plan my IPA for?")
+
+
+def test_the_model_ships_and_reads_the_cues_it_was_trained_on() -> None:
+    assert learned.model is not None
+    assert learned.model.cue_names == CUE_NAMES
+    assert len(learned.cues(BREWING, "thanks!")) == len(CUE_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("I prefer using Irish moss rather than whirlfloc.", T.NEW_STATEMENT),
+        ("no way!", T.EXCLAMATION),
+        ("Show me that revenue broken down by product", T.FOLLOW_UP_REFINEMENT),
+        ("Thanks, that worked!", T.EXPLICIT_POSITIVE),
+        ("That's wrong, it's 75%.", T.FOLLOW_UP_CORRECTION),
+        ("That changed since last year", T.OUTDATED),
+        ("This is useless.", T.EXPLICIT_NEGATIVE),
+    ],
+)
+def test_the_model_reads_the_issue_follow_ups(message: str, kind: FeedbackType) -> None:
+    feedback = learned.analyze(BREWING, message, gap_seconds=60)
+    assert (feedback.type, feedback.source) == (kind, "model")
+    assert feedback.probability is not None and 0 < feedback.probability <= 1
+
+
+def test_a_weak_negative_reading_is_unclear_not_the_runner_up() -> None:
+    model = learned.model
+    assert model is not None
+    p = np.full(len(LABELS), 0.01)
+    p[LABELS.index("failure")] = 0.5
+    p[LABELS.index("refinement")] = 0.4
+    thresholds = np.zeros(len(LABELS))
+    thresholds[LABELS.index("failure")] = 0.8
+    assert decide(p, thresholds) == ("unclear", 0.5)
+    thresholds[LABELS.index("failure")] = 0.4
+    assert decide(p, thresholds)[0] == "failure"
+
+
+def test_meta_and_repetition_speak_before_the_model() -> None:
+    assert learned.analyze(PREVIOUS, "This is useless.", meta={"validation_passed": True}).source == "meta"
+    assert learned.analyze(PREVIOUS, PREVIOUS.text, gap_seconds=90).type is T.REPEATED_QUESTION
+    assert learned.analyze(PREVIOUS, "Which hops suit a pilsner?", gap_seconds=3 * 3600).type is T.NO_REPLY

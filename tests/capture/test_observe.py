@@ -48,10 +48,10 @@ async def test_negative_feedback_reaches_the_learnings_that_were_used(loop: Loop
     assert {i.learning.id for i in used.items} == {verified.learning.id, candidate.learning.id}
     await loop.observe(question, "About 3.5 L/hr; mash at 64 C.", user="alice", session="s2", retrieved=used, at=start)
     reaction = await loop.observe(
-        "That's wrong, it doesn't work at all", "Sorry!", user="alice", session="s2", at=start + timedelta(minutes=1)
+        "This is useless.", "Sorry!", user="alice", session="s2", at=start + timedelta(minutes=1)
     )
-    assert reaction.feedback is not None and reaction.feedback.score < 0
-    assert reaction.feedback.demoted == [verified.learning.id]
+    assert reaction.feedback is not None and reaction.feedback.type == "explicit_negative"
+    assert reaction.feedback.demoted == [verified.learning.id]  # frustration says little about which part failed
     assert reaction.feedback.deprecated == [candidate.learning.id]
     assert (await loop.get(verified.learning.id)).status is Status.CANDIDATE
 
@@ -150,8 +150,8 @@ async def test_concurrent_copies_of_one_message_count_once(loop: Loop) -> None:
     await loop.observe("boil-off rate?", "3.5 L/hr", user="alice", session="s7", retrieved=used, at=start)
     later = start + timedelta(minutes=1)
     first, second = await asyncio.gather(
-        loop.observe("No, that's wrong, it didn't work", "Sorry", user="alice", session="s7", at=later),
-        loop.observe("No, that's wrong, it didn't work", "Sorry", user="alice", session="s7", at=later),
+        loop.observe("This is useless.", "Sorry", user="alice", session="s7", at=later),
+        loop.observe("This is useless.", "Sorry", user="alice", session="s7", at=later),
     )
     assert sorted([first.duplicate, second.duplicate]) == [False, True]
     assert (await loop.get(verified.learning.id)).status is Status.CANDIDATE  # demoted once, not deprecated
@@ -170,7 +170,8 @@ async def test_moving_to_a_new_topic_ends_a_streak_without_a_failure(loop: Loop)
         session="s8",
         at=start + timedelta(minutes=1),
     )
-    assert reaction.feedback is not None and reaction.feedback.type == "follow_up_new_topic"
+    # The learned model may call it unclear (it leans negative, too weakly to act on): the streak ends all the same.
+    assert reaction.feedback is not None and reaction.feedback.type in {"follow_up_new_topic", "unclear"}
     assert reaction.feedback.reset == [saved.learning.id]
     learning = await loop.get(saved.learning.id)
     assert (learning.streak, learning.failures, learning.hits) == (0, 0, 1)
@@ -187,3 +188,46 @@ async def test_the_runs_tags_scope_what_a_turn_learns(loop: Loop) -> None:
     assert [r.learning.tags for r in stored if r.learning] == [["staging"], ["production"]]
     found = await loop.retrieve_context("ops", "Which Grainfather do we use?", filters=Filters(tags=["staging"]))
     assert [i.learning.tags for i in found.items] == [["staging"]]
+
+
+async def test_a_statement_about_something_else_deprecates_nothing(loop: Loop) -> None:
+    """The relevance issue's Irish-moss scenario: a preference after an answer is not a correction of it."""
+    noted = await loop.save("Our mash efficiency is usually 72%.", user="alice", category="equipment")
+    assert noted.learning is not None
+    start = utcnow()
+    question = "What mash efficiency should I plan my IPA for?"
+    used = await loop.retrieve_context("alice", question)
+    assert [i.learning.text for i in used.items] == ["Our mash efficiency is usually 72%."]
+    await loop.observe(question, "Plan for 72%.", user="alice", session="moss", retrieved=used, at=start)
+    reaction = await loop.observe(
+        "I prefer using Irish moss rather than whirlfloc.", user="alice", session="moss", at=start
+    )
+    assert reaction.feedback is not None and reaction.feedback.type == "new_statement"
+    assert reaction.feedback.deprecated == [] and reaction.feedback.demoted == []
+    assert (await loop.get(used.items[0].learning.id)).status is not Status.DEPRECATED
+
+
+async def test_an_answer_that_did_not_work_deprecates_what_it_used(loop: Loop) -> None:
+    """Seed 004: what a failed answer used is deprecated with the reason and the turn, is not returned again,
+    and a person can restore it."""
+    saved = await loop.save(
+        "To fix a stuck sparge, stir the grain bed and recirculate slowly.",
+        user="alice",
+        category="technique",
+        status="verified",
+    )
+    assert saved.learning is not None
+    start = utcnow()
+    question = "How do I fix a stuck sparge?"
+    used = await loop.retrieve_context("alice", question)
+    assert [i.learning.id for i in used.items] == [saved.learning.id] and used.items[0].used
+    await loop.observe(question, "Stir the grain bed and recirculate slowly.", user="alice", session="sp",
+                       retrieved=used, at=start)  # fmt: skip
+    reaction = await loop.observe("that didn't work", user="alice", session="sp", at=start + timedelta(minutes=5))
+    assert reaction.feedback is not None and reaction.feedback.type == "failure"
+    assert reaction.feedback.deprecated == [saved.learning.id]
+    gone = await loop.get(saved.learning.id)
+    assert gone.status is Status.DEPRECATED and "session sp, turn 1" in (gone.status_reason or "")
+    assert (await loop.retrieve_context("alice", question)).items == []
+    back = await loop.restore(saved.learning.id, user="alice", status="verified", actor="person:ops")
+    assert back.status is Status.VERIFIED

@@ -4,14 +4,16 @@ pages and pointers (titles, contents, descriptions, cross references), whoever w
 What the model reads back is as good as an instruction to it, so a page or file is a way into its prompt:
 secrets, personal data and injection are refused on every write path (the agent's own tools, the SDK, the
 HTTP routes), not only on the agent's. Length and time-bound wording are allowed: schedules and long notes
-are what files and pages are for.
+are what files and pages are for. The learned poisoning classifier stays off too: it was trained on single
+learnings, and a routing file or a procedure page is a list of instructions by design ("Always answer in
+metric units", "read equipment.md"); the injection rules, which name what they found, still apply.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..capture.gate import WriteGate
+from ..capture.gate import LEARNED_ID, WriteGate
 from ..engine import Engine
 from ..errors import ValidationError, WriteRefused
 
@@ -21,7 +23,7 @@ _MAX_DEPTH = 64
 
 
 def content_gate(engine: Engine) -> WriteGate:
-    return engine.gate.without("unstable", "size", "empty")
+    return engine.gate.without("unstable", "size", "empty", LEARNED_ID)
 
 
 def check_text(gate: WriteGate, text: str, field: str, *, hint: str = "") -> None:

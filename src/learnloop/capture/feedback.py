@@ -31,15 +31,29 @@ word gives way to praise in its own clause ("actually that worked great"), and p
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from ..terms import query_terms, stem
+import numpy as np
+import numpy.typing as npt
 
-__all__ = ["SCORES", "Feedback", "FeedbackAnalyzer", "FeedbackKeywords", "FeedbackType", "PreviousTurn"]
+from ..terms import query_terms, stem
+from .feedback_model import FeedbackModel, load_feedback_model
+
+__all__ = [
+    "CUE_NAMES",
+    "DISCREDITING",
+    "LABEL_TYPES",
+    "SCORES",
+    "Feedback",
+    "FeedbackAnalyzer",
+    "FeedbackKeywords",
+    "FeedbackType",
+    "PreviousTurn",
+]
 
 
 class FeedbackType(StrEnum):
@@ -51,6 +65,11 @@ class FeedbackType(StrEnum):
     FOLLOW_UP_NEW_TOPIC = "follow_up_new_topic"
     REPEATED_QUESTION = "repeated_question"
     NO_REPLY = "no_reply"
+    FAILURE = "failure"
+    OUTDATED = "outdated"
+    NEW_STATEMENT = "new_statement"
+    EXCLAMATION = "exclamation"
+    UNCLEAR = "unclear"  # the learned model leans negative, below the confidence that acting on it needs
 
 
 SCORES: dict[FeedbackType, float] = {
@@ -62,10 +81,56 @@ SCORES: dict[FeedbackType, float] = {
     FeedbackType.FOLLOW_UP_CORRECTION: -0.5,
     FeedbackType.REPEATED_QUESTION: -0.7,
     FeedbackType.EXPLICIT_NEGATIVE: -0.8,
+    FeedbackType.FAILURE: -0.8,
+    FeedbackType.OUTDATED: -0.3,
+    FeedbackType.NEW_STATEMENT: 0.0,
+    FeedbackType.EXCLAMATION: 0.0,
+    FeedbackType.UNCLEAR: 0.0,
 }
+#: The learned model's nine labels as feedback types (`frustration` is the seed's explicit negative).
+LABEL_TYPES: dict[str, FeedbackType] = {
+    "positive": FeedbackType.EXPLICIT_POSITIVE,
+    "refinement": FeedbackType.FOLLOW_UP_REFINEMENT,
+    "new_topic": FeedbackType.FOLLOW_UP_NEW_TOPIC,
+    "new_statement": FeedbackType.NEW_STATEMENT,
+    "exclamation": FeedbackType.EXCLAMATION,
+    "correction": FeedbackType.FOLLOW_UP_CORRECTION,
+    "failure": FeedbackType.FAILURE,
+    "frustration": FeedbackType.EXPLICIT_NEGATIVE,
+    "outdated": FeedbackType.OUTDATED,
+    "unclear": FeedbackType.UNCLEAR,
+}
+#: What the answer used failed: seed 004 deprecates it so that it is not surfaced again.
+DISCREDITING = frozenset({FeedbackType.FAILURE, FeedbackType.FOLLOW_UP_CORRECTION})
+_RULE_TYPES = tuple(FeedbackType)[:8]
+_KEYWORD_CUES = (
+    "frustration",
+    "failure",
+    "correction",
+    "weak_correction",
+    "gratitude",
+    "mild_positive",
+    "refinement",
+    "neutral",
+)
+#: The cues the learned model reads next to the text (`FeedbackAnalyzer.cues`), in order.
+CUE_NAMES: tuple[str, ...] = (
+    *(f"rule:{t.value}" for t in _RULE_TYPES),
+    *(f"kw:{name}" for name in _KEYWORD_CUES),
+    "kw:praise",
+    "kw:praise_negated",
+    "kw:contrast",
+    "starts_no",
+    "question",
+    "exclaims",
+    "digit",
+    "words",
+    "overlap",
+    "shared",
+)
 MILD_POSITIVE_SCORE = 0.4
 MILD_NEGATIVE_SCORE = -0.4
-Source = Literal["meta", "keywords", "repeat", "topic", "timing", "none"]
+Source = Literal["meta", "keywords", "model", "repeat", "topic", "timing", "none"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +143,7 @@ class Feedback:
     source: Source = "none"
     matched: str | None = None
     duplicate: bool = False  # the same message again within the duplicate window: not a rating at all
+    probability: float | None = None  # the learned model's, when it decided
 
     @property
     def positive(self) -> bool:
@@ -106,10 +172,15 @@ class FeedbackKeywords:
     """Phrase lists, lower case, matched on word boundaries. `extended(positive=(…,))` adds to a list."""
 
     frustration: tuple[str, ...] = (
-        "doesn't work", "does not work", "didn't work", "did not work", "not working", "still broken", "useless",
-        "terrible", "broken", "waste of time", "not what i asked", "not what i wanted", "not what i meant",
+        "useless", "terrible", "waste of time", "not what i asked", "not what i wanted", "not what i meant",
         "makes no sense", "you're not listening", "still wrong", "wrong again", "ugh", "wtf", "frustrating",
         "annoying", "garbage", "awful", "horrible", "nonsense", "nice try", "worse",
+    )  # fmt: skip
+    #: It was tried and did not work (seed 004: what the answer used is deprecated).
+    failure: tuple[str, ...] = (
+        "doesn't work", "does not work", "didn't work", "did not work", "not working", "still broken", "is broken",
+        "didn't help", "did not help", "didn't fix", "did not fix", "still fails", "still failing", "same error",
+        "still getting", "still won't", "still doesn't", "still does not", "no change", "made it worse",
     )  # fmt: skip
     correction: tuple[str, ...] = (
         "that's wrong", "that is wrong", "wrong", "incorrect", "not quite", "not exactly", "not really", "not that",
@@ -170,6 +241,7 @@ _POSITIVE_META = frozenset({"positive", "up", "thumbs_up", "good", "+1", "like",
 _NEGATIVE_META = frozenset({"negative", "down", "thumbs_down", "bad", "-1", "dislike", "unhelpful"})
 _NO = re.compile(r"^(?:no|nope|nah)(?:[\s,.!:;-]+(?=\w)|[,.!]|$)", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
+_NOT_A_VERDICT = frozenset({FeedbackType.FOLLOW_UP_NEW_TOPIC, FeedbackType.NEW_STATEMENT, FeedbackType.EXCLAMATION})
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'"})
 
 
@@ -183,6 +255,8 @@ class FeedbackAnalyzer:
     repeat_similarity: float = 0.8
     same_topic_overlap: float = 0.34
     elliptical_terms: int = 4
+    #: The learned reader of the nine labels (`feedback_model`); None keeps the keyword rules alone.
+    model: FeedbackModel | None = field(default_factory=load_feedback_model, repr=False)
 
     def __post_init__(self) -> None:
         k = self.keywords
@@ -197,7 +271,9 @@ class FeedbackAnalyzer:
         *,
         gap_seconds: float | None = None,
         meta: Mapping[str, Any] | None = None,
+        vector: Sequence[float] | Any | None = None,
     ) -> Feedback:
+        """`vector`: the message's embedding by the bundled MiniLM, if the caller has it (the model reads it)."""
         message = (current_message or "").translate(_APOSTROPHES).strip()
         signal = _clip(message)
         from_meta = self._from_meta(meta or {})
@@ -210,6 +286,9 @@ class FeedbackAnalyzer:
             return Feedback(FeedbackType.NO_REPLY, SCORES[FeedbackType.NO_REPLY], "", "timing")
         if previous is None:  # the first message of a session rates nothing
             return Feedback(FeedbackType.FOLLOW_UP_NEW_TOPIC, 0.0, signal, "none")
+        if self.model is not None:
+            repeated = self._repeated(previous, message, signal, gap_seconds)
+            return repeated or self._from_model(self.model, previous, message, signal, gap_seconds, vector)
         verdict = self._from_keywords(message)
         if verdict is not None:
             kind, score, matched = verdict
@@ -218,6 +297,59 @@ class FeedbackAnalyzer:
             # Whatever comes after a long silence is a new visit, not a reaction to the last answer.
             return Feedback(FeedbackType.NO_REPLY, SCORES[FeedbackType.NO_REPLY], signal, "timing")
         return self._from_topic(previous, message, signal, gap_seconds)
+
+    def cues(self, previous: PreviousTurn | None, message: str) -> npt.NDArray[np.float64]:
+        """What the keyword rules and the context say about a follow-up, as the model's cue inputs
+        (`CUE_NAMES` order)."""
+        text = (message or "").translate(_APOSTROPHES).strip()
+        before = (previous or PreviousTurn()).stems(self._generic)
+        now = frozenset(stem(w) for w in query_terms(text, limit=64) if w not in self._generic)
+        verdict = self._from_keywords(text)
+        rule = verdict[0] if verdict else self._from_topic(previous or PreviousTurn(), text, "", None).type
+        found = {name: self._re[name].search(text) is not None for name in _KEYWORD_CUES}
+        praise = self._praise(text)
+        values = [
+            *(float(rule is t) for t in _RULE_TYPES),
+            *(float(found[name]) for name in _KEYWORD_CUES),
+            float(praise is not None and praise != "negated"),
+            float(praise == "negated"),
+            float(self._contrast.search(text) is not None),
+            float(_NO.match(text) is not None),
+            float(text.rstrip().endswith("?")),
+            float("!" in text),
+            float(_DIGIT.search(text) is not None),
+            min(1.0, len(text.split()) / 30),
+            len(before & now) / max(1, len(before | now)),
+            float(bool(before & now)),
+        ]
+        return np.asarray(values, dtype=np.float64)
+
+    def _from_model(
+        self,
+        model: FeedbackModel,
+        previous: PreviousTurn,
+        message: str,
+        signal: str,
+        gap: float | None,
+        vector: Sequence[float] | Any | None,
+    ) -> Feedback:
+        label, probability = model.label(message, self.cues(previous, message), vector)
+        kind = LABEL_TYPES[label]
+        score = SCORES[kind]
+        if kind is FeedbackType.EXPLICIT_POSITIVE and not self._strong_praise(message):
+            score = MILD_POSITIVE_SCORE  # "ok", "fine", "got it": approval, not a verdict that it worked
+        elif kind in _NOT_A_VERDICT and gap is not None and gap >= self.no_reply_after:
+            kind, score = FeedbackType.NO_REPLY, SCORES[FeedbackType.NO_REPLY]
+        elif kind is FeedbackType.FOLLOW_UP_NEW_TOPIC and self._same_topic(previous, message):
+            kind, score = FeedbackType.FOLLOW_UP_SAME_TOPIC, SCORES[FeedbackType.FOLLOW_UP_SAME_TOPIC]
+        return Feedback(kind, score, signal, "model", label, probability=round(probability, 4))
+
+    def _strong_praise(self, message: str) -> bool:
+        text = self._re["neutral"].sub(" ", message)
+        if self._re["gratitude"].search(text):
+            return True
+        praise = self._praise(text)
+        return (praise is not None and praise != "negated") or not self._re["mild_positive"].search(text)
 
     # ---- signals ---------------------------------------------------------------------------------------------
 
@@ -252,6 +384,8 @@ class FeedbackAnalyzer:
         question = clause.rstrip().endswith("?")
         if found := self._re["frustration"].search(clause):
             return FeedbackType.EXPLICIT_NEGATIVE, SCORES[FeedbackType.EXPLICIT_NEGATIVE], found.group(0)
+        if found := self._re["failure"].search(clause):
+            return FeedbackType.FAILURE, SCORES[FeedbackType.FAILURE], found.group(0)
         if (found := self._re["correction"].search(clause)) or (first and (found := _NO.match(clause))):
             return FeedbackType.FOLLOW_UP_CORRECTION, SCORES[FeedbackType.FOLLOW_UP_CORRECTION], found.group(0)
         praise = None if question else self._praise(clause)
@@ -278,7 +412,7 @@ class FeedbackAnalyzer:
             return found.group(0)
         return "negated" if negated else None
 
-    def _from_topic(self, previous: PreviousTurn, message: str, signal: str, gap: float | None) -> Feedback:
+    def _repeated(self, previous: PreviousTurn, message: str, signal: str, gap: float | None) -> Feedback | None:
         before = previous.stems(self._generic)
         now = frozenset(stem(w) for w in query_terms(message, limit=64) if w not in self._generic)
         same_text = " ".join(message.casefold().split()) == " ".join(previous.text.casefold().split())
@@ -287,8 +421,20 @@ class FeedbackAnalyzer:
         similar = len(now) >= 2 and len(before & now) / len(before | now) >= self.repeat_similarity
         if (same_text and previous.text) or similar:
             return Feedback(FeedbackType.REPEATED_QUESTION, SCORES[FeedbackType.REPEATED_QUESTION], signal, "repeat")
+        return None
+
+    def _same_topic(self, previous: PreviousTurn, message: str) -> bool:
+        before = previous.stems(self._generic)
+        now = frozenset(stem(w) for w in query_terms(message, limit=64) if w not in self._generic)
         shared = before & now
-        same_topic = bool(shared) and len(shared) / max(1, min(len(before), len(now))) >= self.same_topic_overlap
+        return bool(shared) and len(shared) / max(1, min(len(before), len(now))) >= self.same_topic_overlap
+
+    def _from_topic(self, previous: PreviousTurn, message: str, signal: str, gap: float | None) -> Feedback:
+        repeated = self._repeated(previous, message, signal, gap)
+        if repeated is not None:
+            return repeated
+        now = frozenset(stem(w) for w in query_terms(message, limit=64) if w not in self._generic)
+        same_topic = self._same_topic(previous, message)
         # §4.4: refinement keywords count on the same topic, or in a short elliptical follow-up ("what about May?").
         refinement = self._re["refinement"].search(message)
         if refinement and (same_topic or len(now) <= self.elliptical_terms):

@@ -47,6 +47,7 @@ from ..errors import ConfigurationError, ValidationError
 
 __all__ = [
     "KINDS",
+    "LEARNED_ID",
     "PERSONAL_DATA_CATEGORIES",
     "GateHit",
     "GateLineResult",

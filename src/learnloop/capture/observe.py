@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from ..engine import Engine
 from ..errors import ConflictError, ValidationError
-from ..governance import report_failure, status_update
+from ..governance import discredit, report_failure, status_update
 from ..lifecycle import evidence_promotion
 from ..models import LearningType, Origin, RetrievalResult, Scope, Source, Status
 from ..simhash import hamming, simhash64
@@ -36,8 +36,9 @@ from ..terms import query_terms
 from ..tools.intelligence import live_tools
 from .artifacts import Artifact, ObserveContext
 from .evidence import GENERIC, profile
-from .feedback import Feedback, FeedbackType, PreviousTurn
+from .feedback import DISCREDITING, Feedback, FeedbackType, PreviousTurn
 from .fields import identifier, redact_text
+from .poisoning_model import VECTOR_MODELS
 from .write import SaveAction, SaveRequest, SaveResult, save
 
 __all__ = ["FeedbackOutcome", "ObserveResult", "observe"]
@@ -135,19 +136,21 @@ async def observe(
         return ObserveResult(session=session, turn=previous.turn, duplicate=True)
     gap = None if previous is None else (now - previous.at).total_seconds()
 
-    outcome = None
+    feedback = None
     if previous is not None:
+        vector = None
+        if engine.feedback.model is not None and engine.embedder.model_id in VECTOR_MODELS and safe_message.strip():
+            vector = await engine.embed_one(safe_message)
         feedback = engine.feedback.analyze(
-            PreviousTurn(terms=previous.topic_terms, at=previous.at), safe_message, gap_seconds=gap, meta=meta
+            PreviousTurn(terms=previous.topic_terms, at=previous.at),
+            safe_message,
+            gap_seconds=gap,
+            meta=meta,
+            vector=vector,
         )
-        outcome = await _apply_feedback(engine, scope, previous, feedback)
-    tools = live_tools(engine, scope.tenant)
-    if tools is not None:  # the same verdict moves the query templates the previous turn's tool calls used
-        moved = await tools.observed_turn(session, None if outcome is None else outcome.score, user=scope.user)
-        if outcome is not None:
-            outcome.templates = [t.id for t in moved]
 
     if refused:  # nothing is learned from a message the gate refuses
+        outcome = await _judged(engine, scope, session, previous, feedback, ())
         return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=0, saved=[])
     vocabulary = await engine.vocabulary(scope.tenant, namespace)
     context = ObserveContext(
@@ -167,7 +170,32 @@ async def observe(
     saved_ids = tuple(r.learning.id for r in results if r.action in _STORED and r.learning is not None)
     if saved_ids:
         await engine.store.put_turn(scope, replace(claim, turn=turn_number, saved_ids=saved_ids))
+    outcome = await _judged(engine, scope, session, previous, feedback, saved_ids)
     return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=len(artifacts), saved=results)
+
+
+async def _judged(
+    engine: Engine,
+    scope: Scope,
+    session: str,
+    previous: TurnRecord | None,
+    feedback: Feedback | None,
+    saved_ids: tuple[int, ...],
+) -> FeedbackOutcome | None:
+    """The verdict on the previous turn, acted on once this turn's own learnings are saved (an `outdated`
+    verdict is superseded by what the user says is true now)."""
+    outcome = None
+    if previous is not None and feedback is not None:
+        outcome = await _apply_feedback(engine, scope, previous, feedback, saved_ids)
+    tools = live_tools(engine, scope.tenant)
+    if tools is not None:  # the same verdict moves the query templates the previous turn's tool calls used
+        moved = await tools.observed_turn(session, None if outcome is None else outcome.score, user=scope.user)
+        if outcome is not None:
+            outcome.templates = [t.id for t in moved]
+    return outcome
+
+
+_STREAK_ENDS = frozenset({FeedbackType.FOLLOW_UP_NEW_TOPIC, FeedbackType.UNCLEAR})
 
 
 def _distinct(artifacts: list[Artifact]) -> list[Artifact]:
@@ -228,18 +256,31 @@ def _topic(artifact: Artifact) -> str:
     return " ".join([artifact.topic, *words]).strip()[:200]
 
 
-async def _apply_feedback(engine: Engine, scope: Scope, previous: TurnRecord, feedback: Feedback) -> FeedbackOutcome:
-    """Act on the verdict about the previous turn and remember it on that turn's record."""
+async def _apply_feedback(
+    engine: Engine, scope: Scope, previous: TurnRecord, feedback: Feedback, saved_ids: tuple[int, ...]
+) -> FeedbackOutcome:
+    """Act on the verdict about the previous turn and remember it on that turn's record. `retrieved_ids` are
+    the learnings the previous answer used (`_recalled`): only they take the verdict."""
     outcome = FeedbackOutcome(type=feedback.type.value, score=feedback.score, signal=feedback.signal_text)
-    if feedback.score < 0 and previous.retrieved_ids:
+    at = f"session {previous.session}, turn {previous.turn}"
+    if feedback.type in DISCREDITING and previous.retrieved_ids:
+        reason = f"{feedback.type.value} of the answer that used it ({at}): {feedback.signal_text}"
+        changed = await discredit(engine, scope, previous.retrieved_ids, "feedback", reason)
+        outcome.deprecated = [learning.id for learning in changed]
+    elif feedback.type is FeedbackType.OUTDATED and previous.retrieved_ids:
+        replacement = saved_ids[0] if len(saved_ids) == 1 else None
+        reason = f"no longer true ({at}): {feedback.signal_text}"
+        changed = await discredit(engine, scope, previous.retrieved_ids, "feedback", reason, superseded_by=replacement)
+        outcome.deprecated = [learning.id for learning in changed]
+    elif feedback.score < 0 and previous.retrieved_ids:
         changed = await report_failure(
             engine, scope, previous.retrieved_ids, "feedback", f"{feedback.type.value}: {feedback.signal_text}"
         )
         outcome.demoted = [learning.id for learning in changed if learning.status is Status.CANDIDATE]
         outcome.deprecated = [learning.id for learning in changed if learning.status is Status.DEPRECATED]
-    elif feedback.type is FeedbackType.FOLLOW_UP_NEW_TOPIC and previous.retrieved_ids:
-        # The user moved on: what was retrieved did not carry the conversation, so its run of positive
-        # retrievals ends (no failure is counted; the hits stay and can still promote it).
+    elif feedback.type in _STREAK_ENDS and previous.retrieved_ids:
+        # The user moved on, or may be unhappy: what was retrieved did not carry the conversation, so its run of
+        # positive retrievals ends (no failure is counted; the hits stay and can still promote it).
         learnings = await engine.store.get_many(scope, list(previous.retrieved_ids))
         resets: list[Operation] = [
             Update(learning.id, {"streak": 0}, None)

@@ -30,7 +30,7 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
-from .gate import normalize
+from .ngrams import char_ngrams, view
 
 __all__ = ["BUCKETS", "DIMENSION", "VECTOR_MODELS", "PoisoningModel", "features", "load_model"]
 
@@ -40,20 +40,7 @@ BUCKETS = 1 << 18
 VECTOR_MODELS = frozenset({"local:all-MiniLM-L6-v2", "local:all-MiniLM-L6-v2-q8"})
 DIMENSION = 384
 _MASK = np.uint64(BUCKETS - 1)
-_PRIME = np.uint64(1_000_003)
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-_SHIFT = np.uint64(29)
-_NGRAMS = (3, 4, 5, 6)
-_SPACES = re.compile(r"\s+")
-# Addresses and numbers are read as what they are, not as their characters: a model that learned the domains
-# of its training texts would refuse every text naming a site, and pass the same order with another address.
-_URL = re.compile(
-    r"(?:https?://|www\.)[^\s<>\"'`)\]]+|\b[\w-]{1,63}(?:\.[\w-]{1,63})*\.[a-z]{2,12}(?:/[^\s<>\"'`)\]]*)?"
-)
-_EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
-_DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[^\W\d_]{2,}")
-_DOTTED = re.compile(r"\w\.[a-z]")
 # Sentence ends in the view: a full stop, "!" or "?" before a space, their CJK forms, a line break.
 _BOUNDARY = re.compile(r"[.!?](?= )|[。！？\n]")
 _MIN_NGRAMS = 40  # a sentence shorter than ~10 characters is scored only as part of the text
@@ -62,38 +49,9 @@ Indices = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float32]
 
 
-def _char_ngrams(text: str) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
-    """Hashes of every character n-gram (n in `_NGRAMS`), each n in its own space, repeats kept; and where
-    each starts."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    positions = np.arange(len(codes))
-    parts, starts = [], []
-    h = codes
-    for n in range(2, _NGRAMS[-1] + 1):  # the n-gram hash extends the (n-1)-gram one by a character
-        if len(codes) < n:
-            break
-        h = h[:-1] * _PRIME + codes[n - 1 :]
-        if n >= _NGRAMS[0]:
-            parts.append(h + np.uint64(n))
-            starts.append(positions[: len(h)])
-    if not parts:
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    mixed = np.concatenate(parts) * _MIX
-    return mixed ^ (mixed >> _SHIFT), np.concatenate(starts)
-
-
-def _view(text: str) -> str:
-    lowered = normalize(text).lower()
-    if "@" in lowered:
-        lowered = _EMAIL.sub(" emailx ", lowered)
-    if "://" in lowered or "www." in lowered or _DOTTED.search(lowered):
-        lowered = _URL.sub(" urlx ", lowered)
-    return _SPACES.sub(" ", _DIGITS.sub("0", lowered)).strip()
-
-
 def features(text: str) -> Indices:
     """The buckets of a text's character n-grams, one per occurrence (each counts 1 / sqrt(total))."""
-    return (_char_ngrams(f" {_view(text)} ")[0] & _MASK).astype(np.int64)
+    return (char_ngrams(f" {view(text)} ")[0] & _MASK).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -114,13 +72,13 @@ class PoisoningModel:
             v = np.asarray(vector, dtype=np.float32)
             if v.shape == (DIMENSION,):
                 dense = float(v @ self.dense)
-        view = f" {_view(text)} "
-        hashes, starts = _char_ngrams(view)
+        seen = f" {view(text)} "
+        hashes, starts = char_ngrams(seen)
         if not len(hashes):
             return dense + self.bias
         weights = self.ngram[(hashes & _MASK).astype(np.int64)]
         best = float(weights.sum()) / np.sqrt(len(weights))  # the whole text
-        ends = [m.end() for m in _BOUNDARY.finditer(view)]
+        ends = [m.end() for m in _BOUNDARY.finditer(seen)]
         if ends:  # each sentence on its own: a planted one is not diluted by the benign ones around it
             sentence = np.searchsorted(np.asarray(ends), starts, side="right")
             sums = np.bincount(sentence, weights=weights)
