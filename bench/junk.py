@@ -11,6 +11,8 @@ reply, after retrieving context for it exactly as an agent would (so recalled te
 - `near_duplicate_fraction`: share of stored learnings with a near-duplicate among the same user's other
   live learnings (cosine ≥ 0.92 with the same numbers, or SimHash distance ≤ 6),
 - `reextracted`: stored learnings that restate a text retrieved for their own turn (must be 0),
+- `deprecated_by_feedback`: learnings the next turn's feedback deprecated, by feedback type (the next turn of
+  a conversation is mostly chat: "no way!" must deprecate nothing),
 - `turns`, plus observe() latency per turn (p50/p95) and refusals by the write gate.
 """
 
@@ -53,6 +55,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     turns = reextracted = 0
     timings: list[float] = []
     actions: Counter[str] = Counter()
+    deprecated_by: Counter[str] = Counter()
     start = datetime(2026, 1, 1, tzinfo=UTC)
     for sample in samples:
         user = sample["sample_id"]
@@ -74,6 +77,8 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             )
             timings.append(asyncio.get_running_loop().time() - began)
             turns += 1
+            if result.feedback is not None and result.feedback.deprecated:
+                deprecated_by[result.feedback.type] += len(result.feedback.deprecated)
             recalled_texts = [item.learning.text for item in recalled.items]
             for saved in result.saved:
                 actions[saved.action.value] += 1
@@ -114,6 +119,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "reextracted": reextracted,
         "actions": dict(actions),
         "refused_by_rule": refusals,
+        "deprecated_by_feedback": dict(deprecated_by),
         "observe_p50_ms": latency["p50"],
         "observe_p95_ms": latency["p95"],
         "examples": [learning.text for learning in stored[: args.examples]],
@@ -156,6 +162,7 @@ def main() -> None:
     )
     print(f"\n  live at the end: {figures['live_at_end']}; write outcomes: {figures['actions']}")
     print(f"  refused by rule: {figures['refused_by_rule']}")
+    print(f"  deprecated by feedback: {figures['deprecated_by_feedback']}")
     print("  examples of stored learnings:")
     for text in figures["examples"]:  # type: ignore[union-attr]
         print(f"    - {text}")

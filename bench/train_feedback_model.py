@@ -167,7 +167,7 @@ def evaluate(model: FeedbackModel, data: Inputs, *, vectors: bool = True) -> dic
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-C", dest="c", type=float, default=16.0, help="inverse L2 strength")
-    parser.add_argument("--precision", type=float, default=0.985, help="out-of-fold precision per negative label")
+    parser.add_argument("--precision", type=float, default=0.95, help="out-of-fold precision per negative label")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--argmax", action="store_true", help="report without the negative thresholds")

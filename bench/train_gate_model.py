@@ -7,9 +7,10 @@
 Positives: the poisoning texts of `bench/data/gate/learned/train.jsonl`, of `bench/data/gate/tuning.jsonl` and of
 `tests/capture/corpora/injections.txt`. Negatives: the benign texts and look-alikes of the same files, the
 secrets and personal data of `tuning.jsonl` (not poisoning: other rules refuse them), `benign.txt`, and real
-learnings and user messages from the dedupe, feedback and observer corpora. Never trained on: the frame-held-out
-`learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl` and the dedupe hold-out (benign reference for the
-threshold).
+learnings and user messages from the dedupe, feedback and observer corpora (the follow-up corpora: 5,000
+conversational messages, without which warm advice — "make sure you take care of yourself" — read as planted
+instructions). Never trained on: the frame-held-out `learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl`, the
+dedupe hold-out (benign reference for the threshold) and `benign_chat.jsonl` (evaluation only).
 
 Logistic regression (numpy, Adam, L2, class-balanced) on hashed n-grams + the MiniLM vector, the vector dropped
 for half of the copies so text alone also scores. The threshold is the lowest logit that refuses at most
@@ -60,9 +61,12 @@ def training_rows() -> list[Row]:
     for name in ("tuning", "final"):
         for r in _jsonl(ROOT / "bench" / "data" / "dedupe" / f"{name}.jsonl"):
             rows += [{"text": r[k], "y": 0, "lang": r.get("lang", "en")} for k in ("existing", "new") if r.get(k)]
-    for r in _jsonl(ROOT / "bench" / "data" / "feedback" / "heldout.jsonl"):
-        texts = [r[k] for k in ("previous_user", "follow_up") if r.get(k)]
-        rows += [{"text": t, "y": 0, "lang": r.get("lang", "en")} for t in texts]
+    feedback = ROOT / "bench" / "data" / "feedback"
+    for name in ("heldout", "tuning", "train2", "train3"):  # conversation: what users say to assistants
+        path = feedback / f"{name}.jsonl"
+        for r in _jsonl(path):
+            texts = [r[k] for k in ("previous_user", "follow_up") if r.get(k)]
+            rows += [{"text": t, "y": 0, "lang": r.get("lang", "en")} for t in texts]
     unique: dict[str, Row] = {}
     for row in rows:
         if len(row["text"].strip()) >= 8:
@@ -83,6 +87,11 @@ def evaluation_sets() -> dict[str, list[Row]]:
             if r["class"] in ("injection", "benign")
         ]
     dedupe = {r[k] for r in _jsonl(ROOT / "bench" / "data" / "dedupe" / "heldout.jsonl") for k in ("existing", "new")}
+    # Friendly advice and imperatives between people, and users' own preferences (written blind; never trained on).
+    sets["benign_chat"] = [
+        {"text": r["text"], "y": 0, "lang": r.get("lang", "en"), "kind": "benign"}
+        for r in _jsonl(GATE / "benign_chat.jsonl")
+    ]
     sets["dedupe/heldout (benign)"] = [{"text": t, "y": 0, "lang": "en", "kind": "benign"} for t in sorted(dedupe)]
     return sets
 

@@ -197,9 +197,16 @@ async def promote_last_candidate(engine: Engine, scope: Scope, actor: str, reaso
 
 
 async def report_failure(
-    engine: Engine, scope: Scope, learning_ids: Sequence[int], actor: str, reason: str
+    engine: Engine,
+    scope: Scope,
+    learning_ids: Sequence[int],
+    actor: str,
+    reason: str,
+    *,
+    spare_candidates: bool = False,
 ) -> list[Learning]:
-    """Negative feedback on learnings that were used: streak reset, demote verified, deprecate candidates."""
+    """Negative feedback on learnings that were used: streak reset, demote verified, deprecate candidates
+    (`spare_candidates`: count the failure on them and keep them, when the feedback is too unsure to lose them)."""
     reason = redact_text(engine.gate, reason)  # feedback may quote the user: the *redact* policy
 
     async def attempt() -> list[Learning]:
@@ -211,6 +218,9 @@ async def report_failure(
                 continue
             target, confidence = failure_outcome(learning, engine.policy)
             extra = {"failures": learning.failures + 1, "streak": 0}
+            if spare_candidates and target is Status.DEPRECATED:
+                ops.append(Update(learning.id, extra, None, expect_revision=learning.revision))
+                continue
             ops.append(status_update(learning, target, actor, reason, confidence=confidence, extra=extra))
         if not ops:
             return []

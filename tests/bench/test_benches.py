@@ -117,6 +117,7 @@ def test_junk_reports_what_the_observer_stored(tiny_locomo: tuple[Path, int, int
     assert 0.0 <= figures["near_duplicate_fraction"] <= 1.0
     # The docstring's promise: the observer never stores a restatement of what was recalled for the same turn.
     assert figures["reextracted"] == 0
+    assert "exclamation" not in figures["deprecated_by_feedback"]
 
 
 # A tiny generic catalog: name -> (description, first query, second query).

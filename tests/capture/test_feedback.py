@@ -147,7 +147,8 @@ def test_previous_turn_may_be_given_as_terms_only() -> None:
 
 def test_keyword_lists_are_data_apps_extend() -> None:
     assert analyzer.analyze(PREVIOUS, "Sehr gut", gap_seconds=10).type is T.FOLLOW_UP_NEW_TOPIC
-    german = FeedbackAnalyzer(FeedbackKeywords().extended(praise=("sehr gut",), frustration=("funktioniert nicht",)))
+    lists = FeedbackKeywords().extended(praise=("sehr gut",), frustration=("funktioniert nicht",))
+    german = FeedbackAnalyzer(lists, model=None)  # with the model, the lists are cues it weighs
     assert german.analyze(PREVIOUS, "Sehr gut", gap_seconds=10).type is T.EXPLICIT_POSITIVE
     assert german.analyze(PREVIOUS, "Das funktioniert nicht", gap_seconds=10).type is T.EXPLICIT_NEGATIVE
 

@@ -51,9 +51,12 @@ async def test_negative_feedback_reaches_the_learnings_that_were_used(loop: Loop
         "This is useless.", "Sorry!", user="alice", session="s2", at=start + timedelta(minutes=1)
     )
     assert reaction.feedback is not None and reaction.feedback.type == "explicit_negative"
-    assert reaction.feedback.demoted == [verified.learning.id]  # frustration says little about which part failed
-    assert reaction.feedback.deprecated == [candidate.learning.id]
+    # Frustration says little about which learning misled the answer: the verified one is demoted, nothing is lost.
+    assert reaction.feedback.demoted == [verified.learning.id]
+    assert reaction.feedback.deprecated == []
     assert (await loop.get(verified.learning.id)).status is Status.CANDIDATE
+    kept = await loop.get(candidate.learning.id)
+    assert (kept.status, kept.failures) == (Status.CANDIDATE, 1)
 
 
 async def test_negative_feedback_leaves_shared_knowledge_alone(loop: Loop) -> None:

@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..terms import query_terms, stem
-from .feedback_model import FeedbackModel, load_feedback_model
+from .feedback_model import FeedbackModel, decide, load_feedback_model, torn
 
 __all__ = [
     "CUE_NAMES",
@@ -69,7 +69,9 @@ class FeedbackType(StrEnum):
     OUTDATED = "outdated"
     NEW_STATEMENT = "new_statement"
     EXCLAMATION = "exclamation"
-    UNCLEAR = "unclear"  # the learned model leans negative, below the confidence that acting on it needs
+    # The learned model leans negative, below the confidence that acting on it needs (score 0), or is sure it is
+    # negative but torn between two negative labels (score -0.4: what the answer used is demoted, not deprecated).
+    UNCLEAR = "unclear"
 
 
 SCORES: dict[FeedbackType, float] = {
@@ -333,10 +335,13 @@ class FeedbackAnalyzer:
         gap: float | None,
         vector: Sequence[float] | Any | None,
     ) -> Feedback:
-        label, probability = model.label(message, self.cues(previous, message), vector)
+        p = model.probabilities(message, self.cues(previous, message), vector)
+        label, probability = decide(p, model.thresholds)
         kind = LABEL_TYPES[label]
         score = SCORES[kind]
-        if kind is FeedbackType.EXPLICIT_POSITIVE and not self._strong_praise(message):
+        if kind is FeedbackType.UNCLEAR and torn(p):
+            score = MILD_NEGATIVE_SCORE  # surely bad, not which way: demoted, never deprecated
+        elif kind is FeedbackType.EXPLICIT_POSITIVE and not self._strong_praise(message):
             score = MILD_POSITIVE_SCORE  # "ok", "fine", "got it": approval, not a verdict that it worked
         elif kind in _NOT_A_VERDICT and gap is not None and gap >= self.no_reply_after:
             kind, score = FeedbackType.NO_REPLY, SCORES[FeedbackType.NO_REPLY]

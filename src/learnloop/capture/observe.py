@@ -196,6 +196,7 @@ async def _judged(
 
 
 _STREAK_ENDS = frozenset({FeedbackType.FOLLOW_UP_NEW_TOPIC, FeedbackType.UNCLEAR})
+_DOUBTING = frozenset({FeedbackType.UNCLEAR, FeedbackType.EXPLICIT_NEGATIVE})
 
 
 def _distinct(artifacts: list[Artifact]) -> list[Artifact]:
@@ -272,6 +273,14 @@ async def _apply_feedback(
         reason = f"no longer true ({at}): {feedback.signal_text}"
         changed = await discredit(engine, scope, previous.retrieved_ids, "feedback", reason, superseded_by=replacement)
         outcome.deprecated = [learning.id for learning in changed]
+    elif feedback.type in _DOUBTING and feedback.score < 0 and previous.retrieved_ids:
+        # Frustration is about the assistant, not which learning misled it, and a torn reading is unsure: what was
+        # verified is demoted, nothing is lost.
+        before = await engine.store.get_many(scope, list(previous.retrieved_ids))
+        verified = {learning.id for learning in before if learning.status is Status.VERIFIED}
+        reason = f"{feedback.type.value}: {feedback.signal_text}"
+        changed = await report_failure(engine, scope, previous.retrieved_ids, "feedback", reason, spare_candidates=True)
+        outcome.demoted = [learning.id for learning in changed if learning.id in verified]
     elif feedback.score < 0 and previous.retrieved_ids:
         changed = await report_failure(
             engine, scope, previous.retrieved_ids, "feedback", f"{feedback.type.value}: {feedback.signal_text}"
