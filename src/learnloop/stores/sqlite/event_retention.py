@@ -16,9 +16,9 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from ..service import COUNTER_BUCKET
 from .connection import write_transaction
 from .idle_pass import IdlePass, without_waiting
-from .service import COUNTER_BUCKET
 
 __all__ = ["COMPACT_EVERY", "compact_retrievals", "retrieval_compactor"]
 

@@ -42,6 +42,7 @@ from .partitions import PartitionCache
 from .quarantine import SQLiteQuarantineStore
 from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
 from .search import candidates
+from .service import SQLiteServiceStore
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
 from .worker import ConnectionWorker
 from .writes import apply_operations, visible_clause
@@ -116,6 +117,11 @@ class SQLiteStore:
     def quarantine(self) -> SQLiteQuarantineStore:
         """The write gate's quarantine list and rule version, on this file and thread."""
         return SQLiteQuarantineStore(self)
+
+    @functools.cached_property
+    def service(self) -> SQLiteServiceStore:
+        """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
+        return SQLiteServiceStore(self)
 
     @functools.cached_property
     def agent(self) -> SQLiteAgentStore:
