@@ -31,7 +31,7 @@ from ..llms.base import Message
 from ..models import Event, Scope
 from .base import EventDraft, Vector
 
-__all__ = ["AgentStore", "ClaimResult"]
+__all__ = ["AgentContentStore", "AgentQueueStore", "AgentStore", "ClaimResult"]
 
 
 class ClaimResult(Protocol):
@@ -46,9 +46,9 @@ class ClaimResult(Protocol):
 
 
 @runtime_checkable
-class AgentStore(Protocol):
-    @property
-    def embedding_model(self) -> str: ...
+class AgentQueueStore(Protocol):
+    """Sessions, the durable queue of interaction packages, the agent's conversation and the ledger of the
+    steps it applied (so a retried package never applies a step twice)."""
 
     async def open_session(
         self, scope: Scope, session: str, project: str | None, shared: bool | None, default_project: str, now: datetime
@@ -104,6 +104,16 @@ class AgentStore(Protocol):
         self, commit: StepCommit, message: Callable[[dict[str, Any]], tuple[Message, int]], now: datetime
     ) -> tuple[dict[str, Any], list[Event], bool]: ...
 
+
+@runtime_checkable
+class AgentContentStore(Protocol):
+    """What the agent curates: experience files and the default knowledge base (pages and their pointers)."""
+
+    @property
+    def embedding_model(self) -> str:
+        """The model pointer vectors were embedded with."""
+        ...
+
     async def read_file(self, workspace: Workspace, path: str) -> ExperienceFile | None: ...
 
     async def read_files(self, workspace: Workspace, paths: Sequence[str]) -> list[ExperienceFile]: ...
@@ -147,3 +157,8 @@ class AgentStore(Protocol):
     ) -> None: ...
 
     async def delete_knowledge(self, workspace: Workspace, target: str, item_id: str) -> bool: ...
+
+
+@runtime_checkable
+class AgentStore(AgentQueueStore, AgentContentStore, Protocol):
+    """Both halves, as a backend offers them (`store.agent`)."""
