@@ -40,10 +40,10 @@ from ...tools.models import (
     ToolStat,
 )
 from ...tools.shapes import Shaper
+from ..search.tool_index import ToolIndex
 from . import tools_admin, tools_scrub
 from .connection import write_transaction
 from .jobs import ConnectionJobs
-from .tools_index import ToolIndex
 from .tools_reads import (
     TemplateDirections,
     insight_inputs,
