@@ -8,13 +8,11 @@ from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from ..models import Scope
+from .retention import COUNTER_BUCKET
 
 __all__ = ["COUNTER_BUCKET", "KeyRecord", "MetricRows", "Role", "ServiceStore"]
 
 Role = Literal["admin", "app", "user"]
-
-# Counters are kept per hour: fine enough for charts, small enough to keep for years.
-COUNTER_BUCKET = 3600
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import numpy as np
 from ...models import Filters, Learning, Scope, Status, utcnow
 from ...terms import index_terms
 from ..base import SearchRequest, Vector
+from ..retention import DEFAULT_RETENTION
 from ..search.fusion import Hits, Ranking, fuse_hits, partition_keys
 from ..search.keywords import TermCodebook
 from ..search.partition import Partition
@@ -56,8 +57,8 @@ class PartitionCache:
         dimension: int,
         ann_threshold: int,
         max_vectors: int,
-        change_retention: timedelta = timedelta(hours=1),
-        retrieval_retention: timedelta = timedelta(days=30),
+        change_retention: timedelta = DEFAULT_RETENTION.change_log,
+        retrieval_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.path = path

@@ -33,6 +33,7 @@ from ..base import (
     TurnRecord,
     Vector,
 )
+from ..retention import DEFAULT_RETENTION
 from . import maintenance, review, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .bookkeeping import Bookkeeping, apply_bookkeeping
@@ -71,8 +72,8 @@ class SQLiteStore:
         max_cached_vectors: int = 2_000_000,
         blas_threads: int | None = 1,
         clock: Callable[[], datetime] = utcnow,
-        change_log_retention: timedelta = timedelta(hours=1),
-        retrieval_event_retention: timedelta = timedelta(days=30),
+        change_log_retention: timedelta = DEFAULT_RETENTION.change_log,
+        retrieval_event_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
     ) -> None:
         self.path = str(path)
         self.embedding_model = embedding_model
