@@ -36,6 +36,7 @@ from ..base import (
 from ..retention import DEFAULT_RETENTION
 from . import maintenance, review, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
+from .archive import SQLiteTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
 from .listing import list_learnings
@@ -118,6 +119,11 @@ class SQLiteStore:
     def quarantine(self) -> SQLiteQuarantineStore:
         """The write gate's quarantine list and rule version, on this file and thread."""
         return SQLiteQuarantineStore(self)
+
+    @functools.cached_property
+    def archive(self) -> SQLiteTenantArchive:
+        """Whole-tenant export and import, on this file and thread."""
+        return SQLiteTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
 
     @functools.cached_property
     def service(self) -> SQLiteServiceStore:

@@ -136,6 +136,10 @@ class SQLiteToolStore:
 
         return counted
 
+    def note_outside_write(self) -> None:
+        """Rows of tool knowledge were written past this store (a tenant import), on the store's thread."""
+        self._writes += 1
+
     @property
     def embedding_model(self) -> str:
         return self._store.embedding_model
