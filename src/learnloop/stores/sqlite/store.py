@@ -1,6 +1,6 @@
 """The embedded backend: one SQLite file (WAL), FTS5 full text, in-memory search partitions.
 
-Every call is a job on one thread that owns the connection and the partitions (`worker.ConnectionWorker`),
+Every call is a job on one thread that owns the connection and the partitions (`stores.worker.ConnectionWorker`),
 so the event loop never blocks on disk or numpy and the caches need no locks.
 """
 
@@ -34,6 +34,7 @@ from ..base import (
     Vector,
 )
 from ..retention import DEFAULT_RETENTION
+from ..worker import ConnectionWorker
 from . import maintenance, review, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .archive import SQLiteTenantArchive
@@ -46,7 +47,6 @@ from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_fr
 from .search import candidates
 from .service import SQLiteServiceStore
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
-from .worker import ConnectionWorker
 from .writes import apply_operations, visible_clause
 
 __all__ = ["SQLiteStore"]
@@ -94,7 +94,7 @@ class SQLiteStore:
             retrieval_retention=retrieval_event_retention,
             clock=clock,
         )
-        self._worker = ConnectionWorker(
+        self._worker: ConnectionWorker[sqlite3.Connection] = ConnectionWorker(
             self._connect, self._apply_deferred, name="learnloop-sqlite", idle=self._partitions.housekeeping
         )
 
