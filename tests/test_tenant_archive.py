@@ -13,7 +13,8 @@ import learnloop
 from learnloop.errors import ConflictError
 from learnloop.server.keys import issue_key
 from learnloop.server.state import service_store_for
-from learnloop.stores.sqlite.archive import KEYS, KINDS
+from learnloop.stores.sqlite.archive import DERIVED, KEYS, KINDS
+from learnloop.stores.sqlite.connection import connect
 from learnloop.tenant_archive import export_tenant, import_tenant
 
 TENANT = "acme"
@@ -99,3 +100,14 @@ async def test_a_tenant_moves_to_a_fresh_database_row_for_row(
     finally:
         await keyed.aclose()
     assert rows(tmp_path / "keyed.db", KEYS, TENANT) == rows(tmp_path / "source.db", KEYS, TENANT) != []
+
+
+def test_every_table_a_tenant_owns_is_archived_or_derived() -> None:
+    """A migration that adds a tenant's table must say how it moves: archived, or rebuilt from the others."""
+    conn = connect(":memory:")
+    try:
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        owned = {t for t in tables if "tenant" in {row[1] for row in conn.execute(f"PRAGMA table_info('{t}')")}}
+    finally:
+        conn.close()
+    assert owned == {*KINDS, KEYS, *DERIVED}

@@ -16,7 +16,7 @@ from ..archive import ArchiveRow
 from .connection import write_transaction
 from .jobs import ConnectionJobs
 
-__all__ = ["KINDS", "SQLiteTenantArchive"]
+__all__ = ["DERIVED", "KEYS", "KINDS", "SQLiteTenantArchive"]
 
 # In insert order. Every one has a `tenant` column; those with an integer `id` keep it.
 KINDS = (
@@ -47,6 +47,8 @@ KINDS = (
     "agent_knowledge_pointers",
 )
 KEYS = "api_keys"
+# Tables with a tenant column that are derived from the others (kept by triggers, or written by the import).
+DERIVED = ("vector_changes", "tool_changes")
 _PAGE = 1_000
 _CHECK = 500
 
@@ -77,8 +79,7 @@ class SQLiteTenantArchive:
             if item.row.get("tenant") != tenant:
                 raise ValidationError(f"an archive row of {item.kind} belongs to another tenant")
             by_kind.setdefault(item.kind, []).append(item.row)
-        counts = await self._store._run(_import, tenant, by_kind, self._imported)
-        return counts
+        return await self._store._run(_import, tenant, by_kind, self._imported)
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
