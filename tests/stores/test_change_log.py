@@ -14,8 +14,8 @@ import pytest
 
 from learnloop.models import EventAction, Filters, Scope, Status
 from learnloop.stores.base import Delete, EventDraft, Insert, SearchRequest, Update
+from learnloop.stores.search.ann import Ann
 from learnloop.stores.sqlite import SQLiteStore, changelog
-from learnloop.stores.sqlite.ann import Ann
 from tests.conftest import TEST_DIM, unit_vector
 from tests.stores.test_contract import ALICE, BOB, created, insert, record
 from tests.support.clock import Clock

@@ -12,9 +12,9 @@ import pytest
 from learnloop.errors import NotFound
 from learnloop.models import Event, EventAction, Filters, Learning, Origin, Scope, Source, Status, utcnow
 from learnloop.stores.base import Candidate, EventDraft, Insert, Operation, SearchRequest, Store, Touch, Update
+from learnloop.stores.search.partition import Partition
+from learnloop.stores.search.row_codes import Codebook, RowCodes
 from learnloop.stores.sqlite import SQLiteStore
-from learnloop.stores.sqlite.partition import Partition
-from learnloop.stores.sqlite.row_codes import Codebook, RowCodes
 from tests.conftest import TEST_DIM, unit_vector
 from tests.stores.test_contract import ALICE, BOB, TENANT, created, insert, record
 

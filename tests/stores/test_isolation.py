@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from learnloop.models import Filters, Learning, Scope
+from learnloop.models import EventAction, Filters, Learning, Scope
 from learnloop.simhash import simhash64_hex
-from learnloop.stores.base import EventAction, EventDraft, Insert, ListQuery, SearchRequest, Store
+from learnloop.stores.base import EventDraft, Insert, ListQuery, SearchRequest, Store
 from tests.conftest import unit_vector
 from tests.stores.test_contract import record
 

@@ -11,6 +11,7 @@ import pytest
 
 from learnloop.models import Scope, utcnow
 from learnloop.stores.base import Store
+from learnloop.stores.tools import ToolStore
 from learnloop.tools.base import (
     CallRecord,
     CatalogEntry,
@@ -18,7 +19,6 @@ from learnloop.tools.base import (
     InsightDraft,
     LearningPolicy,
     ObservationRecord,
-    ToolStore,
 )
 from learnloop.tools.models import PrivacyMode, SeedTemplate, SignalKind, Strength
 from tests.conftest import BACKENDS, make_store, unit_vector

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from learnloop.stores.sqlite.tools_index import CatalogRow, PairRow, ToolIndex
+from learnloop.stores.search.tool_index import CatalogRow, PairRow, ToolIndex
 from learnloop.tools.base import Familiarity
 
 DIM = 32

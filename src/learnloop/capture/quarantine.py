@@ -21,19 +21,20 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from ..errors import ConfigurationError, ConflictError, NotFound
 from ..governance import change_status, get, status_update
 from ..models import Scope, Status
+from ..stores.parts import quarantine_part
+from ..stores.quarantine import QuarantineStore, StoredText
 from .gate import GateVerdict, WriteGate
 from .poisoning_model import load_model
 from .redaction import HARMFUL_KINDS
 
 if TYPE_CHECKING:
     from ..engine import Engine
-    from ..stores.sqlite.quarantine import QuarantineRow, StoredText
 
 __all__ = ["Quarantined", "gate_version", "quarantined", "recheck", "release", "start_background_recheck"]
 
@@ -41,24 +42,6 @@ log = logging.getLogger("learnloop.gate")
 ACTOR = "system:gate"
 _BATCH = 500
 _LIBRARIES = ("detect-secrets", "python-stdnum", "phonenumbers")
-
-
-class _QuarantineStore(Protocol):
-    async def gate_version(self) -> str | None: ...
-
-    async def set_gate_version(self, version: str) -> None: ...
-
-    async def live_texts(self, after_id: int, limit: int) -> list[StoredText]: ...
-
-    async def add(
-        self, tenant: str, learning_id: int, previous_status: str, rule: str, kind: str, version: str
-    ) -> None: ...
-
-    async def listed(self, tenant: str | None, include_released: bool = False) -> list[QuarantineRow]: ...
-
-    async def get(self, tenant: str, learning_id: int) -> QuarantineRow | None: ...
-
-    async def mark_released(self, tenant: str, learning_id: int, actor: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +88,8 @@ def _digest(gate: WriteGate) -> str:
     return digest.hexdigest()
 
 
-def _store(engine: Engine) -> _QuarantineStore:
-    store: _QuarantineStore | None = getattr(engine.store, "quarantine", None)
+def _store(engine: Engine) -> QuarantineStore:
+    store = quarantine_part(engine.store)
     if store is None:
         raise ConfigurationError(f"{type(engine.store).__name__} has no quarantine for the write gate")
     return store
@@ -221,7 +204,7 @@ async def start_background_recheck(engine: Engine) -> asyncio.Task[None] | None:
     """At start-up: nothing to do when the stored rule version is this gate's; a database with no live
     learning just takes the version (a fresh file: no background write later); otherwise the recheck runs in
     the background and start-up does not wait for it."""
-    store: _QuarantineStore | None = getattr(engine.store, "quarantine", None)
+    store = quarantine_part(engine.store)
     if store is None:
         return None
     version = gate_version(engine.gate)

@@ -6,7 +6,7 @@ import click
 
 from ..loop import Loop
 from ..models import utcnow
-from ..stores.sqlite.service import KeyRecord
+from ..stores.service import KeyRecord
 from .context import CliContext, echo_json, pass_context, run
 from .terminal import printable
 

@@ -20,6 +20,7 @@ from .learnings import learnings
 from .mcp import mcp
 from .proxy import proxy
 from .serve import serve
+from .tenant import tenant
 from .terminal import printable, safe_json_line
 
 
@@ -43,6 +44,7 @@ cli.add_command(serve)
 cli.add_command(keys)
 cli.add_command(mcp)
 cli.add_command(proxy)
+cli.add_command(tenant)
 
 
 @cli.command()

@@ -7,6 +7,7 @@ import logging
 
 from ..errors import AuthenticationError
 from ..loop import Loop
+from ..stores.parts import service_part
 from .server_auth import KeyResolver, Principal, resolve_key
 
 __all__ = ["chain", "store_keys"]
@@ -22,15 +23,13 @@ def store_keys(loop: Loop) -> KeyResolver | None:
     """The service's API keys, when this store keeps them (SQLite) and the service parts are installed."""
     try:
         from ..server.keys import KeyRing
-        from ..stores.sqlite import SQLiteStore
-        from ..stores.sqlite.service import SQLiteServiceStore
     except ImportError as exc:  # the `server` extra is missing
         log.warning("API keys from `learnloop keys` are not accepted (%s); only --key is", exc)
         return None
-    store = loop.engine.store
-    if not isinstance(store, SQLiteStore):
+    store = service_part(loop.engine.store)
+    if store is None:
         return None
-    ring = KeyRing(SQLiteServiceStore(store))
+    ring = KeyRing(store)
 
     async def resolve(api_key: str) -> Principal | None:
         try:

@@ -19,7 +19,7 @@ from .. import __version__
 from ..events import EventBus
 from ..loop import Loop
 from ..models import utcnow
-from ..stores.sqlite.service import SQLiteServiceStore
+from ..stores.service import ServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
@@ -52,7 +52,7 @@ _CSP = (
 )
 
 
-def _counter_sink(store: SQLiteServiceStore) -> Callable[[str, str], None]:
+def _counter_sink(store: ServiceStore) -> Callable[[str, str], None]:
     def sink(tenant: str, key: str) -> None:
         if key.startswith("save."):
             store.add_count(tenant, key, utcnow())
@@ -102,9 +102,7 @@ def _body_limits(options: ServiceOptions) -> Callable[[str], int]:
     return limit_for
 
 
-def create_app(
-    loop: Loop, *, options: ServiceOptions | None = None, store: SQLiteServiceStore | None = None
-) -> FastAPI:
+def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: ServiceStore | None = None) -> FastAPI:
     """An app over `loop`'s engine; each request works on `loop.for_tenant(<the key's tenant>)`.
 
     The app does not close the loop: whoever opened it does (`learnloop serve` does on shutdown).

@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from ..errors import AuthenticationError, NotFound, PermissionDenied, ValidationError
 from ..models import check_identifier, utcnow
-from ..stores.sqlite.service import KeyRecord, SQLiteServiceStore
+from ..stores.service import KeyRecord, ServiceStore
 
 __all__ = ["IssuedKey", "KeyRing", "Principal", "Role", "digest", "issue_key", "parse_key", "verify"]
 
@@ -118,7 +118,7 @@ class Principal:
 class KeyRing:
     """Checks presented keys against the stored ones, with a short cache so most requests skip the store."""
 
-    def __init__(self, store: SQLiteServiceStore) -> None:
+    def __init__(self, store: ServiceStore) -> None:
         self._store = store
         self._cache: dict[str, tuple[float, KeyRecord | None]] = {}
         self._touched: dict[str, float] = {}

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..models import Scope
-from ..stores.sqlite.service import MetricRows, SQLiteServiceStore
+from ..stores.service import MetricRows, ServiceStore
 
 __all__ = ["Metrics", "compute_metrics", "prometheus_text"]
 
@@ -111,7 +111,7 @@ def _series(rows: MetricRows, since: float, now: float, step: int, current: Coun
 
 
 async def compute_metrics(
-    store: SQLiteServiceStore, scope: Scope, *, now: datetime, days: float, bucket: Bucket | None, counters: bool
+    store: ServiceStore, scope: Scope, *, now: datetime, days: float, bucket: Bucket | None, counters: bool
 ) -> Metrics:
     chosen: Bucket = bucket or ("hour" if days <= 2 else "day")
     step = _SECONDS[chosen]

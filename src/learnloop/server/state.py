@@ -10,7 +10,8 @@ from fastapi.templating import Jinja2Templates
 
 from ..errors import NotConfigured
 from ..loop import Loop
-from ..stores.sqlite.service import SQLiteServiceStore
+from ..stores.parts import service_part
+from ..stores.service import ServiceStore
 from .import_jobs import DEFAULT_IMPORT_LIMITS, ImportJobs, ImportLimit
 from .keys import KeyRing
 
@@ -38,7 +39,7 @@ class ServiceOptions:
 @dataclass
 class Service:
     loop: Loop
-    store: SQLiteServiceStore
+    store: ServiceStore
     templates: Jinja2Templates
     options: ServiceOptions = field(default_factory=ServiceOptions)
     keys: KeyRing = field(init=False)
@@ -54,11 +55,9 @@ def get_service(request: Request) -> Service:
     return service
 
 
-def service_store_for(loop: Loop) -> SQLiteServiceStore:
-    """Keys and counters live next to the learnings; only the SQLite backend has a place for them yet."""
-    from ..stores.sqlite import SQLiteStore
-
-    store = loop.engine.store
-    if not isinstance(store, SQLiteStore):
-        raise NotConfigured(f"the service needs a SQLite store for its keys, got {store!r}")
-    return SQLiteServiceStore(store)
+def service_store_for(loop: Loop) -> ServiceStore:
+    """Keys and counters live next to the learnings, in the backend's service part."""
+    store = service_part(loop.engine.store)
+    if store is None:
+        raise NotConfigured(f"the service needs a store that keeps API keys, got {loop.engine.store!r}")
+    return store

@@ -7,7 +7,8 @@ learned evidence), `templates`, `recovery`, `insights` (the anonymised aggregato
 shapes that are all the tenant's shared knowledge keeps of them), and `base.ToolStore`, the storage contract.
 """
 
-from .base import Familiarity, ToolStore
+from ..stores.tools import ToolStore
+from .base import Familiarity
 from .config import RouterWeights, SectionCaps, ToolConfig
 from .intelligence import ToolIntelligence
 from .models import (

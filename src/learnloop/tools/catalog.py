@@ -18,7 +18,8 @@ import numpy as np
 
 from ..embedders.base import Embedder
 from ..errors import ValidationError
-from .base import CatalogEntry, ToolStore
+from ..stores.tools import ToolStore
+from .base import CatalogEntry
 from .models import RegisterReport, ToolDef
 
 __all__ = ["ToolLike", "as_tool_def", "embedding_text", "keyword_document", "name_words", "register"]

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from .base import InsightDraft, InsightInputs, ToolStore
+from ..stores.tools import ToolStore
+from .base import InsightDraft, InsightInputs
 from .config import ToolConfig
 from .decay import HALF_LIFE_DAYS, Knowledge
 from .models import AggregationReport, Insight

@@ -15,8 +15,9 @@ from ..errors import NotConfigured, ValidationError
 from ..models import Scope, choice
 from ..prompting import Section
 from ..stores.base import Vector
+from ..stores.parts import tool_part
+from ..stores.tools import ToolStore
 from . import insights
-from .base import ToolStore
 from .config import ToolConfig, remember_config
 from .context import tool_sections
 from .models import (
@@ -47,7 +48,7 @@ _CONSTANTS_TTL = 300.0
 
 def tool_store_of(engine: Engine) -> ToolStore | None:
     """The engine's tool store, if its backend has one."""
-    return getattr(engine.store, "tools", None)
+    return tool_part(engine.store)
 
 
 class ToolKnowledgeView:

@@ -27,8 +27,9 @@ from datetime import datetime
 
 from ..models import Scope
 from ..stores.base import Vector
+from ..stores.tools import ToolStore
 from ..terms import query_terms
-from .base import EvidenceRequest, ToolEvidence, ToolStore
+from .base import EvidenceRequest, ToolEvidence
 from .config import RouterWeights
 from .models import RoutedTool
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from weakref import WeakKeyDictionary
 
-from .base import ToolStore
+from ..stores.tools import ToolStore
 from .config import ToolConfig
 from .shapes import Redactor, Shaper, schema_constants
 

@@ -1,4 +1,8 @@
-"""Versioned schema migrations, one folder of numbered `.sql` files per backend."""
+"""Versioned schema migrations, one folder of numbered `.sql` files per backend.
+
+A backend applies them at open, once, under a lock it holds from reading which versions are applied until the
+last one commits (SQLite: the write lock of `BEGIN IMMEDIATE`), so several processes starting together on one
+database neither run a migration twice nor open a half-migrated schema."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ...agent.records import (
     AgentSession,
@@ -38,10 +38,8 @@ from ..base import AppendEvent, EventDraft, Vector
 from . import agent_content as content
 from . import agent_queue as queue
 from .connection import read_transaction, write_transaction
+from .jobs import ConnectionJobs
 from .writes import apply_operations
-
-if TYPE_CHECKING:
-    from .store import SQLiteStore
 
 __all__ = ["AGENT_USER_TABLES", "SQLiteAgentStore"]
 
@@ -68,7 +66,7 @@ def _events(
 
 
 class SQLiteAgentStore:
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
 
     def __repr__(self) -> str:

@@ -1,5 +1,5 @@
 """Bookkeeping writes nobody waits for (a retrieval's hits and streaks, the promotions they earn), gathered
-by the store's thread and committed together (see `worker.ConnectionWorker.defer`)."""
+by the store's thread and committed together (see `stores.worker.ConnectionWorker.defer`)."""
 
 from __future__ import annotations
 

@@ -15,14 +15,12 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from ..retention import PRUNE_EVERY
 from .connection import write_transaction
 from .idle_pass import IdlePass, without_waiting
 
 __all__ = ["LOG_BOUNDS", "PRUNE_EVERY", "change_log_pruner", "prune_changes"]
 
-# Seconds between prune passes of one process: each pass is one short write transaction, and the log grows
-# by at most this much beyond the retention.
-PRUNE_EVERY = 300.0
 # Rows deleted per transaction: a pass over a long backlog (the first after an upgrade) never holds the
 # write lock for long, and continues on the next idle step.
 _BATCH = 10_000

@@ -16,14 +16,12 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from ..retention import COMPACT_EVERY, COUNTER_BUCKET
 from .connection import write_transaction
 from .idle_pass import IdlePass, without_waiting
-from .service import COUNTER_BUCKET
 
 __all__ = ["COMPACT_EVERY", "compact_retrievals", "retrieval_compactor"]
 
-# Seconds between passes of one process: an idle store checks (one indexed read) at most this often.
-COMPACT_EVERY = 300.0
 # Events folded per transaction: a long backlog (the first pass after an upgrade) never holds the write lock
 # for long, and continues on the next idle step.
 _BATCH = 10_000

@@ -1,4 +1,5 @@
-"""Maintenance passes run from the store's idle housekeeping: rarely, and never waiting for another writer."""
+"""Maintenance passes run from the store's idle housekeeping: rarely (`stores.retention.PassSchedule`), and
+never waiting for another writer."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+
+from ..retention import PassSchedule
 
 __all__ = ["IdlePass", "without_waiting"]
 
@@ -25,30 +28,24 @@ def without_waiting(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 class IdlePass:
-    """Runs `run` from idle housekeeping at most once every `every` seconds of `clock`, again at once while
-    it reports a backlog, and later (not now) while another connection holds the write lock."""
+    """Runs `run` from idle housekeeping when its `PassSchedule` says a pass is due, and later (not now)
+    while another connection holds the write lock."""
 
     def __init__(self, run: Pass, every: float, clock: Callable[[], datetime]) -> None:
         self.run = run
-        self.every = every
-        self.clock = clock
-        self._last: float | None = None
+        self.schedule = PassSchedule(every, clock)
 
     def step(self, conn: sqlite3.Connection) -> bool:
         """Run if a pass is due; True while a backlog remains for the next idle step."""
-        now = self.clock().timestamp()
-        # A clock that went back counts as due: otherwise it would stall the pass until it caught up again.
-        if conn.in_transaction or (self._last is not None and self._last <= now < self._last + self.every):
+        now = self.schedule.start(busy=conn.in_transaction)
+        if now is None:
             return False
-        self._last = now
         try:
             _, more = self.run(conn, now)
         except sqlite3.OperationalError as exc:
             if exc.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 raise
-            # Housekeeping never waits for another process's write: it tries again on a later idle step.
-            self._last = None
+            self.schedule.blocked()
             return False
-        if more:
-            self._last = None
+        self.schedule.finished(more=more)
         return more

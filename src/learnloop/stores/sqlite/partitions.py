@@ -20,24 +20,23 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import StoreError
 from ...models import Filters, Learning, Scope, Status, utcnow
-from ...terms import index_terms, stem
+from ...terms import index_terms
 from ..base import SearchRequest, Vector
+from ..retention import DEFAULT_RETENTION
+from ..search.fusion import Hits, Ranking, fuse_hits, partition_keys
+from ..search.keywords import TermCodebook
+from ..search.partition import Partition
+from ..search.row_codes import STATUS_CODES, Codebook, RowCodes
 from .changelog import LOG_BOUNDS, change_log_pruner
 from .connection import read_transaction
 from .event_retention import retrieval_compactor
-from .keywords import TermCodebook
-from .partition import Partition
-from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .rows import vector_from_blob
-from .search import Hit, Hits, Ranking, partition_keys
 
 __all__ = ["PartitionCache", "PartitionKey"]
 
 PartitionKey = tuple[str, str]
 
-_NO_HIT: Hit = (None, None, None, None, None)
 # Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
 _INDEX_STEP = 4
 _COLUMNS = (
@@ -58,8 +57,8 @@ class PartitionCache:
         dimension: int,
         ann_threshold: int,
         max_vectors: int,
-        change_retention: timedelta = timedelta(hours=1),
-        retrieval_retention: timedelta = timedelta(days=30),
+        change_retention: timedelta = DEFAULT_RETENTION.change_log,
+        retrieval_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.path = path
@@ -84,53 +83,7 @@ class PartitionCache:
         """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores,
         and what ranking reads of each hit (status, hits, updated_at, tags), as of this search."""
         partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
-        selections = [p.select(request.filters, self.codebook) for p in partitions]
-        vector_hits: list[tuple[int, float]] = []
-        if request.vector is not None and request.vector_k > 0:
-            query = np.ascontiguousarray(request.vector, dtype=np.float32)
-            if query.shape != (self.dimension,):
-                raise StoreError(f"query vector has shape {query.shape}, expected ({self.dimension},)")
-            for partition, selection in zip(partitions, selections, strict=True):
-                vector_hits += partition.search(query, request.vector_k, selection)
-            vector_hits = sorted(vector_hits, key=lambda pair: -pair[1])[: request.vector_k]
-        text_hits: list[tuple[int, float]] = []
-        terms = self.terms.known([stem(t) for t in request.terms])
-        if terms and request.text_k > 0:
-            for partition, selection in zip(partitions, selections, strict=True):
-                text_hits += partition.keyword_search(terms, request.text_k, selection)
-            text_hits = sorted(text_hits, key=lambda pair: -pair[1])[: request.text_k]
-        found: Hits = {
-            i: (similarity, rank, None, None, None) for rank, (i, similarity) in enumerate(vector_hits, start=1)
-        }
-        for rank, (learning_id, score) in enumerate(text_hits, start=1):
-            similarity, vector_rank, _, _, _ = found.get(learning_id, _NO_HIT)
-            found[learning_id] = (similarity, vector_rank, score, rank, None)
-        ranking: Ranking = {}
-        pending = list(found)
-        query_terms = [stem(t) for t in request.terms]
-        for partition in partitions:  # a hit lives in exactly one of the scope's partitions
-            mine = [i for i in pending if i in partition.slot_of]
-            ranking.update(partition.ranking(mine))
-            # Absolute evidence for every hit, whichever search found it: its cosine with the query and the share
-            # of the query's keyword weight it holds. Relevance thresholds need both (a BM25 score or a rank
-            # moves with the size of the partition; these do not).
-            similarities = partition.similarities(mine, request.vector) if request.vector is not None else {}
-            coverage = (
-                partition.coverage(mine, self.terms.known(query_terms), len(set(query_terms))) if query_terms else {}
-            )
-            for i in mine:
-                known, vector_rank, text_score, text_rank, _ = found[i]
-                found[i] = (
-                    similarities.get(i, known) if known is None else known,
-                    vector_rank,
-                    text_score,
-                    text_rank,
-                    coverage.get(i),
-                )
-            pending = [i for i in pending if i not in ranking]
-            if not pending:
-                break
-        return found, ranking
+        return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
 
     def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
         """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.

@@ -7,13 +7,11 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from ..quarantine import QuarantineRow, StoredText
 from .connection import write_transaction
-
-if TYPE_CHECKING:
-    from .store import SQLiteStore
+from .jobs import ConnectionJobs
 
 __all__ = ["QuarantineRow", "SQLiteQuarantineStore", "StoredText"]
 
@@ -21,35 +19,8 @@ T = TypeVar("T")
 _ACTIVE = ("candidate", "verified")
 
 
-@dataclass(frozen=True, slots=True)
-class StoredText:
-    """A live learning's texts, as the recheck reads them."""
-
-    tenant: str
-    user: str | None
-    id: int
-    status: str
-    text: str
-    topic: str
-    tags: str
-    context: str
-
-
-@dataclass(frozen=True, slots=True)
-class QuarantineRow:
-    tenant: str
-    learning_id: int
-    previous_status: str
-    rule: str
-    kind: str
-    gate_version: str
-    at: float
-    released_at: float | None
-    released_by: str | None
-
-
 class SQLiteQuarantineStore:
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:

@@ -1,34 +1,19 @@
-"""Which partitions a scope searches, the rows behind their hits, and FTS5 expressions for listings."""
+"""The rows behind a search's hits (see `stores.search.fusion`), and FTS5 expressions for listings."""
 
 from __future__ import annotations
 
 import functools
 import sqlite3
 
-from ...models import Scope, Status
+from ...models import Scope
 from ...terms import query_terms
 from ..base import Candidate, Select
+from ..search.fusion import Hits, Ranking, chosen_candidates
 from . import review
-from .partition import RankingColumns
 from .rows import LEARNING_COLUMNS, learning_from_row
 from .writes import visible_clause
 
-__all__ = ["Hit", "Hits", "Ranking", "candidates", "match_expression", "partition_keys"]
-
-# A learning's vector similarity and rank, keyword score and rank (None where that search missed it).
-# … and the share of the query's keyword weight (IDF) the learning holds (None: the query had no keywords).
-Hit = tuple[float | None, int | None, float | None, int | None, float | None]
-Hits = dict[int, Hit]
-# What ranking reads of a hit, from the in-memory partitions: status, hits, updated_at, tags.
-Ranking = dict[int, RankingColumns]
-
-
-def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
-    """(tenant, user_id) partitions a scope searches: its user's, and the tenant's global one."""
-    keys = [(scope.tenant, scope.user or "")]
-    if include_global and scope.user is not None:
-        keys.append((scope.tenant, ""))
-    return keys
+__all__ = ["candidates", "match_expression"]
 
 
 def candidates(
@@ -36,8 +21,7 @@ def candidates(
 ) -> list[Candidate]:
     """The visible rows behind `found` as candidates, built from what the partitions hold (`ranking`): all of
     them, or (with `select`) only those `select` keeps, in its order, so whole rows are read for those only."""
-    pool = [_candidate(learning_id, *columns, found) for learning_id in found if (columns := ranking.get(learning_id))]
-    chosen = pool if select is None else list(select(pool))
+    chosen = chosen_candidates(found, ranking, select)
     if not chosen:
         return []
     clause, params = visible_clause(scope, by_id=True)
@@ -75,23 +59,6 @@ def _attach_conflicts(conn: sqlite3.Connection, scope: Scope, kept: list[Candida
         found = tuple(live[i] for i in partners.get(candidate.id, ()) if i in live)
         if found:
             candidate.conflicts = found
-
-
-def _candidate(
-    learning_id: int,
-    status: Status,
-    hits: int,
-    updated_at: float,
-    tags: list[str],
-    said_at: float,
-    event_at: float,
-    event_until: float,
-    found: Hits,
-) -> Candidate:
-    # Positional, in `Candidate` field order: this runs for every hit of every query.
-    candidate = Candidate(learning_id, status, hits, updated_at, tags, *found[learning_id])
-    candidate.said_at, candidate.event_at, candidate.event_until = said_at, event_at, event_until
-    return candidate
 
 
 def _quote(term: str) -> str:

@@ -11,52 +11,26 @@ import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from ...models import Scope
+from ..service import COUNTER_BUCKET, KeyRecord, MetricRows
 from .connection import read_transaction, write_transaction
+from .jobs import ConnectionJobs
 from .writes import visible_clause
-
-if TYPE_CHECKING:
-    from .store import SQLiteStore
 
 __all__ = ["COUNTER_BUCKET", "KeyRecord", "MetricRows", "SQLiteServiceStore"]
 
 log = logging.getLogger("learnloop.server")
 
 T = TypeVar("T")
-Role = Literal["admin", "app", "user"]
-
-# Counters are kept per hour: fine enough for charts, small enough to keep for years.
-COUNTER_BUCKET = 3600
 
 _KEY_COLUMNS = "key_id, tenant, user_id, role, name, salt, digest, created_at, last_used_at, revoked_at"
 
 
 def _ts(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
-
-
-@dataclass(frozen=True)
-class KeyRecord:
-    """One stored API key: everything but the secret, which only the holder has."""
-
-    key_id: str
-    tenant: str
-    user: str | None
-    role: Role
-    name: str
-    salt: str
-    digest: str
-    created_at: datetime
-    last_used_at: datetime | None = None
-    revoked_at: datetime | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.revoked_at is None
 
 
 def _key_from_row(row: Sequence[Any]) -> KeyRecord:
@@ -77,27 +51,8 @@ def _key_from_row(row: Sequence[Any]) -> KeyRecord:
     )
 
 
-@dataclass(frozen=True)
-class MetricRows:
-    """Raw aggregates for one scope; `learnloop.server.metrics` turns them into figures.
-
-    Bucketed rows start with the bucket's start time (epoch seconds). Retrievals (and the 'retrieved' action
-    counts) are the live events plus those already folded into `retrieval_counts` (see `event_retention`).
-    """
-
-    learnings: list[tuple[str, str, int]]  # status, origin, count
-    action_totals: list[tuple[str, int]]  # action, count (all time)
-    actions: list[tuple[int, str, int]]  # bucket, action, count
-    status_moves: list[tuple[int, str | None, str | None, int]]  # bucket, from, to, count
-    purged: list[tuple[int, int]]  # bucket, learnings purged (all were deprecated)
-    retrievals: list[tuple[int, int, int]]  # bucket, retrievals, retrievals that returned something
-    retrieval_totals: tuple[int, int]
-    counters: list[tuple[int, str, int]]  # bucket, counter name, value
-    counter_totals: list[tuple[str, int]]
-
-
 class SQLiteServiceStore:
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
 
     def __repr__(self) -> str:

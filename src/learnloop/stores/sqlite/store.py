@@ -1,6 +1,6 @@
 """The embedded backend: one SQLite file (WAL), FTS5 full text, in-memory search partitions.
 
-Every call is a job on one thread that owns the connection and the partitions (`worker.ConnectionWorker`),
+Every call is a job on one thread that owns the connection and the partitions (`stores.worker.ConnectionWorker`),
 so the event loop never blocks on disk or numpy and the caches need no locks.
 """
 
@@ -33,8 +33,11 @@ from ..base import (
     TurnRecord,
     Vector,
 )
+from ..retention import DEFAULT_RETENTION
+from ..worker import ConnectionWorker
 from . import maintenance, review, turns
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
+from .archive import SQLiteTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
 from .listing import list_learnings
@@ -42,8 +45,8 @@ from .partitions import PartitionCache
 from .quarantine import SQLiteQuarantineStore
 from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
 from .search import candidates
+from .service import SQLiteServiceStore
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
-from .worker import ConnectionWorker
 from .writes import apply_operations, visible_clause
 
 __all__ = ["SQLiteStore"]
@@ -70,8 +73,8 @@ class SQLiteStore:
         max_cached_vectors: int = 2_000_000,
         blas_threads: int | None = 1,
         clock: Callable[[], datetime] = utcnow,
-        change_log_retention: timedelta = timedelta(hours=1),
-        retrieval_event_retention: timedelta = timedelta(days=30),
+        change_log_retention: timedelta = DEFAULT_RETENTION.change_log,
+        retrieval_event_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
     ) -> None:
         self.path = str(path)
         self.embedding_model = embedding_model
@@ -91,7 +94,7 @@ class SQLiteStore:
             retrieval_retention=retrieval_event_retention,
             clock=clock,
         )
-        self._worker = ConnectionWorker(
+        self._worker: ConnectionWorker[sqlite3.Connection] = ConnectionWorker(
             self._connect, self._apply_deferred, name="learnloop-sqlite", idle=self._partitions.housekeeping
         )
 
@@ -116,6 +119,16 @@ class SQLiteStore:
     def quarantine(self) -> SQLiteQuarantineStore:
         """The write gate's quarantine list and rule version, on this file and thread."""
         return SQLiteQuarantineStore(self)
+
+    @functools.cached_property
+    def archive(self) -> SQLiteTenantArchive:
+        """Whole-tenant export and import, on this file and thread."""
+        return SQLiteTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
+
+    @functools.cached_property
+    def service(self) -> SQLiteServiceStore:
+        """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
+        return SQLiteServiceStore(self)
 
     @functools.cached_property
     def agent(self) -> SQLiteAgentStore:

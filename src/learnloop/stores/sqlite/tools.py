@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ...models import Scope
 from ...stores.base import Vector
@@ -40,9 +40,10 @@ from ...tools.models import (
     ToolStat,
 )
 from ...tools.shapes import Shaper
+from ..search.tool_index import ToolIndex
 from . import tools_admin, tools_scrub
 from .connection import write_transaction
-from .tools_index import ToolIndex
+from .jobs import ConnectionJobs
 from .tools_reads import (
     TemplateDirections,
     insight_inputs,
@@ -56,9 +57,6 @@ from .tools_reads import (
 from .tools_rows import PAIR_COLUMNS, SIGNAL_COLUMNS, pair_from_row, signal_from_row
 from .tools_sync import IndexKeeper
 from .tools_writes import flush_weak, write_call, write_observation
-
-if TYPE_CHECKING:
-    from .store import SQLiteStore
 
 __all__ = ["TOOL_USER_TABLES", "SQLiteToolStore"]
 
@@ -113,7 +111,7 @@ def _evidence(
 
 
 class SQLiteToolStore:
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
         self._keeper = IndexKeeper(store.dimension, store.embedding_model)
         self._directions = TemplateDirections()
@@ -137,6 +135,10 @@ class SQLiteToolStore:
             return result
 
         return counted
+
+    def note_outside_write(self) -> None:
+        """Rows of tool knowledge were written past this store (a tenant import), on the store's thread."""
+        self._writes += 1
 
     @property
     def embedding_model(self) -> str:

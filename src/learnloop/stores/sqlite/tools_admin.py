@@ -13,8 +13,8 @@ from ...tools.base import CatalogEntry, InsightDraft
 from ...tools.decay import ARCHIVE_BELOW, Knowledge, decayed
 from ...tools.models import PrivacyMode, QueryTemplate, SeedTemplate, ToolInfo
 from ...tools.templates import feedback_split
+from ..search.tool_index import ToolIndex
 from .connection import write_transaction
-from .tools_index import ToolIndex
 from .tools_reads import read_recoveries, read_templates, visible_owners
 from .tools_rows import at
 from .tools_sync import IndexKeeper, trim_changes

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
+from ..search.tool_index import CatalogRow, PairRow, ToolIndex
 from .connection import read_transaction, write_transaction
 from .rows import vector_from_blob
-from .tools_index import CatalogRow, PairRow, ToolIndex
 
 __all__ = ["IndexKeeper", "trim_changes"]
 

@@ -20,8 +20,8 @@ from ...models import Scope
 from ...tools.base import CallRecord, LearningPolicy, ObservationRecord
 from ...tools.models import RecoveryPattern, SignalReceipt, Strength
 from ...tools.recovery import describe_change, suggest
+from ..search.tool_index import PairRow, ToolIndex
 from .rows import vector_from_blob
-from .tools_index import PairRow, ToolIndex
 from .tools_rows import RECOVERY_COLUMNS, at, recovery_from_row
 
 __all__ = ["flush_weak", "learn_pair", "write_call", "write_observation"]

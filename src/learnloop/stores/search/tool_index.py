@@ -1,8 +1,9 @@
 """One tenant's routing data in memory: catalog vectors and keywords, learned query→tool pair vectors.
 
-SQLite holds every row; this index is loaded on first use and kept in step with the `tool_changes` log
-(written by triggers), so writes of other processes, and deletions made by forgetting a user, are seen on
-the next call. It lives on the store's executor thread, like the learnings partitions, so it needs no lock.
+The backend holds every row; this index is loaded on first use and kept in step with its change log
+(SQLite: `tool_changes`, written by triggers), so writes of other processes, and deletions made by
+forgetting a user, are seen on the next call. It lives on the store's executor thread, like the learnings
+partitions, so it needs no lock.
 Ranking a query is two matrix-vector products (catalog, learned pairs) and one BM25 pass. The pairs also
 say how familiar the query is to each used tool (`tools.base.Familiarity`): its nearest pair's similarity
 and how many pairs it has, counted per tool as pairs come and go.
@@ -22,7 +23,7 @@ from ...tools.base import Familiarity
 from ...tools.catalog import keyword_document
 from ...tools.decay import HALF_LIFE_DAYS, Knowledge
 from .keywords import KeywordIndex, TermCodebook
-from .tools_cells import Cells
+from .tool_cells import Cells
 
 __all__ = ["CatalogRow", "Hit", "PairRow", "ToolIndex"]
 

@@ -1,4 +1,4 @@
-"""The one thread that owns a SQLite connection, and the deferred bookkeeping it coalesces.
+"""The one thread that owns a database connection, and the deferred bookkeeping it coalesces.
 
 Every store call is a job run on this thread in submission order, so the connection and the in-memory
 partitions need no locks and the event loop never blocks on disk. Bookkeeping writes nobody waits for (the
@@ -8,6 +8,9 @@ have gathered. Jobs marked `stale_ok` (searches, whose ranking may be a few mill
 counts) run ahead of them, so back-to-back retrievals do not each wait for the previous one's write.
 Housekeeping that no caller waits for (indexing new vectors, pruning the change log) runs in small steps
 once the thread is idle.
+
+Nothing here is about SQL: the connection is whatever the backend's `connect` returns (SQLite: a
+`Conn`), and every job, flush and idle step receives it.
 """
 
 from __future__ import annotations
@@ -15,55 +18,55 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["ConnectionWorker"]
 
 log = logging.getLogger("learnloop.store")
 
 T = TypeVar("T")
-Flush = Callable[[sqlite3.Connection, list[tuple[Any, "Future[Any]"]]], None]
-# One step of idle housekeeping; True while more remains.
-Idle = Callable[[sqlite3.Connection], bool]
+Conn = TypeVar("Conn")
 
 _IDLE_FLUSH_SECONDS = 0.02
 _MAX_DEFERRED = 64
 
 
 @dataclass
-class _Job:
-    fn: Callable[[sqlite3.Connection], Any]
+class _Job(Generic[Conn]):
+    fn: Callable[[Conn], Any]
     future: Future[Any]
     stale_ok: bool
 
 
-class ConnectionWorker:
+class ConnectionWorker(Generic[Conn]):
+    """`flush` commits the gathered bookkeeping items; `idle` is one step of housekeeping, True while more
+    remains."""
+
     def __init__(
         self,
-        connect: Callable[[], sqlite3.Connection],
-        flush: Flush,
+        connect: Callable[[], Conn],
+        flush: Callable[[Conn, list[tuple[Any, Future[Any]]]], None],
         name: str,
-        idle: Idle | None = None,
+        idle: Callable[[Conn], bool] | None = None,
     ) -> None:
         self._connect = connect
         self._flush_batch = flush
         self._idle = idle
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job[Conn] | None] = queue.SimpleQueue()
         self._deferred: list[tuple[Any, Future[Any]]] = []
         self._lock = threading.Lock()
         self._closed = False
-        self.connection: sqlite3.Connection | None = None
+        self.connection: Conn | None = None
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
     # -- submitting ----------------------------------------------------------------------------------
 
-    def submit(self, fn: Callable[[sqlite3.Connection], T], *, stale_ok: bool = False) -> Future[T]:
+    def submit(self, fn: Callable[[Conn], T], *, stale_ok: bool = False) -> Future[T]:
         future: Future[T] = Future()
         with self._lock:
             if self._closed:
@@ -71,7 +74,7 @@ class ConnectionWorker:
             self._jobs.put(_Job(fn, future, stale_ok))
         return future
 
-    async def run(self, fn: Callable[[sqlite3.Connection], T], *, stale_ok: bool = False) -> T:
+    async def run(self, fn: Callable[[Conn], T], *, stale_ok: bool = False) -> T:
         return await asyncio.wrap_future(self.submit(fn, stale_ok=stale_ok))
 
     def defer(self, item: object) -> Future[Any]:
@@ -92,7 +95,7 @@ class ConnectionWorker:
     def closing(self) -> bool:
         return self._closed
 
-    def close(self, final: Callable[[sqlite3.Connection], None]) -> None:
+    def close(self, final: Callable[[Conn], None]) -> None:
         """Refuse new work, run `final` after everything queued (deferred writes included), stop the thread.
         Blocks until done: call it off the event loop."""
         done: Future[None] = Future()
@@ -139,7 +142,7 @@ class ConnectionWorker:
             log.exception("idle housekeeping failed")
             return False
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self) -> Conn:
         if self.connection is None:
             self.connection = self._connect()
         return self.connection

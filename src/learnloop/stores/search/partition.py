@@ -1,10 +1,11 @@
-"""In-memory search partitions over the SQLite file: vectors (exact numpy or HNSW) and BM25 keywords.
+"""In-memory search partitions: vectors (exact numpy or HNSW) and BM25 keywords.
 
-SQLite holds every embedding and text; a partition is one (tenant, user) slice of the live (not
-deprecated) learnings, loaded on first use and kept in step with the `vector_changes` log, so writes made
-by other processes are seen too. Rows live in slots: a changed row takes a new slot and its old one is
-marked dead; compaction drops dead slots once they are a quarter of the total. Filters are evaluated on
-per-slot codes before top-k selection, so filtered-out rows never take a slot in the results.
+The backend holds every embedding and text; a partition is one (tenant, user) slice of the live (not
+deprecated) learnings, loaded on first use and kept in step with the backend's change log (SQLite:
+`vector_changes`), so writes made by other processes are seen too. Rows live in slots: a changed row takes
+a new slot and its old one is marked dead; compaction drops dead slots once they are a quarter of the total.
+Filters are evaluated on per-slot codes before top-k selection, so filtered-out rows never take a slot in
+the results.
 """
 
 from __future__ import annotations
