@@ -42,6 +42,10 @@ KEPT_APART = [
     ("The cluster has 3 nodes in v16.", "The cluster has 3 nodes in v14."),
     ("Gina: Thanks, Jon! Appreciate your support!", "Gina: Thanks, Jon! Appreciate the kind words. <3"),
     ("Wow, Dave, that car looks great!", "Hey Dave, sorry to hear about the car trouble with the gearbox."),
+    # The same number in units that measure different things is not one value said twice (found by the
+    # nothing-lost property: the second was skipped, then lost when the first was superseded).
+    ("Kettle A mashes at 4 °C.", "Kettle A boils off 4 L/hr."),
+    ("Team Alpha has 4 kids.", "Team Alpha runs 4 km every Sunday."),
 ]
 
 

@@ -418,10 +418,24 @@ def _values(new: TextProfile, old: TextProfile) -> tuple[str, str | None]:
 
 def _numbers_alike(new: TextProfile, old: TextProfile) -> bool:
     """The same numbers, whatever their unit words ("2.4 volumes" / "2.4 vols", "10 g per litre" / "10 grams
-    … per liter"): the unit reader differs, the values do not."""
-    a = sorted(q.value for q in new.quantities if not q.retracted)
-    b = sorted(q.value for q in old.quantities if not q.retracted)
-    return bool(a) and a == b
+    … per liter"): the unit reader differs, the values do not. Not when the units measure different things
+    ("mashes at 4 °C" / "boils off 4 L/hr"; "4 kids" / "4 km")."""
+    a = sorted((q.value, q.dimension) for q in new.quantities if not q.retracted)
+    b = sorted((q.value, q.dimension) for q in old.quantities if not q.retracted)
+    if not a or len(a) != len(b):
+        return False
+    return all(x == y and _kindred(d, e) for (x, d), (y, e) in zip(a, b, strict=True))
+
+
+def _kindred(first: str, second: str) -> bool:
+    """Could two dimensions be one unit read two ways: equal, a bare number, two counted words, or physical
+    units that share a base unit (kilogram / metre³ and kilogram)?"""
+    if first == second or not first or not second:
+        return True
+    counted = first.startswith("count:"), second.startswith("count:")
+    if any(counted):
+        return all(counted)
+    return bool(set(re.findall(r"[a-z]+", first)) & set(re.findall(r"[a-z]+", second)))
 
 
 def _show(quantity: Quantity, text: str) -> str:
