@@ -220,3 +220,14 @@ async def test_measurements_on_different_days_are_records_not_versions(loop: Loo
     assert (first.action, second.action) == ("created", "created")
     same_day = await loop.save("I weighed 81.5 kg this morning.", user="w", at=datetime(2023, 5, 10, 9, tzinfo=UTC))
     assert same_day.action == "new_version"  # the same morning: a corrected reading
+
+
+async def test_a_learning_said_in_the_asked_span_needs_less_similarity_to_be_shown(loop: Loop) -> None:
+    """Retrieval abstains below the noise floor, but being said in the span a question asks about is evidence of
+    relevance too: such a learning needs half the floor (`RetrievalConfig.timely_floor`)."""
+    await loop.save("We went hiking in the Alps with the kids.", user="h", at=datetime(2023, 5, 20, tzinfo=UTC))
+    await loop.save("We went hiking in the Dolomites with friends.", user="h", at=datetime(2023, 8, 20, tzinfo=UTC))
+    asked = await loop.retrieve_context("h", "Where did we go last May?", at=datetime(2023, 6, 10, tzinfo=UTC))
+    assert [i.learning.text for i in asked.items] == ["We went hiking in the Alps with the kids."]
+    a_year_on = await loop.retrieve_context("h", "Where did we go last May?", at=datetime(2024, 6, 10, tzinfo=UTC))
+    assert a_year_on.items == []  # May 2024: nothing was said then, and nothing fits well enough
