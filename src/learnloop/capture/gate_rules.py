@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import cast
 
-from .gate import GateRule, Kind, Target, luhn_ok, random_token
+from .gate_rule import GateRule, Kind, Target, luhn_ok, random_token
 from .timing import MOMENTARY
 
 __all__ = ["BUILTIN_RULES", "card_ok", "credential_like", "iban_ok"]

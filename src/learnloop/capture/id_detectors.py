@@ -37,7 +37,7 @@ from stdnum.mx import curp
 from stdnum.nl import bsn
 from stdnum.pl import pesel
 
-from .gate import GateRule
+from .gate_rule import GateRule
 
 __all__ = ["ID_RULES", "ID_WORDS", "labelled_before", "product_number_before"]
 

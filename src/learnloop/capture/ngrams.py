@@ -12,7 +12,7 @@ import re
 import numpy as np
 import numpy.typing as npt
 
-from .gate import normalize
+from .gate_rule import normalize
 
 __all__ = ["NGRAMS", "char_ngrams", "view"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .gate import GateRule
+from .gate_rule import GateRule
 
 __all__ = ["PERSONAL_DETAIL_RULES"]
 

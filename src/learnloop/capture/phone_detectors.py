@@ -15,7 +15,7 @@ import re
 
 import phonenumbers
 
-from .gate import GateRule
+from .gate_rule import GateRule
 from .id_detectors import product_number_before
 
 __all__ = ["PHONE_RULES"]

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .gate import GateRule
+from .gate_rule import GateRule
 
 __all__ = ["POISONING_RULES", "about_attacks"]
 

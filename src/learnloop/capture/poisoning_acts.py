@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .gate import GateRule
+from .gate_rule import GateRule
 from .poisoning import Finder, _per_sentence, _preference, _read
 
 __all__ = ["ACT_RULES"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .gate import GateRule, random_token
+from .gate_rule import GateRule, random_token
 from .gate_rules import credential_like
 
 __all__ = ["PROSE_SECRET_RULES"]

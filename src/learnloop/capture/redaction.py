@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 
-from .gate import GateHit, GateRule, WriteGate, normalize
+from .gate import WriteGate
+from .gate_rule import GateHit, GateRule, normalize
 
 __all__ = ["HARMFUL_KINDS", "label", "redact", "redacting_gate"]
 

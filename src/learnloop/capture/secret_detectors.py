@@ -36,7 +36,7 @@ from detect_secrets.plugins.keyword import (
     KeywordDetector,
 )
 
-from .gate import GateRule
+from .gate_rule import GateRule
 
 __all__ = ["detect_secrets_rules"]
 

@@ -12,7 +12,7 @@ import re
 
 from mnemonic import Mnemonic
 
-from .gate import GateRule
+from .gate_rule import GateRule
 
 __all__ = ["SEED_PHRASE_RULES"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .gate import GateRule, entropy, random_token
+from .gate_rule import GateRule, entropy, random_token
 
 __all__ = ["VENDOR_TOKEN_RULES"]
 

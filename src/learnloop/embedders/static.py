@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ..errors import EmbedderError, ValidationError
 from .base import Purpose, Vectors
-from .local import DIMENSION, bundled_model_path, load_tokenizer, user_cache_dir
+from .bundled import DIMENSION, bundled_model_path, load_tokenizer, user_cache_dir
 
 __all__ = ["StaticMiniLM"]
 
