@@ -39,6 +39,7 @@ from common import emit_json, print_table, progress
 from learnloop.capture.timing import find_expression
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
+from learnloop.embedders.base import Embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
 from learnloop.models import EventAction, Filters, Learning, Limits, Scope, Source
@@ -123,6 +124,31 @@ async def turns_behind(loop: Loop, user: str, learning: Learning) -> list[str]:
     return _TURNS_BEHIND[learning.id]
 
 
+async def insert_turns(
+    store: SQLiteStore, embedder: Embedder, tenant: str, user: str, turns: list[tuple[str, str]]
+) -> None:
+    """The store path: a conversation's turns inserted straight into the store, as an import would (no gate, no
+    dedupe) — the retrieval ceiling the governed write is measured against."""
+    vectors = await embedder.embed([text for _, text in turns])
+    ops = [
+        Insert(
+            NewLearning(
+                tenant=tenant,
+                user=user,
+                text=text,
+                vector=vector,
+                embedding_model=embedder.model_id,
+                simhash64=simhash64_hex(text),
+                namespace="learning",
+                source=Source(message=dia_id),
+            ),
+            EventDraft(actor="import", action=EventAction.IMPORTED),
+        )
+        for (dia_id, text), vector in zip(turns, vectors, strict=True)
+    ]
+    await store.apply(Scope(tenant=tenant, user=user), ops)
+
+
 async def run(args: argparse.Namespace) -> dict[str, object]:
     samples = json.loads(Path(args.data).read_text("utf-8"))
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
@@ -148,24 +174,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                 outcomes[saved.action.value] += 1
                 outcomes["linked"] += saved.link is not None
             continue
-        vectors = await embedder.embed([text for _, text in turns])
-        ops = [
-            Insert(
-                NewLearning(
-                    tenant=TENANT,
-                    user=user,
-                    text=text,
-                    vector=vector,
-                    embedding_model=embedder.model_id,
-                    simhash64=simhash64_hex(text),
-                    namespace="learning",
-                    source=Source(message=dia_id),
-                ),
-                EventDraft(actor="import", action=EventAction.IMPORTED),
-            )
-            for (dia_id, text), vector in zip(turns, vectors, strict=True)
-        ]
-        await store.apply(Scope(tenant=TENANT, user=user), ops)
+        await insert_turns(store, embedder, TENANT, user, turns)
 
     ks = (5, 10)
     modes = ("hybrid", "vector", "bm25")

@@ -29,11 +29,9 @@ from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
 from learnloop.engine import Engine
 from learnloop.loop import Loop
-from learnloop.models import EventAction, Limits, Scope, Source
-from learnloop.simhash import simhash64_hex
-from learnloop.stores.base import EventDraft, Insert, NewLearning
+from learnloop.models import Limits
 from learnloop.stores.sqlite import SQLiteStore
-from locomo_recall import default_data, normalise_evidence, turns_of
+from locomo_recall import default_data, insert_turns, normalise_evidence, turns_of
 
 HERE = Path(__file__).resolve().parent
 LIMITS = Limits(top_k=10, max_items=10, max_chars=1_000_000)
@@ -69,24 +67,7 @@ async def locomo(loop: Loop, store: SQLiteStore, samples: list[dict[str, Any]], 
     embedder = loop.engine.embedder
     for sample in samples:
         user, turns = sample["sample_id"], turns_of(sample)
-        vectors = await embedder.embed([text for _, text in turns])
-        ops = [
-            Insert(
-                NewLearning(
-                    tenant=loop.tenant,
-                    user=user,
-                    text=text,
-                    vector=vector,
-                    embedding_model=embedder.model_id,
-                    simhash64=simhash64_hex(text),
-                    namespace="learning",
-                    source=Source(message=dia_id),
-                ),
-                EventDraft(actor="import", action=EventAction.IMPORTED),
-            )
-            for (dia_id, text), vector in zip(turns, vectors, strict=True)
-        ]
-        await store.apply(Scope(tenant=loop.tenant, user=user), ops)
+        await insert_turns(store, embedder, loop.tenant, user, turns)
     recall = shown = questions = 0.0
     for index, sample in enumerate(samples):
         user, other = sample["sample_id"], samples[(index + 1) % len(samples)]["sample_id"]

@@ -289,8 +289,9 @@ class FeedbackAnalyzer:
         if previous is None:  # the first message of a session rates nothing
             return Feedback(FeedbackType.FOLLOW_UP_NEW_TOPIC, 0.0, signal, "none")
         if self.model is not None:
-            repeated = self._repeated(previous, message, signal, gap_seconds)
-            return repeated or self._from_model(self.model, previous, message, signal, gap_seconds, vector)
+            words = self._word_sets(previous, message)
+            repeated = self._repeated(previous, message, signal, gap_seconds, words)
+            return repeated or self._from_model(self.model, previous, message, signal, gap_seconds, vector, words)
         verdict = self._from_keywords(message)
         if verdict is not None:
             kind, score, matched = verdict
@@ -300,14 +301,17 @@ class FeedbackAnalyzer:
             return Feedback(FeedbackType.NO_REPLY, SCORES[FeedbackType.NO_REPLY], signal, "timing")
         return self._from_topic(previous, message, signal, gap_seconds)
 
-    def cues(self, previous: PreviousTurn | None, message: str) -> npt.NDArray[np.float64]:
+    def cues(
+        self, previous: PreviousTurn | None, message: str, words: tuple[frozenset[str], frozenset[str]] | None = None
+    ) -> npt.NDArray[np.float64]:
         """What the keyword rules and the context say about a follow-up, as the model's cue inputs
-        (`CUE_NAMES` order)."""
+        (`CUE_NAMES` order). `words`: the two messages' content stems, when the caller has them."""
         text = (message or "").translate(_APOSTROPHES).strip()
-        before = (previous or PreviousTurn()).stems(self._generic)
-        now = frozenset(stem(w) for w in query_terms(text, limit=64) if w not in self._generic)
+        previous = previous or PreviousTurn()
+        words = words or self._word_sets(previous, text)
+        before, now = words
         verdict = self._from_keywords(text)
-        rule = verdict[0] if verdict else self._from_topic(previous or PreviousTurn(), text, "", None).type
+        rule = verdict[0] if verdict else self._from_topic(previous, text, "", None, words).type
         found = {name: self._re[name].search(text) is not None for name in _KEYWORD_CUES}
         praise = self._praise(text)
         values = [
@@ -334,8 +338,9 @@ class FeedbackAnalyzer:
         signal: str,
         gap: float | None,
         vector: Sequence[float] | Any | None,
+        words: tuple[frozenset[str], frozenset[str]],
     ) -> Feedback:
-        p = model.probabilities(message, self.cues(previous, message), vector)
+        p = model.probabilities(message, self.cues(previous, message, words), vector)
         label, probability = decide(p, model.thresholds)
         kind = LABEL_TYPES[label]
         score = SCORES[kind]
@@ -345,7 +350,7 @@ class FeedbackAnalyzer:
             score = MILD_POSITIVE_SCORE  # "ok", "fine", "got it": approval, not a verdict that it worked
         elif kind in _NOT_A_VERDICT and gap is not None and gap >= self.no_reply_after:
             kind, score = FeedbackType.NO_REPLY, SCORES[FeedbackType.NO_REPLY]
-        elif kind is FeedbackType.FOLLOW_UP_NEW_TOPIC and self._same_topic(previous, message):
+        elif kind is FeedbackType.FOLLOW_UP_NEW_TOPIC and self._same_topic(words):
             kind, score = FeedbackType.FOLLOW_UP_SAME_TOPIC, SCORES[FeedbackType.FOLLOW_UP_SAME_TOPIC]
         return Feedback(kind, score, signal, "model", label, probability=round(probability, 4))
 
@@ -417,9 +422,20 @@ class FeedbackAnalyzer:
             return found.group(0)
         return "negated" if negated else None
 
-    def _repeated(self, previous: PreviousTurn, message: str, signal: str, gap: float | None) -> Feedback | None:
-        before = previous.stems(self._generic)
+    def _word_sets(self, previous: PreviousTurn, message: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The content stems of the previous message and of this one."""
         now = frozenset(stem(w) for w in query_terms(message, limit=64) if w not in self._generic)
+        return previous.stems(self._generic), now
+
+    def _repeated(
+        self,
+        previous: PreviousTurn,
+        message: str,
+        signal: str,
+        gap: float | None,
+        words: tuple[frozenset[str], frozenset[str]],
+    ) -> Feedback | None:
+        before, now = words
         same_text = " ".join(message.casefold().split()) == " ".join(previous.text.casefold().split())
         if same_text and previous.text and gap is not None and gap <= self.duplicate_window:
             return Feedback(FeedbackType.REPEATED_QUESTION, 0.0, signal, "repeat", "duplicate", duplicate=True)
@@ -428,21 +444,27 @@ class FeedbackAnalyzer:
             return Feedback(FeedbackType.REPEATED_QUESTION, SCORES[FeedbackType.REPEATED_QUESTION], signal, "repeat")
         return None
 
-    def _same_topic(self, previous: PreviousTurn, message: str) -> bool:
-        before = previous.stems(self._generic)
-        now = frozenset(stem(w) for w in query_terms(message, limit=64) if w not in self._generic)
+    def _same_topic(self, words: tuple[frozenset[str], frozenset[str]]) -> bool:
+        before, now = words
         shared = before & now
         return bool(shared) and len(shared) / max(1, min(len(before), len(now))) >= self.same_topic_overlap
 
-    def _from_topic(self, previous: PreviousTurn, message: str, signal: str, gap: float | None) -> Feedback:
-        repeated = self._repeated(previous, message, signal, gap)
+    def _from_topic(
+        self,
+        previous: PreviousTurn,
+        message: str,
+        signal: str,
+        gap: float | None,
+        words: tuple[frozenset[str], frozenset[str]] | None = None,
+    ) -> Feedback:
+        words = words or self._word_sets(previous, message)
+        repeated = self._repeated(previous, message, signal, gap, words)
         if repeated is not None:
             return repeated
-        now = frozenset(stem(w) for w in query_terms(message, limit=64) if w not in self._generic)
-        same_topic = self._same_topic(previous, message)
+        same_topic = self._same_topic(words)
         # §4.4: refinement keywords count on the same topic, or in a short elliptical follow-up ("what about May?").
         refinement = self._re["refinement"].search(message)
-        if refinement and (same_topic or len(now) <= self.elliptical_terms):
+        if refinement and (same_topic or len(words[1]) <= self.elliptical_terms):
             kind = FeedbackType.FOLLOW_UP_REFINEMENT
             return Feedback(kind, SCORES[kind], signal, "keywords", refinement.group(0))
         mild = None if message.rstrip().endswith("?") else self._re["mild_positive"].search(message)

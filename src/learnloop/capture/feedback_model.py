@@ -112,12 +112,6 @@ class FeedbackModel:
         e = np.exp(z - z.max())
         return np.asarray(e / e.sum(), dtype=np.float64)
 
-    def label(
-        self, text: str, cues: npt.NDArray[np.floating], vector: Sequence[float] | npt.NDArray[np.floating] | None
-    ) -> tuple[str, float]:
-        """The label and its probability: a negative label only at or above its threshold."""
-        return decide(self.probabilities(text, cues, vector), self.thresholds)
-
 
 def decide(p: npt.NDArray[np.floating], thresholds: npt.NDArray[np.floating]) -> tuple[str, float]:
     """The most probable label if it clears its threshold (the non-negative ones always do), else `unclear`: a
