@@ -32,7 +32,7 @@ def connect(path: Path | str, synchronous: str = "NORMAL") -> sqlite3.Connection
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open SQLite database {str(path)!r}: {exc}") from exc
     conn.execute("PRAGMA busy_timeout = 30000")
-    conn.execute("PRAGMA journal_mode = WAL")
+    _use_wal(conn, timeout=30.0)
     conn.execute(f"PRAGMA synchronous = {mode}")
     conn.execute("PRAGMA foreign_keys = ON")
     # Forgetting a user must not leave their text in freed pages of the file.
@@ -43,6 +43,21 @@ def connect(path: Path | str, synchronous: str = "NORMAL") -> sqlite3.Connection
     conn.execute("PRAGMA mmap_size = 1073741824")
     _migrate(conn)
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch a file to WAL. Several processes opening one fresh file together: the switch needs the file to
+    itself and SQLite answers "database is locked" at once instead of waiting on the busy timeout, so it is
+    retried until `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
