@@ -42,6 +42,8 @@ from .stores.base import Vector
 from .sync import SyncProxy
 from .tools import ToolIntelligence
 from .tools.intelligence import close_tools, tools_of
+from .turns import Turn, TurnService
+from .turns.runner import close_turn_runner
 
 __all__ = ["Loop"]
 
@@ -83,8 +85,48 @@ class Loop(TenantAdmin):
         runtime = runtime_of(self._engine, create=False)
         if runtime is not None:  # learning-agent workers first: they write to the store closed next
             await runtime.workers.stop()
+        await close_turn_runner(self._engine)  # turns' work writes to every part below
         await close_tools(self._engine)  # tool-layer background passes, for the same reason
         await self._engine.aclose()
+
+    # -- turns (learnloop.turns) ---------------------------------------------------------------------
+
+    @functools.cached_property
+    def turns(self) -> TurnService:
+        """Turns begun by any process: `await loop.turns.finish(turn_id, answer)`; housekeeping; settings."""
+        return TurnService(self._engine, self.tenant)
+
+    def turn(
+        self,
+        user: str | None,
+        message: str,
+        *,
+        session: str = "default",
+        channel: str = "",
+        namespace: str | None = None,
+        filters: Filters | None = None,
+        limits: Limits | None = None,
+        tags: Sequence[str] = (),
+        at: datetime | None = None,
+        id: str | None = None,
+    ) -> Turn:
+        """One turn of the agent in one block: `async with loop.turn("alice", msg, session="s1") as turn:` gives
+        `turn.context` for the prompt, takes `await turn.tool_call(...)` as tools run, and `await
+        turn.finish(answer)` queues the rest — feedback on the previous turn, learning, tool signals, the learning
+        agent's package, the conversation record — durably, once. `with loop.sync.turn(...)` blocks instead."""
+        begin = {
+            "user": user,
+            "message": message,
+            "session": session,
+            "channel": channel,
+            "namespace": namespace,
+            "filters": filters,
+            "limits": limits,
+            "tags": tags,
+            "at": at,
+            "id": id,
+        }
+        return Turn(self.turns, begin=begin)
 
     # -- the background learning agent (learnloop.agent) -------------------------------------------
 

@@ -33,7 +33,15 @@ from .test_server_harness import (
 
 pytestmark = [pytest.mark.slow]
 
-TOOLS = ["save_learning", "recall", "list_learnings", "deprecate_learning", "confirm_learning"]
+TOOLS = [
+    "save_learning",
+    "recall",
+    "list_learnings",
+    "deprecate_learning",
+    "confirm_learning",
+    "begin_turn",
+    "finish_turn",
+]
 RESOURCE = "learnloop://prompts/proactive-learning"
 
 

@@ -24,7 +24,15 @@ PACKAGE = "@modelcontextprotocol/inspector"
 REPO = Path(__file__).resolve().parents[2]
 PREFIX = REPO / ".mcp-inspector"
 NPM_CACHE = REPO / ".npm-cache"
-TOOLS = ["save_learning", "recall", "list_learnings", "deprecate_learning", "confirm_learning"]
+TOOLS = [
+    "save_learning",
+    "recall",
+    "list_learnings",
+    "deprecate_learning",
+    "confirm_learning",
+    "begin_turn",
+    "finish_turn",
+]
 
 pytestmark = [
     pytest.mark.slow,

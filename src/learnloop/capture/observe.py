@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -41,7 +41,7 @@ from .fields import identifier, redact_text
 from .poisoning_model import VECTOR_MODELS
 from .write import SaveAction, SaveRequest, SaveResult, save
 
-__all__ = ["FeedbackOutcome", "ObserveResult", "observe"]
+__all__ = ["FeedbackOutcome", "ObserveResult", "ShownLearning", "observe"]
 
 DUPLICATE_WINDOW_SECONDS = 30.0
 _STORED = (SaveAction.CREATED, SaveAction.NEW_VERSION, SaveAction.MERGED)
@@ -72,11 +72,24 @@ class ObserveResult(BaseModel):
         return [r for r in self.saved if r.stored]
 
 
+@dataclass(frozen=True)
+class ShownLearning:
+    """A learning that was put in the prompt for the turn, as a turn recorded it (`learnloop.turns`): feedback
+    reaches it when it was `used` (relevant enough to count) or the answer echoes it."""
+
+    id: int
+    text: str
+    used: bool = True
+
+
+Shown = RetrievalResult | Sequence[str] | Sequence[ShownLearning]
+
+
 def _message_hash(text: str) -> str:
     return hashlib.blake2b(" ".join(text.casefold().split()).encode(), digest_size=12).hexdigest()
 
 
-def _recalled(retrieved: RetrievalResult | Sequence[str] | None, answer: str) -> tuple[list[str], list[int]]:
+def _recalled(retrieved: Shown | None, answer: str) -> tuple[list[str], list[int]]:
     """The texts shown (never learned again) and the ids of those the answer used: feedback on the answer
     reaches only those — relevant enough to count, or echoed in the answer (its words or its values)."""
     if retrieved is None:
@@ -84,6 +97,9 @@ def _recalled(retrieved: RetrievalResult | Sequence[str] | None, answer: str) ->
     if isinstance(retrieved, RetrievalResult):
         used = [i.learning.id for i in retrieved.items if i.used or echoed(i.learning.text, answer)]
         return [i.learning.text for i in retrieved.items], used
+    shown = [s for s in retrieved if isinstance(s, ShownLearning)]
+    if shown:
+        return [s.text for s in shown], [s.id for s in shown if s.used or echoed(s.text, answer)]
     return [t for t in retrieved if isinstance(t, str)], []
 
 
@@ -104,12 +120,15 @@ async def observe(
     assistant_message: str = "",
     *,
     session: str = "default",
-    retrieved: RetrievalResult | Sequence[str] | None = None,
+    retrieved: Shown | None = None,
     meta: Mapping[str, Any] | None = None,
     namespace: str = "learning",
     at: datetime | None = None,
     tags: Sequence[str] = (),
+    refused: bool = False,
 ) -> ObserveResult:
+    """`refused`: `user_message` is already the redacted form of a message the gate refused (a turn stores only
+    that): the previous turn is judged from it and nothing is learned, as for the message itself."""
     if not isinstance(user_message, str) or not isinstance(assistant_message, str):
         raise ValidationError("user_message and assistant_message must be strings", field="user_message")
     meta = dict(meta or {})
@@ -117,7 +136,8 @@ async def observe(
     await engine.ensure_started()
     session = identifier(engine.gate, session) or session
     safe_message = redact_text(engine.gate, user_message)
-    refused = safe_message is not user_message  # redaction returns the very same text when nothing is harmful
+    # Redaction returns the very same text when nothing is harmful.
+    refused = refused or safe_message is not user_message
     digest = _message_hash(safe_message)
     recalled_texts, recalled_ids = _recalled(retrieved, assistant_message)
     claim = TurnRecord(

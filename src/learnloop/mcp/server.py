@@ -35,6 +35,7 @@ from . import server_args as a
 from . import server_tools as t
 from .screening import ScreenedHttp, screened_stdio
 from .server_auth import PRINCIPAL_KEY, BearerAuth, KeyResolver, Principal, require_owner, require_write
+from .server_turns import BEGIN, FINISH, begin_turn, finish_turn, turn_tools
 
 __all__ = ["PROMPT_NAME", "PROMPT_URI", "LearnloopMCP"]
 
@@ -80,6 +81,8 @@ class LearnloopMCP:
             t.LIST: self._list,
             t.DEPRECATE: self._deprecate,
             t.CONFIRM: self._confirm,
+            BEGIN: self._begin_turn,
+            FINISH: self._finish_turn,
         }
         self.server: Server[Any] = Server(
             "learnloop",
@@ -136,7 +139,7 @@ class LearnloopMCP:
         loop = self._loop_for(self._caller(ctx))
         save_schema = await loop.tool_schema("mcp", namespace=self.namespace)
         vocabulary = await loop.vocabulary(self.namespace)
-        return types.ListToolsResult(tools=t.tools(save_schema, vocabulary))
+        return types.ListToolsResult(tools=[*t.tools(save_schema, vocabulary), *turn_tools()])
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -226,6 +229,18 @@ class LearnloopMCP:
             loop.confirm(learning_id, user=principal.user, actor=_ACTOR, reason=reason), learning_id
         )
         return t.changed_result(learning, f"Confirmed (confidence {learning.confidence:.2f}):")
+
+    async def _begin_turn(
+        self, loop: Loop, principal: Principal, args: dict[str, Any], ctx: ServerRequestContext[Any, Any]
+    ) -> types.CallToolResult:
+        request = ctx.request
+        session = request.headers.get("mcp-session-id") if request is not None else None
+        return await begin_turn(loop, principal, args, session)
+
+    async def _finish_turn(
+        self, loop: Loop, principal: Principal, args: dict[str, Any], ctx: ServerRequestContext[Any, Any]
+    ) -> types.CallToolResult:
+        return await finish_turn(loop, principal, args)
 
     # -- the Proactive Learning section, as a resource and as a prompt ---------------------------------------
 

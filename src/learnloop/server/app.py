@@ -23,7 +23,7 @@ from ..stores.service import ServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
-from .routes import admin, agent, capture, learnings, metrics, review, tools
+from .routes import admin, agent, capture, learnings, metrics, review, tools, turns
 from .state import Service, ServiceOptions, service_store_for
 from .wire import BodySizeLimit, QueryTextCheck
 
@@ -116,9 +116,11 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         loop.engine.count_sinks.append(counter)
         if loop.agent.configured:
             await loop.agent.start()  # resume the workers of sessions left open by the last run
+        loop.turns.start()  # housekeeping: turns' work another process left behind, expiry, silence
         try:
             yield
         finally:
+            await loop.turns.stop()
             await app.state.service.imports.stop()  # interrupted jobs resume later, after their last batch
             loop.engine.count_sinks.remove(counter)
             await service_store.flush()
@@ -149,6 +151,7 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         admin.router,
         agent.router,
         tools.router,
+        turns.router,
         sse.router,
         metrics.router,
         pages.router,

@@ -2,7 +2,8 @@
 write gate's quarantine, the HTTP service's keys and counters, and whole-tenant archives.
 
 A backend offers a part as an attribute (`store.tools`, `store.agent`, `store.quarantine`, `store.service`,
-`store.archive`) that implements the part's protocol; a backend without one simply lacks the attribute.
+`store.archive`, `store.conversations`) that implements the part's protocol; a backend without one simply
+lacks the attribute.
 Callers outside `stores/` ask here, so none of them needs to know which backend it runs on.
 """
 
@@ -16,11 +17,12 @@ if TYPE_CHECKING:
     from .agent import AgentStore
     from .archive import TenantArchive
     from .base import Store
+    from .conversations import ConversationStore
     from .quarantine import QuarantineStore
     from .service import ServiceStore
     from .tools import ToolStore
 
-__all__ = ["agent_part", "archive_part", "quarantine_part", "service_part", "tool_part"]
+__all__ = ["agent_part", "archive_part", "conversation_part", "quarantine_part", "service_part", "tool_part"]
 
 
 def tool_part(store: Store) -> ToolStore | None:
@@ -41,3 +43,7 @@ def service_part(store: Store) -> ServiceStore | None:
 
 def archive_part(store: Store) -> TenantArchive | None:
     return cast("TenantArchive | None", getattr(store, "archive", None))
+
+
+def conversation_part(store: Store) -> ConversationStore | None:
+    return cast("ConversationStore | None", getattr(store, "conversations", None))

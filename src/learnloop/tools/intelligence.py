@@ -148,6 +148,26 @@ class ToolIntelligence(ToolKnowledgeView):
         query = query.strip()[:MAX_QUERY_CHARS]
         vector = await self._vector(query, query_vector)
         routed = await self.route(query, k, user=user, query_vector=vector)
+        await self.open_window(session, query, [r.name for r in routed], user=user, intent=intent, query_vector=vector)
+        return routed
+
+    async def open_window(
+        self,
+        session: str,
+        query: str,
+        shown: Sequence[str],
+        *,
+        user: str | None = None,
+        intent: str | None = None,
+        query_vector: Vector | None = None,
+    ) -> None:
+        """`set_context` with the tools already chosen: open `session`'s window for `query`, with `shown` recorded
+        as the tools/list the agent saw (a turn routes when it begins and records its signals when it is done)."""
+        if not query or not query.strip():
+            raise ValidationError("query is empty", field="query")
+        await self._ready()
+        query = query.strip()[:MAX_QUERY_CHARS]
+        vector = await self._vector(query, query_vector)
         if intent is None and self.config.intent_classifier is not None:
             intent = self.config.intent_classifier(query)
         window = SessionWindow(
@@ -161,10 +181,9 @@ class ToolIntelligence(ToolKnowledgeView):
         replaced = self._windows.peek(session)
         if replaced is not None and replaced.user == user:
             window.unobserved, window.awaiting_verdict = replaced.unobserved, replaced.awaiting_verdict
-        window.show(r.name for r in routed)
+        window.show(shown)
         self._windows.open(window)
-        await self._observe(window, SignalKind.LIST, [r.name for r in routed])
-        return routed
+        await self._observe(window, SignalKind.LIST, list(shown))
 
     async def search(
         self,

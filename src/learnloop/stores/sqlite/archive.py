@@ -45,6 +45,7 @@ KINDS = (
     "agent_experience_files",
     "agent_knowledge_pages",
     "agent_knowledge_pointers",
+    "conversations",
 )
 KEYS = "api_keys"
 # Tables with a tenant column that are derived from the others (kept by triggers, or written by the import).

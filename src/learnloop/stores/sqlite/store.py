@@ -40,6 +40,7 @@ from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .archive import SQLiteTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
+from .conversations import SQLiteConversationStore
 from .listing import list_learnings
 from .partitions import PartitionCache
 from .quarantine import SQLiteQuarantineStore
@@ -129,6 +130,11 @@ class SQLiteStore:
     def service(self) -> SQLiteServiceStore:
         """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
         return SQLiteServiceStore(self)
+
+    @functools.cached_property
+    def conversations(self) -> SQLiteConversationStore:
+        """The conversation record and turn state of `loop.turn()`, on this file and thread."""
+        return SQLiteConversationStore(self)
 
     @functools.cached_property
     def agent(self) -> SQLiteAgentStore:
@@ -397,6 +403,7 @@ class SQLiteStore:
         "retrieval_counts",
         "learning_links",
         "learning_sources",
+        "conversations",
     )
 
     # -- review ---------------------------------------------------------------------------------------

@@ -1,0 +1,136 @@
+"""The conversation record and turn state of `loop.turn()` (`learnloop.turns`): the part a backend offers as
+`store.conversations`.
+
+A turn is begun (`open`), gathers the tool calls the app reports, and is finished once: finishing queues its
+background work in the same transaction (`finished`), so an acknowledged finish survives a crash. Work is
+claimed under a lease, its steps are recorded as they complete, and a turn is `done` when all have run. Turns
+never finished expire (`abandoned`). Any process sharing the database can continue a turn another began.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from ..models import Scope
+
+__all__ = [
+    "ConversationStore",
+    "ConversationTurn",
+    "FinishReceipt",
+    "NewTurn",
+    "SilenceVerdict",
+    "TurnStatus",
+]
+
+TurnStatus = Literal["open", "finished", "done", "abandoned"]
+
+
+@dataclass(frozen=True)
+class NewTurn:
+    id: str
+    session: str
+    channel: str
+    message: str
+    context: Mapping[str, Any]
+    started_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class ConversationTurn:
+    tenant: str
+    id: str
+    user: str | None
+    session: str
+    channel: str
+    status: TurnStatus
+    message: str
+    response: str | None
+    context: dict[str, Any]
+    tool_calls: list[dict[str, Any]]
+    meta: dict[str, Any]
+    steps: dict[str, Any]
+    started_at: datetime
+    finished_at: datetime | None
+    expires_at: datetime
+    attempts: int = 0
+    error: str | None = None
+    feedback_type: str | None = None
+    feedback_score: float | None = None
+    silence: int = 0
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(tenant=self.tenant, user=self.user)
+
+
+@dataclass(frozen=True)
+class FinishReceipt:
+    turn: ConversationTurn
+    first: bool  # False: the turn was finished before (a retried finish does nothing)
+
+
+@dataclass
+class SilenceVerdict:
+    """Turns housekeeping decided about: `silent` got the no-reply score (once); `answered` were followed up."""
+
+    silent: list[ConversationTurn] = field(default_factory=list)
+    answered: int = 0
+
+
+class ConversationStore(Protocol):
+    async def begin_turn(self, scope: Scope, turn: NewTurn) -> ConversationTurn: ...
+
+    async def get_turn(self, scope: Scope, turn_id: str) -> ConversationTurn | None:
+        """The turn if it belongs to `scope` (a user-bound scope sees only its user's turns)."""
+        ...
+
+    async def add_tool_call(self, scope: Scope, turn_id: str, call: Mapping[str, Any], now: datetime) -> int:
+        """Append one call to an open turn; returns how many it has. NotFound / ConflictError (not open)."""
+        ...
+
+    async def finish_turn(
+        self, scope: Scope, turn_id: str, response: str, meta: Mapping[str, Any], now: datetime
+    ) -> FinishReceipt:
+        """Finish an open turn and queue its work in one transaction; a finished one is returned as it is."""
+        ...
+
+    async def claim_work(self, claimer: str, now: datetime, lease: float) -> ConversationTurn | None:
+        """The oldest finished turn whose work is free (not claimed, or its lease ran out) and that has no earlier
+        unfinished work in its session, now claimed by `claimer`; None when there is none."""
+        ...
+
+    async def commit_step(self, turn: ConversationTurn, step: str, result: Any) -> None: ...
+
+    async def complete_work(self, turn: ConversationTurn) -> None: ...
+
+    async def fail_work(self, turn: ConversationTurn, error: str, retry_at: datetime) -> None:
+        """Release the claim with the error; the work is claimable again from `retry_at`."""
+        ...
+
+    async def record_feedback(self, scope: Scope, turn_id: str, kind: str, score: float) -> None:
+        """The verdict on a turn (from the next message, or silence)."""
+        ...
+
+    async def previous_turn(self, scope: Scope, session: str, before: datetime) -> ConversationTurn | None:
+        """The latest turn of the session begun before `before`."""
+        ...
+
+    async def expire_turns(self, now: datetime, limit: int = 500) -> list[ConversationTurn]:
+        """Mark open turns past their expiry `abandoned` and return them (each once)."""
+        ...
+
+    async def settle_silence(
+        self, now: datetime, window: float, kind: str, score: float, limit: int = 500
+    ) -> SilenceVerdict:
+        """Done turns finished more than `window` seconds ago: with no later turn of the session begun within the
+        window they are silent and get (`kind`, `score`) as their feedback when they have none; each turn is
+        decided once."""
+        ...
+
+    async def list_turns(
+        self, scope: Scope, *, session: str | None = None, status: Sequence[TurnStatus] = (), limit: int = 100
+    ) -> list[ConversationTurn]: ...

@@ -1,0 +1,172 @@
+"""What happens after `turn.finish()`: the rest of seed 001 §7, once per turn, in the background.
+
+Steps, in order, each recorded on the turn when it completes so that work resumed after a crash skips it:
+
+1. `signals` — the tool layer's window for the turn (the tools it was shown) and each tool call it reported:
+   usage signals, templates, recovery patterns (seed 002, seed 001 §4.1–4.2);
+2. `observe` — the verdict on the session's previous turn from this message, and what this turn taught
+   (`capture.observe`); the verdict is also written on the previous turn's conversation record;
+3. `agent` — the interaction package for the learning agent when one is configured (seed 003); the turn id is
+   the package id, so a repeated step queues nothing twice;
+4. `log` — the structured log events of seed 001 §11.
+
+The observe step is safe to repeat on its own: it replays the turn at the time it began, so the turn log
+sees the same message at the same moment again and counts it as a duplicate.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..agent import AgentService
+from ..agent.runtime import runtime_of
+from ..capture.observe import ObserveResult, ShownLearning, observe
+from ..stores.conversations import ConversationStore, ConversationTurn
+from ..stores.parts import tool_part
+from ..tools.intelligence import tools_of
+from .config import TurnConfig
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+__all__ = ["STEPS", "agent_wanted", "record_signals", "run_turn_work"]
+
+log = logging.getLogger("learnloop.turns")
+
+STEPS = ("signals", "observe", "agent", "log")
+
+
+def agent_wanted(engine: Engine, config: TurnConfig) -> bool:
+    if config.agent is not None:
+        return config.agent
+    runtime = runtime_of(engine)
+    assert runtime is not None
+    return runtime.model is not None or not runtime.config.run_workers
+
+
+async def run_turn_work(engine: Engine, store: ConversationStore, turn: ConversationTurn, config: TurnConfig) -> None:
+    """Run the steps `turn` has not done yet (it is claimed by the caller)."""
+    done = dict(turn.steps)
+    for step in STEPS:
+        if step in done:
+            continue
+        if step == "signals":
+            result: Any = await record_signals(engine, turn)
+        elif step == "observe":
+            result = await _observe(engine, store, turn)
+        elif step == "agent":
+            result = await _agent(engine, turn, config)
+        else:
+            result = _log(turn, done)
+        await store.commit_step(turn, step, result)
+        done[step] = result
+
+
+async def record_signals(engine: Engine, turn: ConversationTurn) -> dict[str, Any]:
+    """The turn's tool signals: the window with the tools it was shown, then each call in order."""
+    routed: list[str] = list(turn.context.get("routed", []))
+    if tool_part(engine.store) is None or not (routed or turn.tool_calls):
+        return {"calls": 0, "templates": []}
+    tools = tools_of(engine, turn.tenant)
+    await tools.open_window(turn.session, turn.message, routed, user=turn.user)
+    templates: list[int] = []
+    for call in turn.tool_calls:
+        receipt = await tools.record_call(
+            turn.session,
+            call["name"],
+            call.get("arguments") or {},
+            ok=call.get("error") is None,
+            error=call.get("error"),
+            latency_ms=call.get("ms"),
+            user=turn.user,
+        )
+        if receipt.template_id is not None:
+            templates.append(receipt.template_id)
+    return {"calls": len(turn.tool_calls), "templates": templates}
+
+
+async def _observe(engine: Engine, store: ConversationStore, turn: ConversationTurn) -> dict[str, Any]:
+    shown_rows: list[dict[str, Any]] = list(turn.context.get("shown", []))
+    learnings = {
+        learning.id: learning for learning in await engine.store.get_many(turn.scope, [r["id"] for r in shown_rows])
+    }
+    shown = [
+        ShownLearning(row["id"], learnings[row["id"]].text, bool(row.get("used", True)))
+        for row in shown_rows
+        if row["id"] in learnings
+    ]
+    result: ObserveResult = await observe(
+        engine,
+        turn.scope,
+        turn.message,
+        turn.response or "",
+        session=turn.session,
+        retrieved=shown,
+        meta=turn.meta,
+        namespace=str(turn.context.get("namespace") or "learning"),
+        at=turn.started_at,
+        tags=list(turn.context.get("tags", [])),
+        refused=bool(turn.context.get("refused")),
+    )
+    feedback = result.feedback
+    if feedback is not None:
+        previous = await store.previous_turn(turn.scope, turn.session, turn.started_at)
+        if previous is not None:
+            await store.record_feedback(turn.scope, previous.id, feedback.type, feedback.score)
+    return {
+        "turn": result.turn,
+        "duplicate": result.duplicate,
+        "saved": [r.learning.id for r in result.stored if r.learning is not None],
+        "feedback": None if feedback is None else {"type": feedback.type, "score": feedback.score},
+    }
+
+
+async def _agent(engine: Engine, turn: ConversationTurn, config: TurnConfig) -> dict[str, Any]:
+    if not agent_wanted(engine, config):
+        return {"package": None}
+    service = AgentService(engine, turn.tenant)
+    queued = await service.submit_interaction(
+        turn.session,
+        turn.message,
+        turn.response or "",
+        user=turn.user,
+        items_retrieved=[{"id": row["id"]} for row in turn.context.get("shown", [])],
+        experience_read=list(turn.context.get("experience", [])),
+        tool_calls=[
+            {
+                "name": call["name"],
+                "arguments": call.get("arguments") or {},
+                "ok": call.get("error") is None,
+                "error": call.get("error"),
+                "result": call.get("result"),
+                "latency_ms": call.get("ms"),
+            }
+            for call in turn.tool_calls
+        ],
+        id=f"turn-{turn.id}",
+        at=turn.started_at,
+        meta=turn.meta,
+    )
+    return {"package": queued.package_id, "duplicate": queued.duplicate}
+
+
+def _log(turn: ConversationTurn, done: dict[str, Any]) -> dict[str, Any]:
+    signals = done.get("signals") or {}
+    observed = done.get("observe") or {}
+    base = {"tenant": turn.tenant, "turn_id": turn.id, "session": turn.session, "channel": turn.channel}
+    for template in signals.get("templates", []):
+        log.info("template_hit", extra={"event": "template_hit", **base, "template_id": template})
+    feedback = observed.get("feedback")
+    if feedback:
+        log.info("feedback_recorded", extra={"event": "feedback_recorded", **base, **feedback})
+    log.info(
+        "turn_finished",
+        extra={
+            "event": "turn_finished",
+            **base,
+            "tool_calls": len(turn.tool_calls),
+            "saved": len(observed.get("saved", [])),
+        },
+    )
+    return {"events": 1 + len(signals.get("templates", [])) + bool(feedback)}
