@@ -61,6 +61,15 @@ async def test_one_block_feeds_every_subsystem_once(
     assert len(await _calls(loop, "s1")) == 2  # nothing recorded twice
     assert (await loop.agent.queue("s1", user="alice")).pending == 2
 
+    # What a turn teaches is learned once, however often its finish is retried.
+    async with loop.turn("alice", "I prefer metric units in every answer.", session="s1") as third:
+        await third.finish("Noted.")
+        await third.finish("Noted.")
+    await loop.turns.drain()
+    await loop.turns.housekeeping()
+    learned = [x for x in (await loop.list(user="alice")).items if "metric" in x.text]
+    assert len(learned) == 1 and (await loop.turns.get(third.id)).steps["observe"]["saved"] == [learned[0].id]
+
 
 async def test_work_that_fails_resumes_from_the_step_it_stopped_at(turns_loop: learnloop.Loop, clock: Clock) -> None:
     loop = turns_loop

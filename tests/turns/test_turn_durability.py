@@ -26,7 +26,7 @@ CHILD = textwrap.dedent(
         await loop.tools.register(CATALOG)
         loop.agent.configure(run_workers=False)
         loop.turns.configure(TurnConfig(agent=True))
-        async with loop.turn("alice", "top products this month", session="s1") as turn:
+        async with loop.turn("alice", "I prefer metric units in every answer.", session="s1") as turn:
             await turn.tool_call("shop_analytics", {"resource": "products"}, ms=12)
             await turn.tool_call("send_email", {"to": "team"}, error="SMTP timeout")
             await turn.finish("Here are the top products.")
@@ -60,6 +60,8 @@ def test_work_queued_by_a_killed_process_runs_once_in_the_next(tmp_path: Path) -
             calls = await loop.tools.signals(session="s1", kind="call")
             assert [(c.tool, c.ok) for c in calls] == [("shop_analytics", True), ("send_email", False)]
             assert (await loop.agent.queue("s1", user="alice")).pending == 1
+            [learned] = (await loop.list(user="alice")).items  # what the turn taught, kept once
+            assert "metric units" in learned.text and after.steps["observe"]["saved"] == [learned.id]
         finally:
             await loop.aclose()
 
