@@ -30,3 +30,21 @@ async def test_a_question_that_fits_is_answered_and_counts(loop: Loop) -> None:
     await loop.save(BOIL, user="brewer2", status="candidate")
     result = await loop.retrieve_context("brewer2", "How much water boils off per hour on my Grainfather?")
     assert [i.learning.text for i in result.items] == [BOIL] and result.items[0].used
+
+
+async def test_a_name_memory_never_mentions_is_not_answered_by_someone_else(loop: Loop) -> None:
+    await loop.save("Jon went hiking in the Alps with his sister last June.", user="friend", category="technique")
+    await loop.save("Jon's favourite trail snack is dried mango.", user="friend", category="technique")
+    assert (await loop.retrieve_context("friend", "When did Caroline go hiking?")).items == []
+    found = await loop.retrieve_context("friend", "When did Jon go hiking?")
+    assert found.items and "Alps" in found.items[0].learning.text
+
+
+def test_the_names_a_question_asks_about() -> None:
+    from learnloop.terms import mentions_any, query_names
+
+    assert query_names("When did Caroline's sister visit Peru? I'm curious.") == {"caroline", "peru"}
+    assert query_names("How do I clean a fermenter?") == frozenset()
+    assert query_names("マークはいつ来ますか？") == frozenset()  # no case: no names
+    assert mentions_any("Caroline: we went to Lima", frozenset({"caroline"}))
+    assert not mentions_any("Anacaroline went", frozenset({"caroline"}))

@@ -27,7 +27,7 @@ from .events import EventBus
 from .lifecycle import LifecyclePolicy
 from .llms.base import ChatModel
 from .models import DEFAULT_VOCABULARY, EventAction, Scope, Status, Vocabulary, utcnow
-from .retrieval import RetrievalConfig, noise_floor, used_floor
+from .retrieval import RetrievalConfig, name_floor, noise_floor, used_floor
 from .stores.base import ApplyResult, EventDraft, FollowUp, Operation, Store, Vector
 
 __all__ = ["Engine"]
@@ -82,6 +82,8 @@ class Engine:
             self.retrieval = dataclasses.replace(self.retrieval, min_similarity=noise_floor(model))
         if self.retrieval.used_similarity is None:
             self.retrieval = dataclasses.replace(self.retrieval, used_similarity=used_floor(model))
+        if self.retrieval.name_similarity is None:
+            self.retrieval = dataclasses.replace(self.retrieval, name_similarity=name_floor(model))
 
     @property
     def dedupe_policy(self) -> DedupePolicy:

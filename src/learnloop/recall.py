@@ -14,9 +14,9 @@ from .errors import ValidationError
 from .governance import status_update
 from .lifecycle import evidence_promotion
 from .models import EventAction, Filters, Learning, Limits, RetrievalResult, RetrievedItem, Scope, Status
-from .retrieval import Scored, rank_candidates, render_memories
+from .retrieval import Scored, name_floor, rank_candidates, render_memories, unnamed_dropped
 from .stores.base import AppendEvent, Candidate, EventDraft, Operation, SearchRequest, Touch, Vector
-from .terms import MAX_QUERY_CHARS, query_terms
+from .terms import MAX_QUERY_CHARS, query_names, query_terms
 from .tools.context import may_add_sections, render_with_tool_sections, retrieval_sections
 
 __all__ = ["retrieve"]
@@ -78,6 +78,8 @@ async def retrieve(
     kept = [r for r in ranked if r.candidate.id in present]
     # What the current write gate refuses is never served, even before a recheck quarantines it.
     items = [item for r in kept if not harmful(engine.gate, (item := r.item(r.candidate.learning())).learning.text)]
+    floor = engine.retrieval.name_similarity
+    items = unnamed_dropped(items, query_names(query), name_floor("") if floor is None else floor)
     if tool_sections:
         block, included = render_with_tool_sections(items, limits, tool_sections)
     else:

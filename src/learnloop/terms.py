@@ -7,7 +7,7 @@ from collections import Counter
 
 import snowballstemmer
 
-__all__ = ["MAX_QUERY_CHARS", "STOPWORDS", "index_terms", "query_terms", "stem"]
+__all__ = ["MAX_QUERY_CHARS", "STOPWORDS", "index_terms", "mentions_any", "query_names", "query_terms", "stem"]
 
 # Longer queries are cut: the embedder reads 256 tokens at most and a prompt-sized query helps no ranking.
 MAX_QUERY_CHARS = 4000
@@ -65,3 +65,28 @@ def index_terms(text: str) -> Counter[str]:
         for match in _WORD.finditer(text.casefold())
         if (word := match.group(0)) not in STOPWORDS and (len(word) > 1 or word.isdigit())
     )
+
+
+_SENTENCES = re.compile(r"[.!?¿¡。！？]\s*")
+_WORDS = re.compile(r"[^\W\d_][\w'’-]*")
+_POSSESSIVE = re.compile(r"['’]s$")
+_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "i’d", "i’ll"})
+
+
+def query_names(text: str) -> frozenset[str]:
+    """The names a question asks about: capitalised words that do not open a sentence ("Caroline", "Peru",
+    "EUR"), casefolded, possessive dropped. Scripts without case give none. In German every noun is
+    capitalised and counts: a noun memory never mentions is as strong a sign as a name."""
+    names: set[str] = set()
+    for sentence in _SENTENCES.split(text):
+        for position, word in enumerate(_WORDS.findall(sentence)):
+            if position == 0 or len(word) < 2 or word.casefold() in _FIRST_PERSON or not word[0].isupper():
+                continue
+            names.add(_POSSESSIVE.sub("", word).casefold())
+    return frozenset(names)
+
+
+def mentions_any(text: str, names: frozenset[str]) -> bool:
+    """Does `text` name one of `names` (as a word or the start of one: "Caroline's", "Perus")?"""
+    folded = text.casefold()
+    return any(re.search(r"(?<!\w)" + re.escape(name), folded) for name in names)

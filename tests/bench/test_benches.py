@@ -259,8 +259,8 @@ def test_relevance_reports_false_inclusion_and_recall(tmp_path: Path, tiny_locom
     no_answer = tmp_path / "no_answer.jsonl"
     no_answer.write_text(json.dumps(row) + "\n", "utf-8")
     figures = run_bench("relevance", "--data", no_answer, "--locomo", data, "--embedder", EMBEDDER)
-    assert figures["no_answer"]["unanswerable"] == 1
-    assert figures["no_answer"]["answerable"] == 1
+    assert figures["no_answer"]["no_answer"]["unanswerable"] == 1
+    assert figures["no_answer"]["no_answer"]["answerable"] == 1
     assert 0.0 <= figures["locomo"]["cross_user_false_inclusion"] <= 1.0
     assert 0.0 <= figures["locomo"]["recall@10"] <= 1.0
 
