@@ -79,7 +79,9 @@ async def retrieve(
     # What the current write gate refuses is never served, even before a recheck quarantines it.
     items = [item for r in kept if not harmful(engine.gate, (item := r.item(r.candidate.learning())).learning.text)]
     floor = engine.retrieval.name_similarity
-    items = unnamed_dropped(items, query_names(query), name_floor("") if floor is None else floor)
+    # A month or weekday the question dates itself with ("last May") names no one.
+    named = query.replace(span.expression, " ") if span is not None and span.expression else query
+    items = unnamed_dropped(items, query_names(named), name_floor("") if floor is None else floor)
     if tool_sections:
         block, included = render_with_tool_sections(items, limits, tool_sections)
     else:

@@ -213,9 +213,15 @@ def rank_candidates(
     min_coverage = config.min_coverage
     start, end = (span.start.timestamp(), span.end.timestamp()) if span is not None else (0.0, 0.0)
 
+    # Having been said in the span is evidence only for a span that is over ("last week"): in one still running
+    # ("this week", "today") everything said lately is, and it would let all of it past abstention.
+    said_counts = end <= now.timestamp()
+
     def in_span(item: Candidate) -> bool:
         # NaN (no date) compares false: undated learnings are neither favoured nor pushed down.
-        return span is not None and (start <= item.said_at < end or (item.event_at < end and start < item.event_until))
+        return span is not None and (
+            (said_counts and start <= item.said_at < end) or (item.event_at < end and start < item.event_until)
+        )
 
     def relevant(item: Candidate, share: float) -> bool:
         similarity, coverage = item.vector_similarity or 0.0, item.text_coverage or 0.0
