@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[ann,server,mcp,postgres,dev]'
+	$(BIN)/python -m pip install -q -e '.[ann,server,mcp,postgres,openai-agents,pydantic-ai,dev]'
 	rm -f $(VENV)/.installed-*; touch $@
 
 # The service on the embedded default (learnloop.db here, the bundled embedder); prints its URL, and an admin
@@ -22,8 +22,8 @@ run: $(STAMP)
 test: $(STAMP) lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import BREWING
-from tests.support.scripted_openai import ScriptedOpenAI
+from tests.support.scripted_openai import Reply, ScriptedOpenAI, last_user_message
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -217,6 +217,10 @@ def test_the_readme_runs_as_written(walk: dict[str, Any], capfd: pytest.CaptureF
         "user_message": "Actually, my kettle holds 30 litres, not 25.",
         "reply": "Noted: a 30 litre kettle.",
     }
+    walk["llm"].chat.respond(_framework_agent)
+    from agents import set_tracing_disabled
+
+    set_tracing_disabled(True)  # the Agents SDK block's traces would go to OpenAI's servers
     servers = folder / "servers.json"
     test_servers = {n: {"command": sys.executable, "args": [str(SERVERS / f"{n}.py")]} for n in ("weather", "shop")}
     servers.write_text(json.dumps({"mcpServers": test_servers}), "utf-8")
@@ -271,7 +275,17 @@ def test_the_readme_runs_as_written(walk: dict[str, Any], capfd: pytest.CaptureF
         runner.run(app.aclose())
     out = capfd.readouterr().out
     assert "created" in out and "<learning_memories>" in out and "Mash at 66" in out  # what the tour prints
+    assert out.count("About 3.5 litres.") == 2  # the two agent frameworks' blocks
     assert len(ran) == len([b for b in readme_blocks() if b.language != "text"])
+
+
+def _framework_agent(request: dict[str, Any]) -> Reply | None:
+    """The model of the "Agent frameworks" blocks: it calls the tool, then answers from its result."""
+    if "boils off in an hour" not in last_user_message(request):
+        return None
+    if request["messages"][-1].get("role") == "tool":
+        return Reply.text("About 3.5 litres.")
+    return Reply.tool_call("boil_off", {"minutes": 60})
 
 
 def _curl(code: str, folder: Path) -> None:
