@@ -41,7 +41,7 @@ from .archive import SQLiteTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
 from .listing import list_learnings
-from .partitions import PartitionCache
+from .partitions import SQLitePartitionSource, sqlite_partitions
 from .quarantine import SQLiteQuarantineStore
 from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
 from .search import candidates
@@ -84,9 +84,10 @@ class SQLiteStore:
         self.max_cached_vectors = max_cached_vectors
         self.clock = clock
         self.blas_threads = blas_threads
-        self._partitions = PartitionCache(
+        self._source = SQLitePartitionSource(embedding_model)
+        self._partitions = sqlite_partitions(
             self.path,
-            embedding_model=embedding_model,
+            self._source,
             dimension=dimension,
             ann_threshold=ann_threshold,
             max_vectors=max_cached_vectors,
@@ -109,11 +110,11 @@ class SQLiteStore:
     @property
     def data_version_seen(self) -> int:
         """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
-        return self._partitions.data_version_seen
+        return self._source.data_version_seen
 
     def note_data_version(self, version: int) -> None:
         """Record a data_version read by a job on the store's thread."""
-        self._partitions.data_version_seen = version
+        self._source.data_version_seen = version
 
     @functools.cached_property
     def quarantine(self) -> SQLiteQuarantineStore:
