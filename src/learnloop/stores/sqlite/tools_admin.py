@@ -10,13 +10,14 @@ from typing import Any
 
 from ...models import Scope
 from ...tools.base import CatalogEntry, InsightDraft
-from ...tools.decay import ARCHIVE_BELOW, Knowledge, decayed
+from ...tools.decay import ARCHIVE_BELOW
 from ...tools.models import PrivacyMode, QueryTemplate, SeedTemplate, ToolInfo
 from ...tools.templates import feedback_split
 from ..search.tool_index import ToolIndex
+from ..tool_rows import at
+from ..tool_rules import pair_faded
 from .connection import write_transaction
 from .tools_reads import read_recoveries, read_templates, visible_owners
-from .tools_rows import at
 from .tools_sync import IndexKeeper, trim_changes
 
 __all__ = [
@@ -207,11 +208,7 @@ def maintain(conn: sqlite3.Connection, keeper: IndexKeeper, tenant: str, now: da
         _archive(conn, "tool_templates", templates)
         _archive(conn, "tool_recoveries", recoveries)
         rows = conn.execute("SELECT id, confidence, last_used_at FROM tool_pairs WHERE tenant = ?", (tenant,))
-        faded = [
-            pair_id
-            for pair_id, confidence, last in rows.fetchall()
-            if decayed(confidence, last, now, Knowledge.USER_PATTERN) < ARCHIVE_BELOW
-        ]
+        faded = [pair_id for pair_id, confidence, last in rows.fetchall() if pair_faded(confidence, last, now)]
         for pair_id in faded:
             conn.execute("DELETE FROM tool_pairs WHERE id = ?", (pair_id,))
             index.remove_pair(pair_id)
