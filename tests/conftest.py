@@ -63,12 +63,12 @@ def embedder() -> Embedder:
 @pytest.fixture
 def open_loop(tmp_path: Path, embedder: Embedder) -> Callable[..., learnloop.Loop]:
     """Open a loop on a file in tmp_path, sharing the session's embedder (loading it once)."""
-    from learnloop.engine import Engine
+    from learnloop.factory import build_engine
 
     def opener(name: str = "loop.db", **engine_options: object) -> learnloop.Loop:
         store = SQLiteStore(tmp_path / name, embedding_model=embedder.model_id, dimension=embedder.dimension)
         vocabulary = learnloop.Vocabulary.from_mapping(BREWING)
-        engine = Engine(store=store, embedder=_Shared(embedder), default_vocabulary=vocabulary, **engine_options)  # type: ignore[arg-type]
+        engine = build_engine(store, _Shared(embedder), default_vocabulary=vocabulary, **engine_options)  # type: ignore[arg-type]
         return learnloop.Loop(engine)
 
     return opener

@@ -1,5 +1,5 @@
 """The storage contract of the HTTP service: API keys, write counters, the event stream's start and metric
-aggregates. It lives beside the learnings (one database); a backend exposes it as `store.service`."""
+aggregates. It lives beside the learnings (one database); a backend offers it as `StoreParts.service`."""
 
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ from ..base import (
     TurnRecord,
     Vector,
 )
+from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
 from ..worker import ConnectionWorker
 from . import maintenance, review, turns
@@ -130,6 +131,12 @@ class SQLiteStore:
     def service(self) -> SQLiteServiceStore:
         """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
         return SQLiteServiceStore(self)
+
+    def parts(self) -> StoreParts:
+        """Every optional part this backend offers (each built once), for the engine's constructor."""
+        return StoreParts(
+            tools=self.tools, agent=self.agent, quarantine=self.quarantine, service=self.service, archive=self.archive
+        )
 
     @functools.cached_property
     def agent(self) -> SQLiteAgentStore:
