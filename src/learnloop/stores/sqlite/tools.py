@@ -56,7 +56,7 @@ from .tools_reads import (
     read_templates,
     relevant_templates,
 )
-from .tools_sync import IndexKeeper
+from .tools_sync import sqlite_tool_indexes
 from .tools_writes import flush_weak, write_call, write_observation
 
 __all__ = ["TOOL_USER_TABLES", "SQLiteToolStore"]
@@ -91,7 +91,7 @@ def _has_any(conn: sqlite3.Connection, tenant: str) -> bool:
 class SQLiteToolStore:
     def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
-        self._keeper = IndexKeeper(store.dimension, store.embedding_model)
+        self._keeper = sqlite_tool_indexes(store.dimension, store.embedding_model)
         self._directions = TemplateDirections()
         # Writes made through this store (other processes' show in PRAGMA data_version), and per tenant the
         # (data_version, writes) at which it was last seen to hold no tool knowledge at all.
