@@ -27,7 +27,6 @@ from ..base import (
     ListQuery,
     Operation,
     Plan,
-    PutVocabulary,
     SearchRequest,
     Select,
     TurnRecord,
@@ -36,7 +35,7 @@ from ..base import (
 from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
 from ..worker import ConnectionWorker
-from . import maintenance, review, turns
+from . import event_log, maintenance, review, turns, vocabularies
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .archive import SQLiteTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
@@ -44,7 +43,7 @@ from .connection import connect, write_transaction
 from .listing import list_learnings
 from .partitions import SQLitePartitionSource, sqlite_partitions
 from .quarantine import SQLiteQuarantineStore
-from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
+from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
 from .search import candidates
 from .service import SQLiteServiceStore
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
@@ -53,8 +52,6 @@ from .writes import apply_operations, visible_clause
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
-
-_EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data"
 
 
 class SQLiteStore:
@@ -338,50 +335,18 @@ class SQLiteStore:
     async def events(
         self, scope: Scope, *, after: int = 0, limit: int = 100, learning_id: int | None = None
     ) -> list[Event]:
-        return await self._run(self._events, scope, after, limit, learning_id)
-
-    def _events(
-        self, conn: sqlite3.Connection, scope: Scope, after: int, limit: int, learning_id: int | None
-    ) -> list[Event]:
-        clause, params = visible_clause(scope)
-        where = [clause, "seq > ?"]
-        params.append(after)
-        if learning_id is not None:
-            where.append("learning_id = ?")
-            params.append(learning_id)
-        rows = conn.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?",
-            [*params, limit],
-        ).fetchall()
-        return [event_from_row(r) for r in rows]
+        return await self._run(event_log.read_events, scope, after, limit, learning_id)
 
     # -- vocabularies --------------------------------------------------------------------------------
 
     async def get_vocabulary(self, tenant: str, namespace: str) -> Vocabulary | None:
-        return await self._run(self._get_vocabulary, tenant, namespace)
-
-    def _get_vocabulary(self, conn: sqlite3.Connection, tenant: str, namespace: str) -> Vocabulary | None:
-        row = conn.execute(
-            "SELECT body FROM vocabularies WHERE tenant = ? AND namespace = ?", (tenant, namespace)
-        ).fetchone()
-        return None if row is None else Vocabulary.model_validate_json(row[0])
+        return await self._run(vocabularies.get_vocabulary, tenant, namespace)
 
     async def list_vocabularies(self, tenant: str) -> list[Vocabulary]:
-        return await self._run(self._list_vocabularies, tenant)
-
-    def _list_vocabularies(self, conn: sqlite3.Connection, tenant: str) -> list[Vocabulary]:
-        rows = conn.execute("SELECT body FROM vocabularies WHERE tenant = ? ORDER BY namespace", (tenant,))
-        return [Vocabulary.model_validate_json(r[0]) for r in rows]
+        return await self._run(vocabularies.list_vocabularies, tenant)
 
     async def put_vocabulary(self, tenant: str, vocabulary: Vocabulary, event: EventDraft) -> Event:
-        return await self._run(self._put_vocabulary, tenant, vocabulary, event)
-
-    def _put_vocabulary(
-        self, conn: sqlite3.Connection, tenant: str, vocabulary: Vocabulary, event: EventDraft
-    ) -> Event:
-        with write_transaction(conn):
-            _, events = apply_operations(conn, Scope(tenant=tenant), [PutVocabulary(vocabulary, event)], self.clock())
-        return events[0]
+        return await self._run(vocabularies.put_vocabulary, tenant, vocabulary, event, self.clock())
 
     # -- maintenance ---------------------------------------------------------------------------------
 
