@@ -93,7 +93,7 @@ class Engine:
     startup: Sequence[StartupHook] = ()
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
-    # Tasks start-up hooks left running (the write gate's recheck after its rules changed).
+    # Tasks that start-up hooks left running (the write gate's recheck after its rules changed).
     _background: list[asyncio.Task[None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
