@@ -27,7 +27,7 @@ from common import emit_json, print_table, summary_ms
 from corpus import EQUIPMENT, INGREDIENTS, STYLES, learnings
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.models import Vocabulary
 from learnloop.stores.sqlite import SQLiteStore
@@ -78,7 +78,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-capture-"))
     store = SQLiteStore(folder / "capture.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(Engine(store=store, embedder=embedder, default_vocabulary=VOCABULARY))
+    loop = Loop(build_engine(store, embedder, default_vocabulary=VOCABULARY))
     texts = list(dict.fromkeys(learnings(args.count * 2, seed=11)))[: args.count]
     await loop.handle_tool_call({"learning": "warm up the model", "category": "technique"}, user="warm")
 

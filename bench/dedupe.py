@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import emit_json, print_table, progress
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.models import Status
 from learnloop.stores.sqlite import SQLiteStore
@@ -48,7 +48,7 @@ PROFILES = ("local:minilm-q8", "local:minilm-static")
 def _loop(folder: Path, spec: str, threads: int | None, name: str) -> Loop:
     embedder = resolve_embedder(spec, Settings(embedder_threads=threads))  # each loop closes its own
     store = SQLiteStore(folder / f"{name}.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    return Loop(Engine(store=store, embedder=embedder), tenant="bench")
+    return Loop(build_engine(store, embedder), tenant="bench")
 
 
 async def pairs(loop: Loop, rows: list[dict[str, Any]], quiet: bool) -> dict[str, Any]:

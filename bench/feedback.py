@@ -29,7 +29,7 @@ from learnloop.capture.feedback import FeedbackAnalyzer, FeedbackType
 from learnloop.capture.feedback_model import LABELS
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.stores.sqlite import SQLiteStore
 from train_feedback_model import load, scores
@@ -59,7 +59,7 @@ async def verdicts(rows: list[dict[str, Any]], analyzer: FeedbackAnalyzer, folde
     settings = Settings()
     embedder = resolve_embedder(settings.embedder, settings)
     store = SQLiteStore(folder / f"{name}.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(Engine(store=store, embedder=embedder, feedback=analyzer), tenant="bench")
+    loop = Loop(build_engine(store, embedder, feedback=analyzer), tenant="bench")
     out = []
     try:
         for i, row in enumerate(rows):

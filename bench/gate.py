@@ -182,14 +182,14 @@ async def saved_verdicts(rows: list[dict[str, str]]) -> list[GateVerdict]:
     """Each text saved through `loop.save()` on a scratch database; the verdict says refused or not."""
     from learnloop.config import Settings
     from learnloop.embedders import resolve_embedder
-    from learnloop.engine import Engine
+    from learnloop.factory import build_engine
     from learnloop.loop import Loop
     from learnloop.stores.sqlite import SQLiteStore
 
     embedder = resolve_embedder(Settings().embedder, Settings())
     folder = Path(tempfile.mkdtemp(prefix="learnloop-gate-"))
     store = SQLiteStore(folder / "gate.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(Engine(store=store, embedder=embedder))
+    loop = Loop(build_engine(store, embedder))
     verdicts = []
     try:
         for row in rows:

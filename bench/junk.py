@@ -36,7 +36,7 @@ from learnloop.capture.artifacts import is_recalled
 from learnloop.capture.quantities import quantities
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.simhash import hamming
 from learnloop.stores.sqlite import SQLiteStore
@@ -50,7 +50,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-junk-"))
     store = SQLiteStore(folder / "junk.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
+    loop = Loop(build_engine(store, embedder), tenant=TENANT)
     await loop.set_vocabulary({"fact": "Facts about the user's life", "preference": "What the user likes or dislikes"})
     turns = reextracted = 0
     timings: list[float] = []

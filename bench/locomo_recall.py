@@ -40,7 +40,7 @@ from learnloop.capture.timing import find_expression
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
 from learnloop.embedders.base import Embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.models import EventAction, Filters, Learning, Limits, Scope, Source
 from learnloop.retrieval import RetrievalConfig
@@ -160,7 +160,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     if args.relevance is not None:
         similarity, coverage = (float(x) for x in args.relevance.split(","))
         retrieval = dataclasses.replace(retrieval, min_similarity=similarity, min_coverage=coverage)
-    loop = Loop(Engine(store=store, embedder=embedder, retrieval=retrieval), tenant=TENANT)
+    loop = Loop(build_engine(store, embedder, retrieval=retrieval), tenant=TENANT)
     turn_count = 0
     outcomes: Counter[str] = Counter()
     for sample in samples:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import emit_json, print_table, progress
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.models import Limits
 from learnloop.stores.sqlite import SQLiteStore
@@ -94,7 +94,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-relevance-"))
     store = SQLiteStore(folder / "r.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(Engine(store=store, embedder=embedder), tenant="relevance")
+    loop = Loop(build_engine(store, embedder), tenant="relevance")
     figures: dict[str, Any] = {"embedder": embedder.model_id, "no_answer": {}}
     for path in args.data:
         rows = [json.loads(line) for line in Path(path).read_text("utf-8").splitlines() if line.strip()]

@@ -31,7 +31,7 @@ from common import CACHE, emit_json, print_table, progress, summary_ms
 from corpus import learnings, questions
 from learnloop.config import Settings
 from learnloop.embedders import Embedder, resolve_embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.models import EventAction, Scope
 from learnloop.simhash import simhash64_hex
@@ -119,7 +119,7 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
         dimension=embedder.dimension,
         ann_threshold=args.ann_threshold,
     )
-    loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
+    loop = Loop(build_engine(store, embedder), tenant=TENANT)
     progress(f"loading {len(other_texts)} learnings of {args.other_users} other users into {folder}", args.quiet)
     for u in range(args.other_users):
         part = slice(u * args.per_other, (u + 1) * args.per_other)

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CACHE, emit_json, print_table, progress
 from learnloop.embedders.local import LocalMiniLM
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.stores.sqlite import SQLiteStore
 from learnloop.tools.catalog import name_words
@@ -139,7 +139,7 @@ async def run(args: argparse.Namespace, dataset: Dataset) -> dict[str, Any]:
     vectors = await embed_cached(embedder, [q for q, _ in stream + control], args.quiet)
     folder = Path(tempfile.mkdtemp(prefix="learnloop-tools-"))
     store = SQLiteStore(folder / "tools.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(Engine(store=store, embedder=embedder), tenant=TENANT)
+    loop = Loop(build_engine(store, embedder), tenant=TENANT)
     tools = loop.tools
     tools.configure(k=args.k, search_limit=args.search_limit, insight_every=0)
     progress(f"registering {len(dataset.tools)} tools", args.quiet)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import emit_json, percentile, print_table, progress
 from learnloop.embedders.local import LocalMiniLM
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.models import utcnow
 from learnloop.stores.sqlite import SQLiteStore
@@ -101,7 +101,7 @@ async def open_loop(folder: Path, synchronous: str, embedder: LocalMiniLM, name:
         dimension=embedder.dimension,
         synchronous=synchronous,
     )
-    loop = Loop(Engine(store=store, embedder=embedder), tenant="bench")
+    loop = Loop(build_engine(store, embedder), tenant="bench")
     loop.tools.configure(insight_every=0, k=5)
     return loop
 

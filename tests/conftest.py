@@ -25,7 +25,15 @@ BREWING = {
 }
 
 TEST_DIM = 16
-BACKENDS = ["sqlite"]
+
+
+def _sqlite(folder: Path, **options: object) -> Store:
+    return SQLiteStore(folder / "contract.db", embedding_model="test:model", dimension=TEST_DIM, **options)  # type: ignore[arg-type]
+
+
+# Every backend the contract suites run against (the `backend` fixture): its name and how to open a fresh store
+# in a folder, with the store's options. A second backend is one more entry here.
+BACKENDS: dict[str, Callable[..., Store]] = {"sqlite": _sqlite}
 
 
 def unit_vector(seed: int | str, dim: int = TEST_DIM) -> np.ndarray:
@@ -35,12 +43,10 @@ def unit_vector(seed: int | str, dim: int = TEST_DIM) -> np.ndarray:
 
 
 def make_store(backend: str, folder: Path, **options: object) -> Store:
-    if backend == "sqlite":
-        return SQLiteStore(folder / "contract.db", embedding_model="test:model", dimension=TEST_DIM, **options)  # type: ignore[arg-type]
-    raise ValueError(backend)
+    return BACKENDS[backend](folder, **options)
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=list(BACKENDS))
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -63,12 +69,12 @@ def embedder() -> Embedder:
 @pytest.fixture
 def open_loop(tmp_path: Path, embedder: Embedder) -> Callable[..., learnloop.Loop]:
     """Open a loop on a file in tmp_path, sharing the session's embedder (loading it once)."""
-    from learnloop.engine import Engine
+    from learnloop.factory import build_engine
 
     def opener(name: str = "loop.db", **engine_options: object) -> learnloop.Loop:
         store = SQLiteStore(tmp_path / name, embedding_model=embedder.model_id, dimension=embedder.dimension)
         vocabulary = learnloop.Vocabulary.from_mapping(BREWING)
-        engine = Engine(store=store, embedder=_Shared(embedder), default_vocabulary=vocabulary, **engine_options)  # type: ignore[arg-type]
+        engine = build_engine(store, _Shared(embedder), default_vocabulary=vocabulary, **engine_options)  # type: ignore[arg-type]
         return learnloop.Loop(engine)
 
     return opener

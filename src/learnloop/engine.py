@@ -9,10 +9,11 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,8 +30,24 @@ from .llms.base import ChatModel
 from .models import DEFAULT_VOCABULARY, EventAction, Scope, Status, Vocabulary, utcnow
 from .retrieval import RetrievalConfig, name_floor, noise_floor, used_floor
 from .stores.base import ApplyResult, EventDraft, FollowUp, Operation, Store, Vector
+from .stores.parts import parts_of
 
-__all__ = ["Engine"]
+# The parts' protocols name records of the layers that use them (`learnloop.tools`, `learnloop.agent`), which
+# import this module: imported for the type checker only.
+if TYPE_CHECKING:
+    from .stores.agent import AgentStore
+    from .stores.archive import TenantArchive
+    from .stores.conversations import ConversationStore
+    from .stores.quarantine import QuarantineStore
+    from .stores.service import ServiceStore
+    from .stores.tools import ToolStore
+
+__all__ = ["Engine", "StartupHook"]
+
+# Start-up work of a layer above the engine, run once at the first `ensure_started` (the factory passes the
+# write gate's recheck of stored learnings, `capture.quarantine`). A task it returns runs on in the
+# background; `aclose` cancels it.
+StartupHook = Callable[["Engine"], Awaitable["asyncio.Task[None] | None"]]
 
 log = logging.getLogger("learnloop")
 
@@ -68,12 +85,27 @@ class Engine:
     # vocabulary belongs to the data and a later open without it keeps it.
     given_vocabulary: tuple[str, Vocabulary] | None = None
     _vocabularies: dict[tuple[str, str], tuple[float, Vocabulary]] = field(default_factory=dict)
+    # The backend's optional parts on the same database (`stores.parts`); left None, the store's own.
+    tools: ToolStore | None = None
+    agent_store: AgentStore | None = None
+    quarantine: QuarantineStore | None = None
+    service: ServiceStore | None = None
+    archive: TenantArchive | None = None
+    conversations: ConversationStore | None = None
+    startup: Sequence[StartupHook] = ()
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
-    # The write gate's recheck of stored learnings after its rules changed (`capture.quarantine`).
-    _gate_recheck: asyncio.Task[None] | None = None
+    # Tasks that start-up hooks left running (the write gate's recheck after its rules changed).
+    _background: list[asyncio.Task[None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        own = parts_of(self.store)
+        self.tools = own.tools if self.tools is None else self.tools
+        self.agent_store = own.agent if self.agent_store is None else self.agent_store
+        self.quarantine = own.quarantine if self.quarantine is None else self.quarantine
+        self.service = own.service if self.service is None else self.service
+        self.archive = own.archive if self.archive is None else self.archive
+        self.conversations = own.conversations if self.conversations is None else self.conversations
         # Cosine thresholds belong to one embedding model: unset ones take the embedder's calibration.
         model = self.embedder.model_id
         if self.dedupe is None:
@@ -114,9 +146,10 @@ class Engine:
         with self._start_lock:
             first, self._started = not self._started, True
         if first:
-            from .capture.quarantine import start_background_recheck  # it imports governance, which imports us
-
-            self._gate_recheck = await start_background_recheck(self)
+            for hook in self.startup:
+                task = await hook(self)
+                if task is not None:
+                    self._background.append(task)
 
     async def _keep_vocabulary(self, tenant: str, vocabulary: Vocabulary) -> None:
         stored = await self.store.get_vocabulary(tenant, vocabulary.namespace)
@@ -178,11 +211,12 @@ class Engine:
         self._vocabularies.pop((tenant, namespace), None)
 
     async def aclose(self) -> None:
-        recheck, self._gate_recheck = self._gate_recheck, None
-        if recheck is not None and not recheck.done():
-            recheck.cancel()  # it resumes at the next start: the rule version is stored only when it finishes
-            with contextlib.suppress(asyncio.CancelledError):
-                await recheck
+        background, self._background = self._background, []
+        for task in background:
+            if not task.done():
+                task.cancel()  # the gate's recheck resumes at the next start: its version is stored when it finishes
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         closers = [self.store.aclose(), self.embedder.aclose()]
         if self.llm is not None:
             closers.append(self.llm.aclose())

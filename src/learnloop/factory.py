@@ -5,14 +5,39 @@ from __future__ import annotations
 from typing import Any
 
 from .capture.calibration import load_policy
+from .capture.quarantine import start_background_recheck
 from .config import Settings
-from .engine import Engine
+from .embedders.base import Embedder
+from .engine import Engine, StartupHook
 from .lifecycle import LifecyclePolicy
 from .loop import Loop
 from .models import DEFAULT_VOCABULARY, Vocabulary
 from .retrieval import RetrievalConfig
+from .stores.base import Store
+from .stores.parts import StoreParts, parts_of
 
-__all__ = ["build_loop", "open"]
+__all__ = ["STARTUP", "build_engine", "build_loop", "open"]
+
+# Run at a loop's first start: a changed write gate rechecks the stored learnings in the background.
+STARTUP: tuple[StartupHook, ...] = (start_background_recheck,)
+
+
+def build_engine(store: Store, embedder: Embedder, *, parts: StoreParts | None = None, **options: Any) -> Engine:
+    """An engine on `store` with the backend's parts (`parts`, else the store's own) and the start-up hooks
+    (`STARTUP`, unless `startup=` is given); `options` are the engine's other fields."""
+    parts = parts_of(store) if parts is None else parts
+    options.setdefault("startup", STARTUP)
+    return Engine(
+        store=store,
+        embedder=embedder,
+        tools=parts.tools,
+        agent_store=parts.agent,
+        quarantine=parts.quarantine,
+        service=parts.service,
+        archive=parts.archive,
+        conversations=parts.conversations,
+        **options,
+    )
 
 
 def build_loop(
@@ -31,9 +56,9 @@ def build_loop(
     store = open_store(settings.db, settings, embedding_model=embedder.model_id, dimension=embedder.dimension)
     if isinstance(vocabulary, dict):
         vocabulary = Vocabulary.from_mapping(vocabulary)
-    engine = Engine(
-        store=store,
-        embedder=embedder,
+    engine = build_engine(
+        store,
+        embedder,
         llm=llm,
         policy=policy or LifecyclePolicy(),
         retrieval=retrieval or RetrievalConfig(),

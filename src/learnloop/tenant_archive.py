@@ -17,7 +17,6 @@ from .capture import quarantine
 from .engine import Engine
 from .errors import ConfigurationError, ValidationError
 from .stores.archive import ArchiveHeader, ArchiveRow, TenantArchive, decode_line, encode_header, encode_row
-from .stores.parts import archive_part
 
 __all__ = ["TenantImport", "export_tenant", "import_tenant"]
 
@@ -30,7 +29,7 @@ class TenantImport:
 
 
 def _archive(engine: Engine) -> TenantArchive:
-    found = archive_part(engine.store)
+    found = engine.archive
     if found is None:
         raise ConfigurationError(f"{engine.store!r} cannot export or import whole tenants")
     return found

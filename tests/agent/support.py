@@ -14,7 +14,7 @@ from typing import Any
 
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.llms import resolve_llm
 from learnloop.loop import Loop
 from learnloop.stores.sqlite import SQLiteStore
@@ -32,7 +32,7 @@ def build_loop(
     embedder = resolve_embedder(EMBEDDER, settings)
     llm = resolve_llm("openai:scripted-model", settings) if with_llm else None
     store = SQLiteStore(db, embedding_model=embedder.model_id, dimension=DIMENSION)
-    loop = Loop(Engine(store=store, embedder=embedder, llm=llm), tenant)
+    loop = Loop(build_engine(store, embedder, llm=llm), tenant)
     # Workers retire after `idle_polls` empty polls; at 0.05 s a poll the production default (30) would retire
     # them between two steps of a test, so tests that want retirement ask for it.
     defaults = {"poll_seconds": 0.05, "lease_seconds": 10.0, "retry_backoff": 0.05, "idle_polls": 100_000}

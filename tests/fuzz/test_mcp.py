@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 import learnloop
 from learnloop.embedders.base import Embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.mcp.screening import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, screen
 from learnloop.mcp.server import LearnloopMCP
 from learnloop.mcp.server_auth import Principal
@@ -57,7 +57,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iter
     folder = tmp_path_factory.mktemp("fuzz-mcp")
     store = SQLiteStore(folder / "mcp.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
     vocabulary = learnloop.Vocabulary.from_mapping(BREWING)
-    engine = Engine(store=store, embedder=_Shared(embedder), default_vocabulary=vocabulary)  # type: ignore[arg-type]
+    engine = build_engine(store, _Shared(embedder), default_vocabulary=vocabulary)  # type: ignore[arg-type]
     loop = learnloop.Loop(engine)
     with asyncio.Runner() as runner:
         try:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import learnloop
 from learnloop.embedders.base import Embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.stores.sqlite import SQLiteStore
 from tests.conftest import BREWING, _Shared
 from tests.support.hostile import hostile_text
@@ -113,9 +113,7 @@ def _arguments(signature: inspect.Signature, hostile_param: str, hostile: str) -
 def fuzzed(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[tuple[asyncio.Runner, Any]]:
     folder = tmp_path_factory.mktemp("fuzz-sdk")
     store = SQLiteStore(folder / "fuzz.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    engine = Engine(
-        store=store, embedder=_Shared(embedder), default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING)
-    )  # type: ignore[arg-type]
+    engine = build_engine(store, _Shared(embedder), default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING))  # type: ignore[arg-type]
     loop = learnloop.Loop(engine, tenant="fuzz")
     with asyncio.Runner() as runner:
         runner.run(loop.save("The kettle holds 30 litres", user="fuzz", category="equipment"))

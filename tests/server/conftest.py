@@ -24,7 +24,7 @@ import uvicorn
 
 import learnloop
 from learnloop.embedders.base import Embedder
-from learnloop.engine import Engine
+from learnloop.factory import build_engine
 from learnloop.server import ServiceOptions, create_app
 from learnloop.server.keys import issue_key
 from learnloop.server.state import service_store_for
@@ -82,9 +82,7 @@ def free_port() -> socket.socket:
 @contextlib.contextmanager
 def running_server(db: Path, embedder: Embedder, options: ServiceOptions | None = None) -> Iterator[RunningServer]:
     store = SQLiteStore(db, embedding_model=embedder.model_id, dimension=embedder.dimension)
-    engine = Engine(
-        store=store, embedder=_Shared(embedder), default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING)
-    )  # type: ignore[arg-type]
+    engine = build_engine(store, _Shared(embedder), default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING))  # type: ignore[arg-type]
     loop = learnloop.Loop(engine)
     app = create_app(loop, options=options or ServiceOptions(poll_interval=0.2, heartbeat=1.0))
     sock = free_port()

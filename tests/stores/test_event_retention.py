@@ -14,8 +14,8 @@ import pytest
 
 import learnloop
 from learnloop.embedders.base import Embedder
-from learnloop.engine import Engine
 from learnloop.errors import StoreError
+from learnloop.factory import build_engine
 from learnloop.models import EventAction, Scope
 from learnloop.server.metrics import Bucket, Metrics, compute_metrics
 from learnloop.stores.base import AppendEvent, EventDraft
@@ -243,9 +243,9 @@ async def test_through_the_loop_retrievals_age_out_and_the_metrics_stay(tmp_path
     store = SQLiteStore(
         tmp_path / "loop.db", embedding_model=embedder.model_id, dimension=embedder.dimension, clock=clock
     )
-    engine = Engine(
-        store=store,
-        embedder=_Shared(embedder),  # type: ignore[arg-type]
+    engine = build_engine(
+        store,
+        _Shared(embedder),  # type: ignore[arg-type]
         default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING),
         clock=clock,
     )

@@ -114,3 +114,24 @@ def test_stores_import_graph_is_acyclic() -> None:
 
 def test_the_cycle_finder_sees_a_circle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_engine_is_in_no_import_circle() -> None:
+    """The layers above the engine (capture, governance, tools, agent) import it; it reaches them only through
+    what its constructor is given (parts, start-up hooks), never by importing them back."""
+    graph = {module: {name for name in _imports(module) if name in MODULES and name != module} for module in MODULES}
+    assert [component for component in _cycles(graph) if "learnloop.engine" in component] == []
+
+
+def test_parts_reach_their_users_through_the_engine() -> None:
+    """Outside `stores/`, only the wiring (the engine's constructor, the factory) asks a backend for its parts;
+    every other module reads the engine's fields."""
+    wiring = {"learnloop.engine", "learnloop.factory"}
+    offenders = sorted(
+        module
+        for module in MODULES
+        if not module.startswith("learnloop.stores") and module not in wiring
+        for name in _imports(module)
+        if name == "learnloop.stores.parts"
+    )
+    assert offenders == []

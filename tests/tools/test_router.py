@@ -168,12 +168,12 @@ async def test_registering_again_embeds_only_what_changed(tools_loop: learnloop.
 
 
 def test_the_sync_face_routes_too(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
-    from learnloop.engine import Engine
+    from learnloop.factory import build_engine
     from learnloop.stores.sqlite import SQLiteStore
     from tests.conftest import _Shared
 
     store = SQLiteStore(tmp_path / "sync.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = learnloop.Loop(Engine(store=store, embedder=_Shared(embedder)))  # type: ignore[arg-type]
+    loop = learnloop.Loop(build_engine(store, _Shared(embedder)))  # type: ignore[arg-type]
     sync = loop.sync
     sync.tools.register([{"name": "get_forecast", "description": "Weather forecast for a city"}])
     assert [t.name for t in sync.tools.route("rain tomorrow?", 1)] == ["get_forecast"]

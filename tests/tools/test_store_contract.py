@@ -11,6 +11,7 @@ import pytest
 
 from learnloop.models import Scope, utcnow
 from learnloop.stores.base import Store
+from learnloop.stores.parts import parts_of
 from learnloop.stores.tools import ToolStore
 from learnloop.tools.base import (
     CallRecord,
@@ -73,7 +74,8 @@ def request(vector: np.ndarray | None, terms: list[str] | None = None, share: bo
 async def open_pair(backend: str, folder: Path) -> tuple[Store, ToolStore]:
     store = make_store(backend, folder)
     await store.start()
-    tools = store.tools  # type: ignore[attr-defined]
+    tools = parts_of(store).tools
+    assert tools is not None, f"{backend} offers no ToolStore"
     return store, tools
 
 

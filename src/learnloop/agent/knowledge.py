@@ -97,7 +97,7 @@ def _check_references(references: object) -> list[Any]:
 
 
 class DocumentKnowledgeBase:
-    """`KnowledgePort` on the store's pages and pointers (`store.agent`), embedded with the loop's embedder.
+    """`KnowledgePort` on the store's pages and pointers (`Engine.agent_store`), embedded with the loop's embedder.
 
     Every text it stores passes `gate` (default: the learning agent's content gate), whoever writes it: the
     learning agent's model reads pages and pointers back, so they are a way into its prompt."""

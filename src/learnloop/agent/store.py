@@ -5,14 +5,13 @@ from __future__ import annotations
 from ..engine import Engine
 from ..errors import NotConfigured
 from ..stores.agent import AgentStore, ClaimResult
-from ..stores.parts import agent_part
 
 __all__ = ["AgentStore", "ClaimResult", "agent_store_of"]
 
 
 def agent_store_of(engine: Engine) -> AgentStore:
     """The engine's agent store; NotConfigured if its backend has none."""
-    store = agent_part(engine.store)
+    store = engine.agent_store
     if store is None:
         raise NotConfigured(f"the store {engine.store!r} has no learning-agent tables (use the SQLite backend)")
     return store

@@ -27,7 +27,6 @@ from weakref import WeakKeyDictionary
 from ..errors import ConfigurationError, ConflictError, NotFound
 from ..governance import change_status, get, status_update
 from ..models import Scope, Status
-from ..stores.parts import quarantine_part
 from ..stores.quarantine import QuarantineStore, StoredText
 from .gate import GateVerdict, WriteGate
 from .poisoning_model import load_model
@@ -89,7 +88,7 @@ def _digest(gate: WriteGate) -> str:
 
 
 def _store(engine: Engine) -> QuarantineStore:
-    store = quarantine_part(engine.store)
+    store = engine.quarantine
     if store is None:
         raise ConfigurationError(f"{type(engine.store).__name__} has no quarantine for the write gate")
     return store
@@ -204,7 +203,7 @@ async def start_background_recheck(engine: Engine) -> asyncio.Task[None] | None:
     """At start-up: nothing to do when the stored rule version is this gate's; a database with no live
     learning just takes the version (a fresh file: no background write later); otherwise the recheck runs in
     the background and start-up does not wait for it."""
-    store = quarantine_part(engine.store)
+    store = engine.quarantine
     if store is None:
         return None
     version = gate_version(engine.gate)

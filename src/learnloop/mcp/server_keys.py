@@ -7,7 +7,6 @@ import logging
 
 from ..errors import AuthenticationError
 from ..loop import Loop
-from ..stores.parts import service_part
 from .server_auth import KeyResolver, Principal, resolve_key
 
 __all__ = ["chain", "store_keys"]
@@ -26,7 +25,7 @@ def store_keys(loop: Loop) -> KeyResolver | None:
     except ImportError as exc:  # the `server` extra is missing
         log.warning("API keys from `learnloop keys` are not accepted (%s); only --key is", exc)
         return None
-    store = service_part(loop.engine.store)
+    store = loop.engine.service
     if store is None:
         return None
     ring = KeyRing(store)

@@ -10,7 +10,6 @@ from fastapi.templating import Jinja2Templates
 
 from ..errors import NotConfigured
 from ..loop import Loop
-from ..stores.parts import service_part
 from ..stores.service import ServiceStore
 from .import_jobs import DEFAULT_IMPORT_LIMITS, ImportJobs, ImportLimit
 from .keys import KeyRing
@@ -57,7 +56,7 @@ def get_service(request: Request) -> Service:
 
 def service_store_for(loop: Loop) -> ServiceStore:
     """Keys and counters live next to the learnings, in the backend's service part."""
-    store = service_part(loop.engine.store)
+    store = loop.engine.service
     if store is None:
         raise NotConfigured(f"the service needs a store that keeps API keys, got {loop.engine.store!r}")
     return store

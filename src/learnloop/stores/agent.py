@@ -1,7 +1,8 @@
 """The storage contract of the learning agent: sessions, the durable queue, the agent's conversation, the
 ledger of applied steps, experience files and the default knowledge base.
 
-A backend exposes it as `store.agent` (SQLite: on the learnings' own file and thread; see `stores.parts`).
+A backend offers it as `StoreParts.agent` (SQLite: on the learnings' own file and thread; see `stores.parts`);
+the engine holds it as `Engine.agent_store`.
 """
 
 from __future__ import annotations
@@ -161,4 +162,4 @@ class AgentContentStore(Protocol):
 
 @runtime_checkable
 class AgentStore(AgentQueueStore, AgentContentStore, Protocol):
-    """Both halves, as a backend offers them (`store.agent`)."""
+    """Both halves, as a backend offers them (`StoreParts.agent`)."""

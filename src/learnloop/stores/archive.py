@@ -12,7 +12,7 @@ import refuses a tenant the target already holds, or ids the target has given to
 the exception: they are appended in their order under the target's own cursor, because a cursor is a position
 in one database's log (a reader of the target must never see them behind its cursor).
 
-A backend offers this as `store.archive` (see `stores.parts`).
+A backend offers this as `StoreParts.archive` (see `stores.parts`); the engine holds it as `Engine.archive`.
 """
 
 from __future__ import annotations

@@ -1,49 +1,48 @@
-"""The optional parts of a backend, found on its `Store`: tool knowledge, the learning agent's tables, the
-write gate's quarantine, the HTTP service's keys and counters, and whole-tenant archives.
+"""The optional parts of a backend beside its `Store`: tool knowledge, the learning agent's tables, the write
+gate's quarantine, the HTTP service's keys and counters, whole-tenant archives, and the turns' conversation
+records.
 
-A backend offers a part as an attribute (`store.tools`, `store.agent`, `store.quarantine`, `store.service`,
-`store.archive`, `store.conversations`) that implements the part's protocol; a backend without one simply
-lacks the attribute.
-Callers outside `stores/` ask here, so none of them needs to know which backend it runs on.
+A backend builds its parts once and hands them over as `StoreParts` (`SQLiteStore.parts()`); a backend without
+a part leaves it None. They reach the code that uses them through the `Engine`'s constructor (`Engine.tools`,
+`Engine.agent_store`, ...), never by looking on the store.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 # The protocols name records of the layers that use them (`learnloop.tools`, `learnloop.agent`), and those
-# layers ask here for their part: importing the protocols only for the type checker keeps the two apart.
+# layers take their part from the engine: importing the protocols only for the type checker keeps the two
+# apart (and `stores.base` free of them).
 if TYPE_CHECKING:
     from .agent import AgentStore
     from .archive import TenantArchive
-    from .base import Store
     from .conversations import ConversationStore
     from .quarantine import QuarantineStore
     from .service import ServiceStore
     from .tools import ToolStore
 
-__all__ = ["agent_part", "archive_part", "conversation_part", "quarantine_part", "service_part", "tool_part"]
+__all__ = ["PartedStore", "StoreParts", "parts_of"]
 
 
-def tool_part(store: Store) -> ToolStore | None:
-    return cast("ToolStore | None", getattr(store, "tools", None))
+@dataclass(frozen=True)
+class StoreParts:
+    tools: ToolStore | None = None
+    agent: AgentStore | None = None
+    quarantine: QuarantineStore | None = None
+    service: ServiceStore | None = None
+    archive: TenantArchive | None = None
+    conversations: ConversationStore | None = None
 
 
-def agent_part(store: Store) -> AgentStore | None:
-    return cast("AgentStore | None", getattr(store, "agent", None))
+@runtime_checkable
+class PartedStore(Protocol):
+    """A store whose backend offers optional parts on the same database."""
+
+    def parts(self) -> StoreParts: ...
 
 
-def quarantine_part(store: Store) -> QuarantineStore | None:
-    return cast("QuarantineStore | None", getattr(store, "quarantine", None))
-
-
-def service_part(store: Store) -> ServiceStore | None:
-    return cast("ServiceStore | None", getattr(store, "service", None))
-
-
-def archive_part(store: Store) -> TenantArchive | None:
-    return cast("TenantArchive | None", getattr(store, "archive", None))
-
-
-def conversation_part(store: Store) -> ConversationStore | None:
-    return cast("ConversationStore | None", getattr(store, "conversations", None))
+def parts_of(store: object) -> StoreParts:
+    """The parts `store`'s backend offers (none for a store that offers none)."""
+    return store.parts() if isinstance(store, PartedStore) else StoreParts()

@@ -1,6 +1,6 @@
 """The storage contract of the write gate's quarantine (`learnloop.capture.quarantine`): which learnings a
 recheck put aside, and which gate version last checked the whole database. Moving a learning's status is the
-governed write's job; this store keeps the list. A backend exposes it as `store.quarantine`."""
+governed write's job; this store keeps the list. A backend offers it as `StoreParts.quarantine`."""
 
 from __future__ import annotations
 

@@ -1,16 +1,18 @@
 """The storage contract of the HTTP service: API keys, write counters, the event stream's start and metric
-aggregates. It lives beside the learnings (one database); a backend exposes it as `store.service`."""
+aggregates. It lives beside the learnings (one database); a backend offers it as `StoreParts.service`."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from ..models import Scope
 from .retention import COUNTER_BUCKET
 
-__all__ = ["COUNTER_BUCKET", "KeyRecord", "MetricRows", "Role", "ServiceStore"]
+__all__ = ["COUNTER_BUCKET", "KeyRecord", "MetricRows", "Role", "ServiceStore", "with_compacted_retrievals"]
 
 Role = Literal["admin", "app", "user"]
 
@@ -80,3 +82,37 @@ class ServiceStore(Protocol):
         ...
 
     async def metric_rows(self, scope: Scope, since: datetime, bucket_seconds: int, counters: bool) -> MetricRows: ...
+
+
+K = TypeVar("K")
+
+
+def with_compacted_retrievals(
+    live: MetricRows, compacted: Sequence[tuple[int, int, int]], compacted_totals: tuple[int, int]
+) -> MetricRows:
+    """`live` (read from the event log) with the retrievals already folded into per-hour counts added back
+    (`compacted`: bucket, retrievals, hits; see `stores.retention`), so totals, series and hit rates are what
+    they were before the events were folded."""
+    per_bucket = _add_up([(t, n, h) for t, n, h in live.retrievals], compacted)
+    action_totals = _add_up([(a, n, 0) for a, n in live.action_totals], [("retrieved", compacted_totals[0], 0)])
+    actions = _add_up([((t, a), n, 0) for t, a, n in live.actions], [((t, "retrieved"), n, 0) for t, n, _ in compacted])
+    return dataclasses.replace(
+        live,
+        action_totals=[(action, n) for action, (n, _) in action_totals.items() if n],
+        actions=[(t, action, n) for (t, action), (n, _) in actions.items()],
+        retrievals=[(t, n, h) for t, (n, h) in sorted(per_bucket.items())],
+        retrieval_totals=(
+            live.retrieval_totals[0] + compacted_totals[0],
+            live.retrieval_totals[1] + compacted_totals[1],
+        ),
+    )
+
+
+def _add_up(*parts: Sequence[tuple[K, int, int]]) -> dict[K, tuple[int, int]]:
+    """Rows of (key, count, hits) from several sources, summed per key (in first-seen order)."""
+    out: dict[K, tuple[int, int]] = {}
+    for rows in parts:
+        for key, count, hits in rows:
+            n, h = out.get(key, (0, 0))
+            out[key] = (n + int(count or 0), h + int(hits or 0))
+    return out

@@ -7,7 +7,8 @@ global insights are anonymised aggregates. A backend applies one `record_call` i
 signal row, learned pair, statistics, template, recovery pattern — and returns only once it is durable.
 Decisions (signal class, learning weight, privacy, fingerprints, what the write gate redacts, the shape a
 shared row keeps of a call) are made before the call, in `learnloop.tools`; the backend stores, indexes and
-looks up. A backend exposes it as `store.tools` (see `learnloop.stores.parts`).
+looks up. A backend offers it as `StoreParts.tools` (see `learnloop.stores.parts`); the engine holds it as
+`Engine.tools`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ from ..models import Limits, RetrievedItem, Scope
 from ..prompting import RenderedBlock, Section, render_block
 from ..retrieval import MEMORY_SECTION_TITLE, item_line, one_line_per_pair
 from ..stores.base import Vector
-from ..stores.parts import tool_part
 from ..stores.tools import ToolStore
 from .base import ToolKnowledge
 from .config import ToolConfig, configured
@@ -187,13 +186,13 @@ def render_with_tool_sections(
 
 def may_add_sections(engine: Engine, scope: Scope) -> bool:
     """Whether `retrieval_sections` could return anything for the scope (False: certainly not; no I/O)."""
-    store = tool_part(engine.store)
+    store = engine.tools
     return store is not None and store.may_know(scope.tenant)
 
 
 async def retrieval_sections(engine: Engine, scope: Scope, query: str, vector: Vector | None) -> list[Section]:
     """The tool sections `retrieve_context` adds to its block; none when the store keeps no tool knowledge."""
-    store = tool_part(engine.store)
+    store = engine.tools
     if store is None:
         return []
     config = configured(store, scope.tenant)

@@ -15,7 +15,6 @@ from ..errors import NotConfigured, ValidationError
 from ..models import Scope, choice
 from ..prompting import Section
 from ..stores.base import Vector
-from ..stores.parts import tool_part
 from ..stores.tools import ToolStore
 from . import insights
 from .config import ToolConfig, remember_config
@@ -48,7 +47,7 @@ _CONSTANTS_TTL = 300.0
 
 def tool_store_of(engine: Engine) -> ToolStore | None:
     """The engine's tool store, if its backend has one."""
-    return tool_part(engine.store)
+    return engine.tools
 
 
 class ToolKnowledgeView:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from ..capture.feedback import FeedbackType
 from ..stores.conversations import ConversationStore, ConversationTurn
-from ..stores.parts import tool_part
 from .config import TurnConfig
 from .work import record_signals, run_turn_work
 
@@ -119,7 +118,7 @@ class TurnRunner:
         kind = FeedbackType.NO_REPLY.value
         verdict = await self.store.settle_silence(now, self.config.silence_seconds, kind, self.config.silence_score)
         report.answered = verdict.answered
-        tools = tool_part(self._engine.store)
+        tools = self._engine.tools
         for turn in verdict.silent:
             report.silent.append(turn.id)
             templates = (turn.steps.get("signals") or {}).get("templates") or []

@@ -26,7 +26,6 @@ from ..models import DEFAULT_NAMESPACE, Filters, Limits, RetrievalResult, Scope
 from ..recall import retrieve
 from ..sdk_edge import sdk_edge
 from ..stores.conversations import ConversationStore, ConversationTurn, NewTurn, TurnStatus
-from ..stores.parts import conversation_part, tool_part
 from ..sync import SyncProxy, run_sync
 from ..tools.intelligence import tools_of
 from ..tools.models import RoutedTool
@@ -60,7 +59,7 @@ class TurnService:
 
     @property
     def store(self) -> ConversationStore:
-        store = conversation_part(self._engine.store)
+        store = self._engine.conversations
         if store is None:
             raise ConfigurationError(f"{self._engine.store!r} keeps no conversations: turns need a backend that does")
         return store
@@ -111,7 +110,7 @@ class TurnService:
         vector = await engine.embed_one(message.strip()[:2_000], purpose="query")
         retrieval = await retrieve(engine, scope, message, filters=filters, limits=limits, query_vector=vector, at=now)
         routed: list[RoutedTool] = []
-        if tool_part(engine.store) is not None:
+        if engine.tools is not None:
             routed = await tools_of(engine, self.tenant).route(message, user=user, query_vector=vector)
         experience = (
             await self._experience(scope, session, message, limits, retrieval)

@@ -23,7 +23,6 @@ from ..agent import AgentService
 from ..agent.runtime import runtime_of
 from ..capture.observe import ObserveResult, ShownLearning, observe
 from ..stores.conversations import ConversationStore, ConversationTurn
-from ..stores.parts import tool_part
 from ..tools.intelligence import tools_of
 from .config import TurnConfig
 
@@ -66,7 +65,7 @@ async def run_turn_work(engine: Engine, store: ConversationStore, turn: Conversa
 async def record_signals(engine: Engine, turn: ConversationTurn) -> dict[str, Any]:
     """The turn's tool signals: the window with the tools it was shown, then each call in order."""
     routed: list[str] = list(turn.context.get("routed", []))
-    if tool_part(engine.store) is None or not (routed or turn.tool_calls):
+    if engine.tools is None or not (routed or turn.tool_calls):
         return {"calls": 0, "templates": []}
     tools = tools_of(engine, turn.tenant)
     await tools.open_window(turn.session, turn.message, routed, user=turn.user)

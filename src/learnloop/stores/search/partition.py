@@ -14,7 +14,7 @@ import itertools
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,8 +110,8 @@ class Partition:
         self.version = 0
         self._selections: dict[tuple[Any, ...], Selection] = {}
         self._selections_version = 0
-        # (data_version, total_changes) of the connection when this partition last caught up (see PartitionCache).
-        self.synced: tuple[int, int] | None = None
+        # The source's stamp when this partition last caught up (see `partition_cache.PartitionSource.stamp`).
+        self.synced: Hashable | None = None
 
     @property
     def n(self) -> int:

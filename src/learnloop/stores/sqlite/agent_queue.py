@@ -9,16 +9,14 @@ SELECT … FOR UPDATE SKIP LOCKED.
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from ...agent.records import AgentSession, Job, QueueCounts, QueuedInteraction, SessionGone, SessionStatus
 from ...errors import ConflictError, NotFound
 from ...models import Scope
+from ..agent_claims import Claim, waiting
 from .connection import write_transaction
 from .rows import from_ts
 
@@ -40,7 +38,6 @@ __all__ = [
 ]
 
 SESSION_COLUMNS = "tenant, session, user_id, project, shared, status, created_at, closed_at"
-_HOST = socket.gethostname()
 
 
 def session_from_row(row: tuple[Any, ...]) -> AgentSession:
@@ -197,38 +194,6 @@ def enqueue(
     )
 
 
-@dataclass(frozen=True)
-class Claim:
-    """A claimed job; or nothing to do (`retry_in`: seconds until a held-back package is due); or the
-    session is closed and its worker should stop."""
-
-    job: Job | None = None
-    closed: bool = False
-    retry_in: float | None = None
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _abandoned(claimed_by: str | None, claimed_at: float | None, now: float, lease: float) -> bool:
-    """A claim whose holder is gone: a dead process on this host, or a lease nobody renewed."""
-    if claimed_at is None or claimed_at + lease < now:
-        return True
-    host, _, rest = (claimed_by or "").partition(":")
-    pid_text = rest.partition(":")[0]
-    if host == _HOST and pid_text.isdigit():
-        pid = int(pid_text)
-        return pid != os.getpid() and not _process_alive(pid)
-    return False
-
-
 def _next(
     conn: sqlite3.Connection, tenant: str, session: str, now: float, lease: float
 ) -> tuple[Claim | None, tuple[Any, ...] | None]:
@@ -246,12 +211,8 @@ def _next(
     ).fetchone()
     if row is None:
         return Claim(), None
-    status, not_before, claimed_at, claimed_by = row[5], row[7], row[8], row[9]
-    if status == "claimed" and not _abandoned(claimed_by, claimed_at, now, lease):
-        return Claim(retry_in=max(0.05, claimed_at + lease - now)), None
-    if status == "pending" and not_before > now:
-        return Claim(retry_in=not_before - now), None
-    return None, row
+    wait = waiting(row[5], row[7], row[8], row[9], now, lease)
+    return (wait, None) if wait is not None else (None, row)
 
 
 def claim(conn: sqlite3.Connection, tenant: str, session: str, claimer: str, now: float, lease: float) -> Claim:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from ...models import Scope
-from ..service import COUNTER_BUCKET, KeyRecord, MetricRows
+from ..service import COUNTER_BUCKET, KeyRecord, MetricRows, with_compacted_retrievals
 from .connection import read_transaction, write_transaction
 from .jobs import ConnectionJobs
 from .writes import visible_clause
@@ -229,34 +229,15 @@ class SQLiteServiceStore:
                 counter_totals = conn.execute(
                     "SELECT name, SUM(value) FROM write_counters WHERE tenant = ? GROUP BY name", (scope.tenant,)
                 ).fetchall()
-        per_bucket = _add_up([(r[0], r[1], r[2] or 0) for r in retrievals], compacted)
-        action_counts = _add_up(
-            [(r[0], r[1], 0) for r in action_totals], [("retrieved", compacted_totals[0], 0)]
-        ).items()
-        bucket_actions = _add_up(
-            [((r[0], r[1]), r[2], 0) for r in actions], [((t, "retrieved"), n, 0) for t, n, _ in compacted]
-        )
-        return MetricRows(
+        live = MetricRows(
             learnings=[(r[0], r[1], r[2]) for r in learnings],
-            action_totals=[(action, n) for action, (n, _) in action_counts if n],
-            actions=[(t, action, n) for (t, action), (n, _) in bucket_actions.items()],
+            action_totals=[(r[0], r[1]) for r in action_totals],
+            actions=[(r[0], r[1], r[2]) for r in actions],
             status_moves=[(r[0], r[1], r[2], r[3]) for r in moves],
             purged=[(r[0], r[1]) for r in purged],
-            retrievals=[(t, n, h) for t, (n, h) in sorted(per_bucket.items())],
-            retrieval_totals=(totals[0] + compacted_totals[0], totals[1] + compacted_totals[1]),
+            retrievals=[(r[0], r[1], r[2] or 0) for r in retrievals],
+            retrieval_totals=(totals[0], totals[1]),
             counters=[(r[0], r[1], r[2]) for r in counter_rows],
             counter_totals=[(r[0], r[1]) for r in counter_totals],
         )
-
-
-K = TypeVar("K")
-
-
-def _add_up(*parts: Sequence[tuple[K, int, int]]) -> dict[K, tuple[int, int]]:
-    """Rows of (key, count, hits) from several sources, summed per key (in first-seen order)."""
-    out: dict[K, tuple[int, int]] = {}
-    for rows in parts:
-        for key, count, hits in rows:
-            n, h = out.get(key, (0, 0))
-            out[key] = (n + int(count or 0), h + int(hits or 0))
-    return out
+        return with_compacted_retrievals(live, compacted, (compacted_totals[0], compacted_totals[1]))

@@ -27,24 +27,24 @@ from ..base import (
     ListQuery,
     Operation,
     Plan,
-    PutVocabulary,
     SearchRequest,
     Select,
     TurnRecord,
     Vector,
 )
+from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
 from ..worker import ConnectionWorker
-from . import maintenance, review, turns
+from . import event_log, maintenance, review, turns, vocabularies
 from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .archive import SQLiteTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .connection import connect, write_transaction
 from .conversations import SQLiteConversationStore
 from .listing import list_learnings
-from .partitions import PartitionCache
+from .partitions import SQLitePartitionSource, sqlite_partitions
 from .quarantine import SQLiteQuarantineStore
-from .rows import LEARNING_COLUMNS, event_from_row, learning_from_row, vector_from_blob
+from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
 from .search import candidates
 from .service import SQLiteServiceStore
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
@@ -53,8 +53,6 @@ from .writes import apply_operations, visible_clause
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
-
-_EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data"
 
 
 class SQLiteStore:
@@ -85,9 +83,10 @@ class SQLiteStore:
         self.max_cached_vectors = max_cached_vectors
         self.clock = clock
         self.blas_threads = blas_threads
-        self._partitions = PartitionCache(
+        self._source = SQLitePartitionSource(embedding_model)
+        self._partitions = sqlite_partitions(
             self.path,
-            embedding_model=embedding_model,
+            self._source,
             dimension=dimension,
             ann_threshold=ann_threshold,
             max_vectors=max_cached_vectors,
@@ -110,11 +109,11 @@ class SQLiteStore:
     @property
     def data_version_seen(self) -> int:
         """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
-        return self._partitions.data_version_seen
+        return self._source.data_version_seen
 
     def note_data_version(self, version: int) -> None:
         """Record a data_version read by a job on the store's thread."""
-        self._partitions.data_version_seen = version
+        self._source.data_version_seen = version
 
     @functools.cached_property
     def quarantine(self) -> SQLiteQuarantineStore:
@@ -130,6 +129,17 @@ class SQLiteStore:
     def service(self) -> SQLiteServiceStore:
         """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
         return SQLiteServiceStore(self)
+
+    def parts(self) -> StoreParts:
+        """Every optional part this backend offers (each built once), for the engine's constructor."""
+        return StoreParts(
+            tools=self.tools,
+            agent=self.agent,
+            quarantine=self.quarantine,
+            service=self.service,
+            archive=self.archive,
+            conversations=self.conversations,
+        )
 
     @functools.cached_property
     def conversations(self) -> SQLiteConversationStore:
@@ -336,50 +346,18 @@ class SQLiteStore:
     async def events(
         self, scope: Scope, *, after: int = 0, limit: int = 100, learning_id: int | None = None
     ) -> list[Event]:
-        return await self._run(self._events, scope, after, limit, learning_id)
-
-    def _events(
-        self, conn: sqlite3.Connection, scope: Scope, after: int, limit: int, learning_id: int | None
-    ) -> list[Event]:
-        clause, params = visible_clause(scope)
-        where = [clause, "seq > ?"]
-        params.append(after)
-        if learning_id is not None:
-            where.append("learning_id = ?")
-            params.append(learning_id)
-        rows = conn.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?",
-            [*params, limit],
-        ).fetchall()
-        return [event_from_row(r) for r in rows]
+        return await self._run(event_log.read_events, scope, after, limit, learning_id)
 
     # -- vocabularies --------------------------------------------------------------------------------
 
     async def get_vocabulary(self, tenant: str, namespace: str) -> Vocabulary | None:
-        return await self._run(self._get_vocabulary, tenant, namespace)
-
-    def _get_vocabulary(self, conn: sqlite3.Connection, tenant: str, namespace: str) -> Vocabulary | None:
-        row = conn.execute(
-            "SELECT body FROM vocabularies WHERE tenant = ? AND namespace = ?", (tenant, namespace)
-        ).fetchone()
-        return None if row is None else Vocabulary.model_validate_json(row[0])
+        return await self._run(vocabularies.get_vocabulary, tenant, namespace)
 
     async def list_vocabularies(self, tenant: str) -> list[Vocabulary]:
-        return await self._run(self._list_vocabularies, tenant)
-
-    def _list_vocabularies(self, conn: sqlite3.Connection, tenant: str) -> list[Vocabulary]:
-        rows = conn.execute("SELECT body FROM vocabularies WHERE tenant = ? ORDER BY namespace", (tenant,))
-        return [Vocabulary.model_validate_json(r[0]) for r in rows]
+        return await self._run(vocabularies.list_vocabularies, tenant)
 
     async def put_vocabulary(self, tenant: str, vocabulary: Vocabulary, event: EventDraft) -> Event:
-        return await self._run(self._put_vocabulary, tenant, vocabulary, event)
-
-    def _put_vocabulary(
-        self, conn: sqlite3.Connection, tenant: str, vocabulary: Vocabulary, event: EventDraft
-    ) -> Event:
-        with write_transaction(conn):
-            _, events = apply_operations(conn, Scope(tenant=tenant), [PutVocabulary(vocabulary, event)], self.clock())
-        return events[0]
+        return await self._run(vocabularies.put_vocabulary, tenant, vocabulary, event, self.clock())
 
     # -- maintenance ---------------------------------------------------------------------------------
 

@@ -40,12 +40,14 @@ from ...tools.models import (
     ToolStat,
 )
 from ...tools.shapes import Shaper
+from ..search import tool_routes
+from ..search.template_directions import TemplateDirections
 from ..search.tool_index import ToolIndex
+from ..tool_rows import PAIR_COLUMNS, SIGNAL_COLUMNS, pair_from_row, signal_from_row
 from . import tools_admin, tools_scrub
 from .connection import write_transaction
 from .jobs import ConnectionJobs
 from .tools_reads import (
-    TemplateDirections,
     insight_inputs,
     read_insights,
     read_recent_failures,
@@ -54,8 +56,7 @@ from .tools_reads import (
     read_templates,
     relevant_templates,
 )
-from .tools_rows import PAIR_COLUMNS, SIGNAL_COLUMNS, pair_from_row, signal_from_row
-from .tools_sync import IndexKeeper
+from .tools_sync import sqlite_tool_indexes
 from .tools_writes import flush_weak, write_call, write_observation
 
 __all__ = ["TOOL_USER_TABLES", "SQLiteToolStore"]
@@ -87,33 +88,10 @@ def _has_any(conn: sqlite3.Connection, tenant: str) -> bool:
     )
 
 
-def _evidence(
-    index: ToolIndex,
-    position: int,
-    description: float,
-    keyword: float,
-    learned: float,
-    uses: int,
-    unfamiliar: float = 0.0,
-) -> ToolEvidence:
-    row = index.rows[position]
-    return ToolEvidence(
-        name=row.name,
-        server=row.server,
-        description=row.description,
-        input_schema=row.input_schema,
-        description_similarity=description,
-        keyword=keyword,
-        learned=learned,
-        learned_uses=uses,
-        unfamiliar=unfamiliar,
-    )
-
-
 class SQLiteToolStore:
     def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
-        self._keeper = IndexKeeper(store.dimension, store.embedding_model)
+        self._keeper = sqlite_tool_indexes(store.dimension, store.embedding_model)
         self._directions = TemplateDirections()
         # Writes made through this store (other processes' show in PRAGMA data_version), and per tenant the
         # (data_version, writes) at which it was last seen to hold no tool knowledge at all.
@@ -230,24 +208,7 @@ class SQLiteToolStore:
         return await self._run(self._evidence, scope, request)
 
     def _evidence(self, conn: sqlite3.Connection, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
-        index = self._keeper.index(conn, scope.tenant)
-        owners = None if request.share or scope.user is None else ["", scope.user]
-        hits = index.hits(
-            request.vector,
-            request.terms,
-            weights=request.weights,
-            owners=owners,
-            now=request.now.timestamp(),
-            floor=request.learned_floor,
-            pool=request.pool,
-            use_learned=request.use_learned,
-            support=request.learned_support,
-            familiarity=request.familiarity,
-        )
-        return [
-            _evidence(index, h.position, h.description_similarity, h.keyword, h.learned, h.learned_uses, h.unfamiliar)
-            for h in hits
-        ]
+        return tool_routes.evidence(self._keeper.index(conn, scope.tenant), scope, request)
 
     async def popular_tools(self, scope: Scope, limit: int) -> list[ToolEvidence]:
         return await self._run(self._popular, scope, limit)
@@ -259,8 +220,7 @@ class SQLiteToolStore:
                 "SELECT tool, SUM(successes) FROM tool_stats WHERE tenant = ? GROUP BY tool", (scope.tenant,)
             ).fetchall()
         )
-        order = sorted(range(len(index.rows)), key=lambda i: (-uses.get(index.rows[i].name, 0), i))[:limit]
-        return [_evidence(index, i, 0.0, 0.0, 0.0, int(uses.get(index.rows[i].name, 0))) for i in order]
+        return tool_routes.popular(index, uses, limit)
 
     async def learned_pairs(
         self, scope: Scope, now: datetime, *, tool: str | None = None, limit: int = 100

@@ -10,14 +10,16 @@ from typing import Any
 
 from ...models import Scope
 from ...tools.base import CatalogEntry, InsightDraft
-from ...tools.decay import ARCHIVE_BELOW, Knowledge, decayed
+from ...tools.decay import ARCHIVE_BELOW
 from ...tools.models import PrivacyMode, QueryTemplate, SeedTemplate, ToolInfo
 from ...tools.templates import feedback_split
 from ..search.tool_index import ToolIndex
+from ..search.tool_index_cache import ToolIndexes
+from ..tool_rows import at
+from ..tool_rules import pair_faded
 from .connection import write_transaction
 from .tools_reads import read_recoveries, read_templates, visible_owners
-from .tools_rows import at
-from .tools_sync import IndexKeeper, trim_changes
+from .tools_sync import trim_changes
 
 __all__ = [
     "list_tools",
@@ -29,13 +31,16 @@ __all__ = [
     "template_feedback",
 ]
 
+# The tenants' routing indexes the tool store keeps (see `SQLiteToolStore`).
+Indexes = ToolIndexes[sqlite3.Connection]
+
 # The change log only has to reach back as far as the slowest process; one that falls behind reloads. Kept
 # per tenant: one tenant's writes never trim another's entries.
 _CHANGES_KEPT = 50_000
 
 
 def put_tools(
-    conn: sqlite3.Connection, keeper: IndexKeeper, tenant: str, entries: Sequence[CatalogEntry], now: float
+    conn: sqlite3.Connection, keeper: Indexes, tenant: str, entries: Sequence[CatalogEntry], now: float
 ) -> None:
     def work(index: ToolIndex) -> None:
         for e in entries:
@@ -192,7 +197,7 @@ def _archive(conn: sqlite3.Connection, table: str, ids: list[int]) -> None:
         conn.execute(f"UPDATE {table} SET status = 'archived' WHERE id IN ({marks})", chunk)
 
 
-def maintain(conn: sqlite3.Connection, keeper: IndexKeeper, tenant: str, now: datetime) -> tuple[int, int, int]:
+def maintain(conn: sqlite3.Connection, keeper: Indexes, tenant: str, now: datetime) -> tuple[int, int, int]:
     """Archive templates and recovery patterns and delete learned pairs whose decayed confidence fell below
     `ARCHIVE_BELOW`; trim the change log."""
     everyone = Scope(tenant=tenant)
@@ -207,11 +212,7 @@ def maintain(conn: sqlite3.Connection, keeper: IndexKeeper, tenant: str, now: da
         _archive(conn, "tool_templates", templates)
         _archive(conn, "tool_recoveries", recoveries)
         rows = conn.execute("SELECT id, confidence, last_used_at FROM tool_pairs WHERE tenant = ?", (tenant,))
-        faded = [
-            pair_id
-            for pair_id, confidence, last in rows.fetchall()
-            if decayed(confidence, last, now, Knowledge.USER_PATTERN) < ARCHIVE_BELOW
-        ]
+        faded = [pair_id for pair_id, confidence, last in rows.fetchall() if pair_faded(confidence, last, now)]
         for pair_id in faded:
             conn.execute("DELETE FROM tool_pairs WHERE id = ?", (pair_id,))
             index.remove_pair(pair_id)

@@ -5,19 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-
-import numpy as np
-import numpy.typing as npt
 
 from ...models import Scope
 from ...stores.base import Vector
 from ...tools.base import InsightInputs
 from ...tools.models import Insight, QueryTemplate, RecoveryPattern, ToolSignal, ToolStat
-from .rows import vector_from_blob
-from .tools_rows import (
+from ..search.template_directions import DirectionRow, TemplateDirections, direction_similarity
+from ..tool_rows import (
     INSIGHT_COLUMNS,
     RECOVERY_COLUMNS,
     SIGNAL_COLUMNS,
@@ -28,9 +24,9 @@ from .tools_rows import (
     stat_from_row,
     template_from_row,
 )
+from .rows import vector_from_blob
 
 __all__ = [
-    "TemplateDirections",
     "insight_inputs",
     "read_insights",
     "read_recent_failures",
@@ -103,68 +99,17 @@ def read_templates(
     for row in rows:
         similarity = None
         if vector is not None and row[-2] is not None and row[-1] == embedding_model:
-            total = vector_from_blob(row[-2])
-            norm = float(np.linalg.norm(total))
-            similarity = float(total @ vector) / norm if norm > 0 else None
+            similarity = direction_similarity(vector_from_blob(row[-2]), vector)
         out.append(template_from_row(row[:-2], now, examples.get(row[0]), similarity))
     return out
 
 
-@dataclass(frozen=True)
-class _Directions:
-    fingerprint: tuple[Any, ...]
-    ids: npt.NDArray[np.int64]
-    owners: list[str]
-    intents: list[str]
-    vectors: npt.NDArray[np.float32] | None  # unit rows; None when no template has a query vector yet
-    with_vector: npt.NDArray[np.bool_]
-
-
-class TemplateDirections:
-    """The query direction of every active template of a tenant, kept between retrievals.
-
-    Reading 300 template vectors from SQLite took 2.6 ms per `retrieve_context`; this cache is checked
-    against a fingerprint of the rows instead (count, active count, last use), which moves whenever a
-    vector or a status can have changed: a success updates both the vector and `last_used_at`; archiving,
-    reviving, seeding and forgetting change the counts. Failures and feedback change neither.
-    """
-
-    def __init__(self) -> None:
-        self._cached: dict[tuple[str, str], _Directions] = {}
-
-    def get(self, conn: sqlite3.Connection, tenant: str, embedding_model: str) -> _Directions:
-        fingerprint = tuple(
-            conn.execute(
-                "SELECT COUNT(*), SUM(status = 'active'), MAX(last_used_at) FROM tool_templates WHERE tenant = ?",
-                (tenant,),
-            ).fetchone()
-        )
-        key = (tenant, embedding_model)
-        found = self._cached.get(key)
-        if found is not None and found.fingerprint == fingerprint:
-            return found
-        rows = conn.execute(
-            "SELECT id, user_id, intent, embedding, embedding_model FROM tool_templates "
-            "WHERE tenant = ? AND status = 'active'",
-            (tenant,),
-        ).fetchall()
-        usable = np.array([r[3] is not None and r[4] == embedding_model for r in rows], dtype=bool)
-        vectors = None
-        if usable.any():
-            blob = b"".join(r[3] for r, ok in zip(rows, usable, strict=True) if ok)
-            sums = np.frombuffer(blob, dtype=np.float32).reshape(int(usable.sum()), -1)
-            vectors = np.zeros((len(rows), sums.shape[1]), dtype=np.float32)
-            vectors[usable] = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-        found = _Directions(
-            fingerprint=fingerprint,
-            ids=np.array([r[0] for r in rows], dtype=np.int64),
-            owners=[r[1] for r in rows],
-            intents=[r[2] for r in rows],
-            vectors=vectors,
-            with_vector=usable,
-        )
-        self._cached[key] = found
-        return found
+def _direction_rows(conn: sqlite3.Connection, tenant: str) -> list[DirectionRow]:
+    return conn.execute(
+        "SELECT id, user_id, intent, embedding, embedding_model FROM tool_templates "
+        "WHERE tenant = ? AND status = 'active'",
+        (tenant,),
+    ).fetchall()
 
 
 def relevant_templates(
@@ -178,25 +123,19 @@ def relevant_templates(
     intent: str | None,
     limit: int,
 ) -> list[QueryTemplate]:
-    """Active templates about a query, most similar first: their query direction at least `floor` similar
-    to `vector`, or the same `intent`. Only the chosen ones are read in full."""
-    known = directions.get(conn, scope.tenant, embedding_model)
-    if not len(known.ids):
+    """Active templates about a query (`Directions.relevant`); only the chosen ones are read in full."""
+    # Moves whenever a template's vector or status can have changed (see `template_directions`).
+    fingerprint = tuple(
+        conn.execute(
+            "SELECT COUNT(*), SUM(status = 'active'), MAX(last_used_at) FROM tool_templates WHERE tenant = ?",
+            (scope.tenant,),
+        ).fetchone()
+    )
+    known = directions.get(scope.tenant, embedding_model, fingerprint, lambda: _direction_rows(conn, scope.tenant))
+    scores = known.relevant(scope, vector, floor, intent, limit)
+    if not scores:
         return []
-    visible = np.array([scope.user is None or o in ("", scope.user) for o in known.owners], dtype=bool)
-    scores: dict[int, float | None] = {}
-    if vector is not None and known.vectors is not None:
-        sims = known.vectors @ vector
-        for position in np.flatnonzero(visible & known.with_vector & (sims >= floor)).tolist():
-            scores[int(known.ids[position])] = float(sims[position])
-    if intent:
-        for position in np.flatnonzero(visible).tolist():
-            if known.intents[position] == intent:
-                template_id = int(known.ids[position])
-                scores.setdefault(template_id, None)
-    chosen = sorted(scores, key=lambda i: -(s if (s := scores[i]) is not None else 2.0))[:limit]
-    if not chosen:
-        return []
+    chosen = list(scores)
     marks = ", ".join("?" for _ in chosen)
     full = {
         row[0]: row

@@ -17,8 +17,8 @@ import json
 import sqlite3
 from typing import Any
 
-from ...tools.recovery import describe_change
 from ...tools.shapes import Shaper
+from ..tool_rules import shared_insight, shared_recovery, shared_template_params
 from .connection import write_transaction
 
 __all__ = ["scrub_shared"]
@@ -35,10 +35,7 @@ def _template_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> 
         "SELECT id, tool, params, origin FROM tool_templates WHERE tenant = ? AND user_id = ''", (tenant,)
     ).fetchall():
         params = json.loads(stored)
-        if origin == "seed":  # the app's own parameters: only what the gate refuses goes
-            kept = params if shaper.redactor is None else shaper.redactor.arguments(params)
-        else:
-            kept = shaper.shape(tool, params)
+        kept = shared_template_params(tool, params, origin, shaper)
         if kept != params:
             changes.append((_dumps(kept), template_id))
     return changes
@@ -53,50 +50,22 @@ def _recovery_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> 
         (tenant,),
     ).fetchall():
         stored = (json.loads(failed_raw), json.loads(fixed_raw), description)
-        failed, fixed = shaper.shape(failed_tool, stored[0]), shaper.shape(tool, stored[1])
-        kept = (failed, fixed, describe_change(failed_tool, failed, tool, fixed))
+        kept = shared_recovery(failed_tool, stored[0], tool, stored[1], shaper)
         if kept != stored:
-            changes.append((_dumps(failed), _dumps(fixed), kept[2], recovery_id))
+            changes.append((_dumps(kept[0]), _dumps(kept[1]), kept[2], recovery_id))
     return changes
 
 
-def _insight_value(kind: str, key: str, value: dict[str, Any], shaper: Shaper, context: dict[str, Any]) -> Any:
-    """The insight as the aggregator would write it from shapes (its lessons and values filtered, not grown)."""
-    if kind == "best_practice" and isinstance(value.get("params"), dict):
-        tool, params = str(value.get("use", "")), value["params"]
-        seeds: set[str] = context["seeds"]
-        if key.rsplit(":", 1)[-1] in seeds:
-            kept = params if shaper.redactor is None else shaper.redactor.arguments(params)
-        else:
-            kept = shaper.shape(tool, params)
-        return {**value, "params": kept}
-    if kind == "parameter_values":
-        tool, parameter = str(value.get("tool", "")), str(value.get("parameter", ""))
-
-        def constants(values: Any) -> list[Any]:
-            return [v for v in values or [] if shaper.shape(tool, {parameter: v}).get(parameter) == v]
-
-        return {**value, "valid": constants(value.get("valid")), "invalid": constants(value.get("invalid"))}
-    if kind == "common_mistake":
-        lessons: set[str] = context["lessons"]
-        return {**value, "lessons": [lesson for lesson in value.get("lessons") or [] if lesson in lessons]}
-    return value
-
-
 def _insight_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> list[tuple[str, str, str, str]]:
-    context = {
-        "seeds": {
-            r[0]
-            for r in conn.execute(
-                "SELECT signature FROM tool_templates WHERE tenant = ? AND user_id = '' AND origin = 'seed'", (tenant,)
-            )
-        },
-        "lessons": {
-            r[0]
-            for r in conn.execute(
-                "SELECT description FROM tool_recoveries WHERE tenant = ? AND user_id = ''", (tenant,)
-            )
-        },
+    seeds = {
+        r[0]
+        for r in conn.execute(
+            "SELECT signature FROM tool_templates WHERE tenant = ? AND user_id = '' AND origin = 'seed'", (tenant,)
+        )
+    }
+    lessons = {
+        r[0]
+        for r in conn.execute("SELECT description FROM tool_recoveries WHERE tenant = ? AND user_id = ''", (tenant,))
     }
     changes = []
     for kind, key, stored in conn.execute(
@@ -105,7 +74,7 @@ def _insight_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> l
         (tenant,),
     ).fetchall():
         value = json.loads(stored)
-        kept = _insight_value(kind, key, value, shaper, context) if isinstance(value, dict) else value
+        kept = shared_insight(kind, key, value, shaper, seeds, lessons) if isinstance(value, dict) else value
         if kept != value:
             changes.append((json.dumps(kept, ensure_ascii=False, default=str, sort_keys=True), tenant, kind, key))
     return changes

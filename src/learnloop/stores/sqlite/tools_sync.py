@@ -1,87 +1,50 @@
-"""Keeping each tenant's in-memory `ToolIndex` in step with the SQLite file.
+"""The SQL behind each tenant's in-memory tool routing index (`stores.search.tool_index_cache`).
 
-Triggers append every catalog and learned-pair change to `tool_changes`; before each use an index replays
-the entries past its watermark, so writes of other processes and deletions made by `forget_user` reach it.
-Writes made here run in one transaction that first replays pending changes under the write lock, so the
-index never misses a row written between its last replay and the write.
-
-The log is trimmed per tenant (`trim_changes`): a busy tenant never pushes another tenant's entries out.
-Trimming leaves a marker, a 'catalog' entry whose `ref` is the last sequence number trimmed (the triggers'
-own catalog entries have ref 0): an index whose watermark is below it may have missed entries and is
-loaded again — inside the caller's transaction when there is one, since SQLite does not nest them.
+Triggers append every catalog and learned-pair change to `tool_changes`; `ToolIndexes` replays it. This
+module reads the log, the catalog and the pairs for it, and trims the log per tenant (`trim_changes`): a busy
+tenant never pushes another tenant's entries out. Trimming leaves a marker, a 'catalog' entry whose `ref` is
+the last sequence number trimmed (the triggers' own catalog entries have ref 0).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 
-from ..search.tool_index import CatalogRow, PairRow, ToolIndex
+from ..search.tool_index import CatalogRow, PairRow
+from ..search.tool_index_cache import ToolChange, ToolIndexes
 from .connection import read_transaction, write_transaction
 from .rows import vector_from_blob
 
-__all__ = ["IndexKeeper", "trim_changes"]
-
-T = TypeVar("T")
+__all__ = ["SQLiteToolChanges", "sqlite_tool_indexes", "trim_changes"]
 
 _PAIR_SELECT = (
-    "SELECT id, user_id, tool, query_hash, embedding, confidence, uses, last_used_at, embedding_model FROM tool_pairs"
+    "SELECT id, user_id, tool, query_hash, embedding, confidence, uses, last_used_at FROM tool_pairs "
+    "WHERE tenant = ? AND embedding_model = ?"
 )
 
 
-class IndexKeeper:
-    """The routing indexes of one store, by tenant. Only ever used on the store's executor thread."""
-
-    def __init__(self, dimension: int, embedding_model: str) -> None:
-        self.dimension = dimension
+class SQLiteToolChanges:
+    def __init__(self, embedding_model: str) -> None:
         self.embedding_model = embedding_model
-        self._indexes: dict[str, ToolIndex] = {}
 
-    def index(self, conn: sqlite3.Connection, tenant: str) -> ToolIndex:
-        index = self._indexes.get(tenant)
-        if index is None:
-            return self._load(conn, tenant)
-        return self._catch_up(conn, tenant, index)
+    def snapshot(self, conn: sqlite3.Connection) -> AbstractContextManager[object]:
+        return read_transaction(conn)
 
-    def write(self, conn: sqlite3.Connection, tenant: str, work: Callable[[ToolIndex], T]) -> T:
-        """Run `work` in one write transaction with an index that has seen every committed change."""
-        index = self._indexes.get(tenant) or self._load(conn, tenant)
-        try:
-            with write_transaction(conn):
-                index = self._catch_up(conn, tenant, index)
-                result = work(index)
-                last = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tool_changes").fetchone()[0]
-        except BaseException:
-            self._indexes.pop(tenant, None)  # it may hold rows that were rolled back
-            raise
-        index.watermark = max(index.watermark, last)
-        return result
+    def write_transaction(self, conn: sqlite3.Connection) -> AbstractContextManager[object]:
+        return write_transaction(conn)
 
-    def refresh_catalog(self, conn: sqlite3.Connection, tenant: str, index: ToolIndex) -> None:
-        """After a catalog write in this transaction: the index reflects it before the watermark passes it."""
-        index.load_catalog(self._catalog_rows(conn, tenant))
+    def newest(self, conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tool_changes").fetchone()[0])
 
-    def _pair(self, row: tuple[Any, ...]) -> PairRow:
-        return PairRow(row[0], row[1], row[2], row[3], vector_from_blob(row[4]), row[5], row[6], row[7])
+    def changes(self, conn: sqlite3.Connection, tenant: str, after: int) -> list[ToolChange]:
+        return conn.execute(
+            "SELECT seq, kind, ref FROM tool_changes WHERE tenant = ? AND seq > ? ORDER BY seq", (tenant, after)
+        ).fetchall()
 
-    def _load(self, conn: sqlite3.Connection, tenant: str) -> ToolIndex:
-        index = ToolIndex(self.dimension)
-        # One snapshot for the watermark and the rows; within a write transaction that one already is.
-        snapshot: AbstractContextManager[Any] = nullcontext() if conn.in_transaction else read_transaction(conn)
-        with snapshot:
-            index.watermark = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tool_changes").fetchone()[0]
-            index.load_catalog(self._catalog_rows(conn, tenant))
-            for row in conn.execute(
-                f"{_PAIR_SELECT} WHERE tenant = ? AND embedding_model = ?", (tenant, self.embedding_model)
-            ):
-                index.upsert_pair(self._pair(row))
-        self._indexes[tenant] = index
-        return index
-
-    def _catalog_rows(self, conn: sqlite3.Connection, tenant: str) -> list[CatalogRow]:
+    def catalog(self, conn: sqlite3.Connection, tenant: str) -> list[CatalogRow]:
         return [
             CatalogRow(
                 name,
@@ -97,33 +60,18 @@ class IndexKeeper:
             )
         ]
 
-    def _catch_up(self, conn: sqlite3.Connection, tenant: str, index: ToolIndex) -> ToolIndex:
-        newest = conn.execute("SELECT MAX(seq) FROM tool_changes").fetchone()[0]
-        if newest is None or newest <= index.watermark:
-            return index  # nothing written anywhere since: the common case, one indexed lookup
-        changes = conn.execute(
-            "SELECT seq, kind, ref FROM tool_changes WHERE tenant = ? AND seq > ? ORDER BY seq",
-            (tenant, index.watermark),
-        ).fetchall()
-        if not changes:
-            index.watermark = newest  # only other tenants changed
-            return index
-        if any(kind == "catalog" and ref > index.watermark for _, kind, ref in changes):
-            return self._load(conn, tenant)  # entries it had not replayed yet were trimmed from the log
-        if any(kind == "catalog" for _, kind, _ in changes):
-            index.load_catalog(self._catalog_rows(conn, tenant))
-        pair_ids = sorted({ref for _, kind, ref in changes if kind == "pair"})
-        if pair_ids:
-            marks = ", ".join("?" for _ in pair_ids)
-            found = {row[0]: row for row in conn.execute(f"{_PAIR_SELECT} WHERE id IN ({marks})", pair_ids)}
-            for pair_id in pair_ids:
-                row = found.get(pair_id)
-                if row is None or row[8] != self.embedding_model:
-                    index.remove_pair(pair_id)
-                else:
-                    index.upsert_pair(self._pair(row))
-        index.watermark = changes[-1][0]
-        return index
+    def pairs(self, conn: sqlite3.Connection, tenant: str, ids: Sequence[int] | None) -> list[PairRow]:
+        sql, params = _PAIR_SELECT, [tenant, self.embedding_model, *(ids or ())]
+        if ids is not None:
+            sql += f" AND id IN ({', '.join('?' for _ in ids)})"
+        return [
+            PairRow(row[0], row[1], row[2], row[3], vector_from_blob(row[4]), row[5], row[6], row[7])
+            for row in conn.execute(sql, params)
+        ]
+
+
+def sqlite_tool_indexes(dimension: int, embedding_model: str) -> ToolIndexes[sqlite3.Connection]:
+    return ToolIndexes(SQLiteToolChanges(embedding_model), dimension)
 
 
 def trim_changes(conn: sqlite3.Connection, tenant: str, keep: int) -> int:

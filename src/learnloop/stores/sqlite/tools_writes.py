@@ -21,12 +21,11 @@ from ...tools.base import CallRecord, LearningPolicy, ObservationRecord
 from ...tools.models import RecoveryPattern, SignalReceipt, Strength
 from ...tools.recovery import describe_change, suggest
 from ..search.tool_index import PairRow, ToolIndex
+from ..tool_rows import RECOVERY_COLUMNS, at, recovery_from_row
+from ..tool_rules import added_direction, kept_arguments, reinforced, stronger
 from .rows import vector_from_blob
-from .tools_rows import RECOVERY_COLUMNS, at, recovery_from_row
 
 __all__ = ["flush_weak", "learn_pair", "write_call", "write_observation"]
-
-_RANK = {Strength.WEAK: 0, Strength.DISCOVERY: 1, Strength.STRONG: 2, Strength.VERY_STRONG: 3}
 
 
 def _dumps(value: Any) -> str:
@@ -59,10 +58,8 @@ def learn_pair(
             "SELECT confidence, uses, strength, embedding, query_hash FROM tool_pairs WHERE id = ?", (target,)
         ).fetchone()
         if row is not None:
-            # Independent confirmations combine like noisy-or: two strong signals are stronger than one.
-            confidence = 1.0 - (1.0 - row[0]) * (1.0 - weight)
-            old = Strength(row[2])
-            best = strength if _RANK[strength] > _RANK[old] else old
+            confidence = reinforced(row[0], weight)
+            best = stronger(strength, Strength(row[2]))
             conn.execute(
                 "UPDATE tool_pairs SET confidence = ?, uses = uses + 1, strength = ?, last_used_at = ? WHERE id = ?",
                 (confidence, best.value, now, target),
@@ -114,11 +111,6 @@ def _upsert_stats(conn: sqlite3.Connection, scope: Scope, record: CallRecord, no
     )
 
 
-def _params(record: CallRecord, owner_id: str) -> dict[str, Any]:
-    """What a template or recovery of `owner_id` keeps of this call: a shared row, only its shape."""
-    return record.pattern if owner_id == "" else record.arguments
-
-
 def _template_success(
     conn: sqlite3.Connection, scope: Scope, record: CallRecord, owner_id: str, policy: LearningPolicy, now: float
 ) -> int:
@@ -135,7 +127,7 @@ def _template_success(
             record.intent,
             record.tool,
             record.signature,
-            _dumps(_params(record, owner_id)),
+            _dumps(kept_arguments(record, owner_id)),
             record.intent,
             latency or 0.0,
             int(latency is not None),
@@ -145,13 +137,10 @@ def _template_success(
     ).fetchone()
     template_id = int(row[0])
     if record.vector is not None and record.embedding_model is not None:
-        # The template keeps the sum of the query vectors that used it: its direction is what it is for.
-        total = np.ascontiguousarray(record.vector, dtype=np.float32)
-        if row[1] is not None and row[2] == record.embedding_model:
-            total = total + vector_from_blob(row[1])
+        stored = vector_from_blob(row[1]) if row[1] is not None and row[2] == record.embedding_model else None
         conn.execute(
             "UPDATE tool_templates SET embedding = ?, embedding_model = ? WHERE id = ?",
-            (total.astype(np.float32).tobytes(), record.embedding_model, template_id),
+            (added_direction(record.vector, stored).tobytes(), record.embedding_model, template_id),
         )
     if record.example:
         conn.execute(
@@ -197,7 +186,7 @@ def _recovery(
     if owner_id == "":
         # The failed call is read back as the user stored it; the tenant's pattern keeps only its shape.
         failed_params = record.shape(failed_tool, failed_params)
-    params = _params(record, owner_id)
+    params = kept_arguments(record, owner_id)
     row = conn.execute(
         "INSERT INTO tool_recoveries (tenant, user_id, fingerprint, error_type, failed_tool, failed_params, "
         "recovery_tool, recovery_params, recovery_signature, description, created_at, last_used_at) "

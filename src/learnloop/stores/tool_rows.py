@@ -1,4 +1,8 @@
-"""Conversions between tool-layer SQLite rows and `learnloop.tools.models`."""
+"""Tool-layer rows as `learnloop.tools.models`, with the figures derived from them (confidence, decay, rates).
+
+Rows are positional, in the order of the column lists below: plain column names every SQL backend can
+select. JSON columns may come as text (SQLite) or already decoded (a backend with a JSON type).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from ...tools.decay import Knowledge, decayed
-from ...tools.models import (
+from ..tools.decay import Knowledge, decayed
+from ..tools.models import (
     Insight,
     LearnedPair,
     QueryTemplate,
@@ -17,7 +21,7 @@ from ...tools.models import (
     ToolSignal,
     ToolStat,
 )
-from ...tools.templates import template_confidence
+from ..tools.templates import template_confidence
 
 __all__ = [
     "INSIGHT_COLUMNS",
@@ -59,8 +63,10 @@ def owner(user_id: str) -> str | None:
     return user_id or None
 
 
-def _json(text: str | None, default: Any) -> Any:
-    return default if not text else json.loads(text)
+def _json(value: Any, default: Any) -> Any:
+    if not value:
+        return default
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def signal_from_row(row: tuple[Any, ...]) -> ToolSignal:

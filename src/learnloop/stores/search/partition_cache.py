@@ -1,0 +1,302 @@
+"""Which search partitions a process holds in memory, and keeping them current: loading, catching up, evicting.
+
+A partition is one (tenant, user) slice of the live learnings (`partition.Partition`). It is loaded on first
+use, brought up to date from the backend's change log before every use (so writes of other processes are
+seen), and evicted least recently used when the cache holds too many vectors. Only the store's connection
+thread touches it. The log is pruned: a partition that fell behind the pruned part is loaded again.
+
+Nothing here is SQL: the backend reads rows and the log through a `PartitionSource` and runs its own
+maintenance passes, which the idle step calls before indexing new vectors.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+
+import numpy as np
+
+from ...models import Filters, Learning, Scope, Status
+from ...terms import index_terms
+from ..records import SearchRequest, Vector
+from .fusion import Hits, Ranking, fuse_hits, partition_keys
+from .keywords import TermCodebook
+from .partition import Partition
+from .row_codes import STATUS_CODES, Codebook, RowCodes
+
+__all__ = ["PARTITION_FIELDS", "LogBounds", "PartitionCache", "PartitionKey", "PartitionSource"]
+
+PartitionKey = tuple[str, str]
+Conn = TypeVar("Conn")
+Conn_contra = TypeVar("Conn_contra", contravariant=True)
+
+# What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
+# float32 bytes, tags as a JSON list (text, or already decoded). Positional, since a load reads every row.
+PARTITION_FIELDS = (
+    "id",
+    "status",
+    "category",
+    "namespace",
+    "type",
+    "simhash64",
+    "embedding",
+    "text",
+    "topic",
+    "tags",
+    "hits",
+    "updated_at",
+    "said_at",
+    "event_at",
+    "event_until",
+)
+_EMBEDDING = PARTITION_FIELDS.index("embedding")
+# Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
+_INDEX_STEP = 4
+_NONE = float("nan")
+
+
+class LogBounds(NamedTuple):
+    newest: int  # the change log's newest seq (also when every row has been pruned)
+    pruned_through: int  # the highest seq pruned from it: a reader behind it has lost changes
+    forget_epoch: int  # moves whenever a user is forgotten, by any process
+
+
+class PartitionSource(Protocol[Conn_contra]):
+    """The reads a backend answers for the cache, each on the store's connection."""
+
+    def stamp(self, conn: Conn_contra) -> Hashable:
+        """A value that moves whenever anything may have changed the data (another connection committed, or
+        this one wrote): while it stands still, the change log has nothing new to replay."""
+        ...
+
+    def snapshot(self, conn: Conn_contra) -> AbstractContextManager[object]:
+        """One consistent read snapshot for the calls inside it."""
+        ...
+
+    def log_bounds(self, conn: Conn_contra) -> LogBounds: ...
+
+    def live_rows(self, conn: Conn_contra, key: PartitionKey, ids: Sequence[int] | None) -> list[Sequence[Any]]:
+        """The partition's live (not deprecated) learnings embedded with the store's model, as `PARTITION_FIELDS`:
+        all of them, or (with `ids`) those of `ids` that still are."""
+        ...
+
+    def changed(self, conn: Conn_contra, key: PartitionKey, after: int) -> list[int]:
+        """Learnings of the partition the change log records after seq `after` (repeats allowed)."""
+        ...
+
+
+class PartitionCache(Generic[Conn]):
+    """`passes` are the backend's maintenance passes for idle time (each: run if due, True while a backlog
+    remains); `ann_dir` holds the partitions' saved HNSW indexes (None: not saved)."""
+
+    def __init__(
+        self,
+        source: PartitionSource[Conn],
+        *,
+        embedding_model: str,
+        dimension: int,
+        ann_threshold: int,
+        max_vectors: int,
+        ann_dir: Path | None,
+        passes: Sequence[Callable[[Conn], bool]] = (),
+    ) -> None:
+        self.source = source
+        self.embedding_model = embedding_model
+        self.dimension = dimension
+        self.ann_threshold = ann_threshold
+        self.max_vectors = max_vectors
+        self.ann_dir = ann_dir
+        self.passes = tuple(passes)
+        self.codebook = Codebook()
+        self.terms = TermCodebook()
+        self._partitions: OrderedDict[PartitionKey, Partition] = OrderedDict()
+        self._forget_epoch: int | None = None
+        self._unindexed: set[PartitionKey] = set()  # partitions that may hold vectors their ANN index lacks
+
+    # -- queries -------------------------------------------------------------------------------------
+
+    def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> tuple[Hits, Ranking]:
+        """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores,
+        and what ranking reads of each hit (status, hits, updated_at, tags), as of this search."""
+        partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
+        return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
+
+    def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
+        """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.
+
+        Other processes' retrievals change only these counts, which are not in the change log (a row per
+        hit would outgrow everything else); their partitions see them when the row next changes or reloads.
+        """
+        for learning in learnings:
+            partition = self._partitions.get((scope.tenant, learning.user or ""))
+            if partition is not None:
+                partition.touch(learning.id, learning.hits, learning.updated_at.timestamp())
+
+    def near_simhash(
+        self, conn: Conn, scope: Scope, simhash: int, max_distance: int, namespace: str | None, include_global: bool
+    ) -> list[tuple[int, int]]:
+        filters = Filters(namespace=namespace)
+        found: list[tuple[int, int]] = []
+        for key in partition_keys(scope, include_global):
+            partition = self.get(conn, key)
+            found += partition.near_simhash(simhash, max_distance, partition.select(filters, self.codebook))
+        return sorted(found, key=lambda pair: pair[1])
+
+    def nearest(
+        self, conn: Conn, owner: Scope, vector: Vector, namespace: str | None, k: int
+    ) -> list[tuple[int, float]]:
+        """The owner's own partition only (exactly that user, or the global one for user None)."""
+        partition = self.get(conn, (owner.tenant, owner.user or ""))
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        return partition.search(query, k, partition.select(Filters(namespace=namespace), self.codebook))
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def _follow_log(self, conn: Conn) -> LogBounds:
+        """The log's bounds. A user forgotten by any process: drop every cached partition (without saving its
+        ANN index, which may hold that user's vectors); the others reload on their next use."""
+        bounds = self.source.log_bounds(conn)
+        if self._forget_epoch is not None and bounds.forget_epoch != self._forget_epoch:
+            self._partitions.clear()
+        self._forget_epoch = bounds.forget_epoch
+        return bounds
+
+    def get(self, conn: Conn, key: PartitionKey) -> Partition:
+        stamp = self.source.stamp(conn)
+        partition = self._partitions.get(key)
+        if partition is not None and partition.synced == stamp:
+            self._partitions.move_to_end(key)
+            return partition
+        rows: list[Sequence[Any]] = []
+        # The log's bounds and the replay in one snapshot: a prune committed in between cannot hide rows.
+        with self.source.snapshot(conn):
+            bounds = self._follow_log(conn)
+            partition = self._partitions.get(key)
+            if partition is not None and partition.watermark < bounds.pruned_through:
+                del self._partitions[key]  # changes it has not replayed are gone from the log
+                partition = None
+            if partition is None:
+                rows = self.source.live_rows(conn, key, None)
+            else:
+                self._catch_up(conn, key, partition, bounds.newest)
+        if partition is None:
+            partition = self._load(conn, key, bounds.newest, rows)
+            self._partitions[key] = partition
+            self._evict()
+        else:
+            self._partitions.move_to_end(key)
+        partition.synced = stamp
+        return partition
+
+    def housekeeping(self, conn: Conn) -> bool:
+        """One idle step: the backend's maintenance passes when one is due (rarely), else index new vectors;
+        True while more remains."""
+        return any(step(conn) for step in self.passes) or self.index_pending()
+
+    def index_pending(self) -> bool:
+        """One small step of adding new vectors to the partitions' ANN indexes; True while more remain."""
+        while self._unindexed:
+            key = next(iter(self._unindexed))
+            partition = self._partitions.get(key)
+            if partition is not None and partition.index_pending(_INDEX_STEP):
+                return True
+            self._unindexed.discard(key)
+            if partition is not None:
+                return bool(self._unindexed)
+        return False
+
+    def forget(self, key: PartitionKey) -> None:
+        """Drop a partition and its persisted ANN index (the user is being forgotten)."""
+        partition = self._partitions.pop(key, None)
+        if partition is None:
+            partition = Partition(self.dimension, 0, 0, self._ann_path(key), lambda seq: None)
+        partition.drop_ann_files()
+
+    def close(self) -> None:
+        for partition in self._partitions.values():
+            partition.save_ann()
+        self._partitions.clear()
+
+    def _ann_path(self, key: PartitionKey) -> Path | None:
+        if self.ann_dir is None:
+            return None
+        digest = hashlib.blake2b(f"{key[0]}\x00{key[1]}\x00{self.embedding_model}".encode(), digest_size=12)
+        return self.ann_dir / f"{digest.hexdigest()}.hnsw"
+
+    def _codes(self, row: Sequence[Any]) -> RowCodes:
+        """Codes of a row in `PARTITION_FIELDS` order."""
+        _, status, category, namespace, type_, sim, _, text, topic, tags, hits, updated_at, said, start, end = row[:15]
+        tag_list = json.loads(tags) if isinstance(tags, str) else list(tags)
+        terms, counts = self.terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(tag_list)}"))
+        return RowCodes(
+            status=STATUS_CODES[Status(status)],
+            category=self.codebook.code(category),
+            namespace=self.codebook.code(namespace),
+            type=self.codebook.code(type_),
+            simhash=int(sim, 16),
+            hits=hits,
+            updated_at=updated_at,
+            tags=tuple(tag_list),
+            terms=terms,
+            term_counts=counts,
+            said_at=_NONE if said is None else said,
+            event_at=_NONE if start is None else start,
+            event_until=_NONE if end is None else end,
+        )
+
+    def _load(self, conn: Conn, key: PartitionKey, watermark: int, rows: list[Sequence[Any]]) -> Partition:
+        """A partition of `rows`, read in the snapshot in which `watermark` was the log's newest."""
+        partition = Partition(
+            self.dimension,
+            watermark,
+            self.ann_threshold,
+            self._ann_path(key),
+            functools.partial(self._changes_since, conn, key),
+        )
+        if rows:
+            blob = b"".join(row[_EMBEDDING] for row in rows)
+            vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
+            partition.bulk_load([r[0] for r in rows], vectors, [self._codes(r) for r in rows])
+            partition.keywords.freeze()
+        return partition
+
+    def _changes_since(self, conn: Conn, key: PartitionKey, seq: int) -> list[int] | None:
+        """Learnings changed after `seq`; None when the log was pruned past it (a saved index that old is
+        rebuilt, not trusted)."""
+        with self.source.snapshot(conn):
+            if self.source.log_bounds(conn).pruned_through > seq:
+                return None
+            return self.source.changed(conn, key, seq)
+
+    def _catch_up(self, conn: Conn, key: PartitionKey, partition: Partition, newest: int) -> None:
+        """Called in the snapshot in which `newest`, the log's newest seq, was read."""
+        if newest <= partition.watermark:
+            return
+        ids = sorted(set(self.source.changed(conn, key, partition.watermark)))
+        if ids:
+            current = {row[0]: row for row in self.source.live_rows(conn, key, ids)}
+            for learning_id in ids:
+                row = current.get(learning_id)
+                if row is None:
+                    partition.remove(learning_id)
+                else:
+                    vector = np.frombuffer(row[_EMBEDDING], dtype=np.float32)
+                    partition.upsert(learning_id, vector, self._codes(row))
+        # Up to date through `newest` even when only other partitions changed: a watermark left behind
+        # would fall under the pruned part of the log and force a needless reload.
+        partition.watermark = newest
+        if partition.unindexed:
+            self._unindexed.add(key)
+
+    def _evict(self) -> None:
+        total = sum(p.n for p in self._partitions.values())
+        while total > self.max_vectors and len(self._partitions) > 1:
+            _, oldest = self._partitions.popitem(last=False)
+            oldest.save_ann()
+            total -= oldest.n
