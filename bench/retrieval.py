@@ -119,7 +119,9 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
         dimension=embedder.dimension,
         ann_threshold=args.ann_threshold,
     )
-    loop = Loop(build_engine(store, embedder), tenant=TENANT)
+    # No start-up hooks: the write gate's recheck of rows inserted around the gate (as here) would run on the
+    # store's thread through the measured queries; an application's rows went through the gate when written.
+    loop = Loop(build_engine(store, embedder, startup=()), tenant=TENANT)
     progress(f"loading {len(other_texts)} learnings of {args.other_users} other users into {folder}", args.quiet)
     for u in range(args.other_users):
         part = slice(u * args.per_other, (u + 1) * args.per_other)

@@ -237,42 +237,51 @@ def rank_candidates(
     fuse = _fuser(kept_candidates, config)
     now_ts = now.timestamp()
     half_life, recency_weight, hits_weight = config.half_life_days, config.recency_weight, config.hits_weight
-    # Tuples in ranking order (best score, then the more recently updated, the more used, the older id), and
-    # `Scored` only for the few kept: this loop runs over the whole candidate pool of every query.
-    rows: list[tuple[float, float, int, int, float, float, bool, Candidate]] = []
     min_relevance = limits.min_relevance
     boost = 1 + config.time_boost
+    # (relevance, timely, candidate) of every relevant candidate: this loop runs over the whole pool of every
+    # query, so what only the few kept need (recency, score, `Scored`) waits until they are chosen.
+    pool: list[tuple[float, bool, Candidate]] = []
     for item in kept_candidates:
         relevance = fuse(item)
         if relevance < min_relevance:
             continue
         timely = in_span(item)
-        if timely:
-            relevance *= boost
-        updated_at = item.updated_at
-        recency = _recency(updated_at, now_ts, half_life)
-        score = relevance * (1 - recency_weight * (1 - recency))
-        score *= 1 + hits_weight * math.log1p(item.hits)
-        rows.append((-score, -updated_at, -item.hits, item.id, relevance, recency, timely, item))
+        pool.append((relevance * boost if timely else relevance, timely, item))
     used_similarity = used_floor("") if config.used_similarity is None else config.used_similarity
 
-    def scored(row: tuple[float, float, int, int, float, float, bool, Candidate]) -> Scored:
-        negated, _, _, _, relevance, recency, timely, item = row
+    def score_of(relevance: float, item: Candidate) -> tuple[float, float]:
+        recency = _recency(item.updated_at, now_ts, half_life)
+        score = relevance * (1 - recency_weight * (1 - recency))
+        return score * (1 + hits_weight * math.log1p(item.hits)), recency
+
+    def scored(relevance: float, timely: bool, item: Candidate, score: float, recency: float) -> Scored:
         used = (item.vector_similarity or 0.0) >= used_similarity or (item.text_coverage or 0.0) >= config.used_coverage
-        return Scored(item, -negated, relevance, recency, timely, used)
+        return Scored(item, score, relevance, recency, timely, used)
 
     if config.order == "seed004":
         # Status first, then relevance in bands, then recency, then hits (seed 004): a verified learning that
         # is relevant at all comes before candidates, and within a band the newer, then the more used, leads.
         band = config.score_band
 
-        def key(row: tuple[float, float, int, int, float, float, bool, Candidate]) -> tuple[int, int, float, int, int]:
-            _, updated, hits, learning_id, relevance, _, _, item = row
-            return (-_STATUS_TIER[item.status], -math.floor(relevance / band + 1e-9), updated, hits, learning_id)
+        def key(entry: tuple[float, bool, Candidate]) -> tuple[int, int, float, int, int]:
+            relevance, _, item = entry
+            tier = -_STATUS_TIER[item.status]
+            return (tier, -math.floor(relevance / band + 1e-9), -item.updated_at, -item.hits, item.id)
 
-        return [scored(row) for row in heapq.nsmallest(limits.top_k, rows, key=key)]
+        chosen = heapq.nsmallest(limits.top_k, pool, key=key)
+        return [scored(relevance, timely, item, *score_of(relevance, item)) for relevance, timely, item in chosen]
+    # Tuples in ranking order: best score, then the more recently updated, the more used, the older id.
+    rows = [
+        (-score, -item.updated_at, -item.hits, item.id, relevance, recency, timely, item)
+        for relevance, timely, item in pool
+        for score, recency in (score_of(relevance, item),)
+    ]
     best = heapq.nsmallest(limits.top_k, rows)
-    kept = [scored(row) for row in best]
+    kept = [
+        scored(relevance, timely, item, -negated, recency)
+        for negated, _, _, _, relevance, recency, timely, item in best
+    ]
     kept.sort(key=lambda r: (-_STATUS_TIER[r.candidate.status], -r.score))
     return kept
 

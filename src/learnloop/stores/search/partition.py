@@ -149,9 +149,13 @@ class Partition:
         self.event_until[start:end] = [c.event_until for c in codes]
         for offset, code in enumerate(codes):
             self.tags[start + offset] = code.tags
-        for offset, (learning_id, code) in enumerate(zip(ids, codes, strict=True)):
+        for offset, learning_id in enumerate(ids):
             self.slot_of[learning_id] = start + offset
-            self.keywords.add(code.terms, code.term_counts)
+        if len(codes) > 1:
+            self.keywords.add_many([c.terms for c in codes], [c.term_counts for c in codes])
+        else:
+            for code in codes:
+                self.keywords.add(code.terms, code.term_counts)
         self.size = end
         self.version += 1
 
@@ -218,11 +222,12 @@ class Partition:
         total = sum(weights.values()) + unknown
         if total <= 0:
             return {}
-        out: dict[int, float] = {}
-        for learning_id, slot in found:
-            held = self.keywords.doc_terms[slot].tolist() if slot < self.keywords.slots else []
-            out[learning_id] = sum(weights.get(t, 0.0) for t in set(held)) / total
-        return out
+        held = self.keywords.held_weight(terms)
+        slots = np.fromiter((slot for _, slot in found), dtype=np.int64, count=len(found))
+        inside = slots < held.size  # a slot the keyword index has not reached holds no term yet
+        shares = np.zeros(len(found), dtype=np.float64)
+        shares[inside] = held[slots[inside]] / total
+        return dict(zip((i for i, _ in found), shares.tolist(), strict=True))
 
     def remove(self, learning_id: int) -> None:
         if self._kill(learning_id) and self.ann is not None:

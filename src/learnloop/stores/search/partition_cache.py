@@ -231,9 +231,22 @@ class PartitionCache(Generic[Conn]):
 
     def _codes(self, row: Sequence[Any]) -> RowCodes:
         """Codes of a row in `PARTITION_FIELDS` order."""
-        _, status, category, namespace, type_, sim, _, text, topic, tags, hits, updated_at, said, start, end = row[:15]
-        tag_list = json.loads(tags) if isinstance(tags, str) else list(tags)
-        terms, counts = self.terms.encode(index_terms(f"{text}\n{topic}\n{' '.join(tag_list)}"))
+        return self._codes_many([row])[0]
+
+    def _codes_many(self, rows: Sequence[Sequence[Any]]) -> list[RowCodes]:
+        """Codes of rows in `PARTITION_FIELDS` order; the keyword terms of all of them encoded at once."""
+        tag_lists = [_tags(row[9]) for row in rows]
+        documents = [
+            index_terms(f"{row[7]}\n{row[8]}\n{' '.join(tags)}") for row, tags in zip(rows, tag_lists, strict=True)
+        ]
+        terms, counts = self.terms.encode_many(documents)
+        return [
+            self._row_codes(row, tags, row_terms, row_counts)
+            for row, tags, row_terms, row_counts in zip(rows, tag_lists, terms, counts, strict=True)
+        ]
+
+    def _row_codes(self, row: Sequence[Any], tag_list: list[str], terms: Any, counts: Any) -> RowCodes:
+        _, status, category, namespace, type_, sim, _, _, _, _, hits, updated_at, said, start, end = row[:15]
         return RowCodes(
             status=STATUS_CODES[Status(status)],
             category=self.codebook.code(category),
@@ -262,7 +275,7 @@ class PartitionCache(Generic[Conn]):
         if rows:
             blob = b"".join(row[_EMBEDDING] for row in rows)
             vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
-            partition.bulk_load([r[0] for r in rows], vectors, [self._codes(r) for r in rows])
+            partition.bulk_load([r[0] for r in rows], vectors, self._codes_many(rows))
             partition.keywords.freeze()
         return partition
 
@@ -300,3 +313,9 @@ class PartitionCache(Generic[Conn]):
             _, oldest = self._partitions.popitem(last=False)
             oldest.save_ann()
             total -= oldest.n
+
+
+def _tags(stored: Any) -> list[str]:
+    if stored == "[]":  # most rows: no json parse
+        return []
+    return json.loads(stored) if isinstance(stored, str) else list(stored)

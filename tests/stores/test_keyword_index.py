@@ -1,0 +1,34 @@
+"""The in-memory BM25 index: loading many documents at once gives exactly what adding them one by one gives."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from learnloop.stores.search.keywords import KeywordIndex
+
+documents = st.lists(st.dictionaries(st.integers(0, 30), st.integers(1, 4), max_size=8), min_size=1, max_size=40)
+
+
+def _arrays(doc: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array(list(doc), dtype=np.int32), np.array(list(doc.values()), dtype=np.int32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=documents, batch=documents, query=st.lists(st.integers(0, 35), min_size=1, max_size=5))
+def test_adding_many_at_once_equals_adding_one_by_one(
+    before: list[dict[int, int]], batch: list[dict[int, int]], query: list[int]
+) -> None:
+    one, many = KeywordIndex(), KeywordIndex()
+    for doc in before:
+        one.add(*_arrays(doc))
+        many.add(*_arrays(doc))
+    for doc in batch:
+        one.add(*_arrays(doc))
+    many.add_many(*zip(*(_arrays(doc) for doc in batch), strict=True))
+    assert one.df == many.df and one.live_docs == many.live_docs and one.total_len == many.total_len
+    assert np.array_equal(one.doc_len[: one.slots], many.doc_len[: many.slots])
+    a, b = one.scores(query), many.scores(query)
+    assert (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+    assert np.array_equal(one.held_weight(query), many.held_weight(query))
