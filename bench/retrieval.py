@@ -29,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CACHE, emit_json, print_table, progress, summary_ms
 from corpus import learnings, questions
+from learnloop.capture.gate import WriteGate
+from learnloop.capture.gate_version import gate_version
 from learnloop.config import Settings
 from learnloop.embedders import Embedder, resolve_embedder
 from learnloop.factory import build_engine
@@ -65,7 +67,10 @@ async def embed_cached(embedder: Embedder, texts: list[str], tag: str, quiet: bo
 
 
 async def bulk_insert(store: SQLiteStore, user: str, texts: list[str], vectors: np.ndarray, model: str) -> None:
+    """Rows as the governed write stores them (gate version included: the synthetic texts are benign), without
+    paying for a `save()` per row."""
     scope = Scope(tenant=TENANT, user=user)
+    accepted = gate_version(WriteGate())
     ops = [
         Insert(
             NewLearning(
@@ -76,6 +81,7 @@ async def bulk_insert(store: SQLiteStore, user: str, texts: list[str], vectors: 
                 embedding_model=model,
                 simhash64=simhash64_hex(t),
                 namespace="learning",
+                gate_version=accepted,
             ),
             EventDraft(actor="import", action=EventAction.IMPORTED),
         )

@@ -8,6 +8,7 @@ from datetime import datetime
 import numpy as np
 
 from .capture.fields import harmful
+from .capture.gate_version import gate_version
 from .capture.timing import resolve
 from .engine import Engine
 from .errors import ValidationError
@@ -76,8 +77,15 @@ async def retrieve(
         tool_sections = await retrieval_sections(engine, scope, query, query_vector) if sections_now else []
     present = {c.id for c in loaded}
     kept = [r for r in ranked if r.candidate.id in present]
-    # What the current write gate refuses is never served, even before a recheck quarantines it.
-    items = [item for r in kept if not harmful(engine.gate, (item := r.item(r.candidate.learning())).learning.text)]
+    # What the current write gate refuses is never served, even before a recheck quarantines it; a learning this
+    # very gate accepted (when it was saved, or by a recheck) needs no second reading.
+    version = gate_version(engine.gate)
+    items = [
+        item
+        for r in kept
+        if (item := r.item(r.candidate.learning())) is not None
+        and (r.candidate.gate_version == version or not harmful(engine.gate, item.learning.text))
+    ]
     floor = engine.retrieval.name_similarity
     # A month or weekday the question dates itself with ("last May") names no one.
     named = query.replace(span.expression, " ") if span is not None and span.expression else query

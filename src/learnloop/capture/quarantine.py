@@ -16,20 +16,16 @@ upgrade, or when the app adds rules. Start-up never waits for it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
 import logging
 from dataclasses import dataclass
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from ..errors import ConfigurationError, ConflictError, NotFound
 from ..governance import change_status, get, status_update
 from ..models import Scope, Status
 from ..stores.quarantine import QuarantineStore, StoredText
 from .gate import GateVerdict, WriteGate
-from .poisoning_model import load_model
+from .gate_version import gate_version
 from .redaction import HARMFUL_KINDS
 
 if TYPE_CHECKING:
@@ -40,7 +36,6 @@ __all__ = ["Quarantined", "gate_version", "quarantined", "recheck", "release", "
 log = logging.getLogger("learnloop.gate")
 ACTOR = "system:gate"
 _BATCH = 500
-_LIBRARIES = ("detect-secrets", "python-stdnum", "phonenumbers")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,32 +54,6 @@ class Quarantined:
             "rule": self.rule,
             "kind": self.kind,
         }
-
-
-def gate_version(gate: WriteGate) -> str:
-    """A digest of what decides the gate's verdicts: its rules, size limits and the detector libraries.
-    Computed once per gate (gates are immutable; every engine start asks)."""
-    found = _VERSIONS.get(gate)
-    if found is None:
-        found = _VERSIONS[gate] = _digest(gate)
-    return found
-
-
-_VERSIONS: WeakKeyDictionary[WriteGate, str] = WeakKeyDictionary()
-
-
-def _digest(gate: WriteGate) -> str:
-    digest = hashlib.blake2b(digest_size=12)
-    for rule in gate.rules:
-        finder = getattr(rule.finder, "__qualname__", "")
-        digest.update(f"{rule.id}\0{rule.kind}\0{rule.regex.pattern}\0{rule.detector}\0{finder}\n".encode())
-    digest.update(f"{gate.min_chars}\0{gate.max_chars}".encode())
-    model = load_model() if gate.learns else None
-    digest.update(f"poisoning-model={model.version if model else None}".encode())  # new weights: a new gate
-    for library in _LIBRARIES:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            digest.update(f"{library}={metadata.version(library)}".encode())
-    return digest.hexdigest()
 
 
 def _store(engine: Engine) -> QuarantineStore:
@@ -119,15 +88,17 @@ async def recheck(engine: Engine) -> list[Quarantined]:
     found: list[Quarantined] = []
     after = 0
     while True:
-        batch = await store.live_texts(after, _BATCH)
+        batch = await store.live_texts(after, _BATCH, unchecked_by=version)
         if not batch:
             break
         after = batch[-1].id
+        accepted: list[StoredText] = []
         for stored in batch:
             if (stored.tenant, stored.id) in released:
                 continue
             verdict = _verdict(gate, stored)
             if verdict is None:
+                accepted.append(stored)
                 continue
             rule, kind = verdict.rule or "gate", verdict.kind or "custom"
             scope = Scope(tenant=stored.tenant)
@@ -137,6 +108,8 @@ async def recheck(engine: Engine) -> list[Quarantined]:
             await store.add(stored.tenant, stored.id, stored.status, rule, kind, version)
             found.append(Quarantined(stored.tenant, stored.id, stored.status, rule, kind))
             log.warning("write gate: quarantined learning %s of tenant %s (rule %s)", stored.id, stored.tenant, rule)
+        # Read by this gate and accepted: retrieval need not read them again (nor a later recheck by it).
+        await store.mark_checked(accepted, version)
     await store.set_gate_version(version)
     return found
 

@@ -30,6 +30,7 @@ from ..textcheck import check_text
 from .dedupe import DedupeAction, DedupeDecision, decide
 from .fields import hashed_source
 from .gate import LEARNED_ID
+from .gate_version import gate_version
 from .poisoning_model import VECTOR_MODELS
 from .timing import resolve
 
@@ -392,4 +393,6 @@ def _record(engine: Engine, scope: Scope, request: SaveRequest, vector: Vector, 
         said_at=request.at,
         event_at=None if span is None else span.start,
         event_until=None if span is None else span.end,
+        # `save` ran this text through the gate before it got here.
+        gate_version=gate_version(engine.gate),
     )

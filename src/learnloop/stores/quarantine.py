@@ -4,6 +4,7 @@ governed write's job; this store keeps the list. A backend offers it as `StorePa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -46,7 +47,14 @@ class QuarantineStore(Protocol):
 
     async def set_gate_version(self, version: str) -> None: ...
 
-    async def live_texts(self, after_id: int, limit: int) -> list[StoredText]: ...
+    async def live_texts(self, after_id: int, limit: int, *, unchecked_by: str | None = None) -> list[StoredText]:
+        """Live learnings of every tenant with an id above `after_id`, in id order; with `unchecked_by`, only
+        those that gate version has not accepted yet."""
+        ...
+
+    async def mark_checked(self, texts: Sequence[StoredText], version: str) -> None:
+        """Record that gate `version` accepted these learnings as read (one whose text changed since is left)."""
+        ...
 
     async def add(
         self, tenant: str, learning_id: int, previous_status: str, rule: str, kind: str, version: str

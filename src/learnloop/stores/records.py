@@ -96,6 +96,8 @@ class NewLearning:
     said_at: datetime | None = None
     event_at: datetime | None = None
     event_until: datetime | None = None
+    # The rule version of the write gate that accepted `text` (`capture.gate_version`); None: not known.
+    gate_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,8 @@ class Candidate:
     said_at: float = field(default=float("nan"), repr=False, compare=False)
     event_at: float = field(default=float("nan"), repr=False, compare=False)
     event_until: float = field(default=float("nan"), repr=False, compare=False)
+    # The write gate version that accepted the text (see `NewLearning.gate_version`); filled for the selected.
+    gate_version: str | None = field(default=None, repr=False, compare=False)
 
     def learning(self) -> Learning:
         if self._learning is None:

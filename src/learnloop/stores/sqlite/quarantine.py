@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ..quarantine import QuarantineRow, StoredText
@@ -32,9 +32,12 @@ class SQLiteQuarantineStore:
     async def set_gate_version(self, version: str) -> None:
         await self._run(_set_gate_version, version)
 
-    async def live_texts(self, after_id: int, limit: int) -> list[StoredText]:
+    async def live_texts(self, after_id: int, limit: int, *, unchecked_by: str | None = None) -> list[StoredText]:
         """Candidate and verified learnings of every tenant with an id above `after_id`, in id order."""
-        return await self._run(_live_texts, after_id, limit)
+        return await self._run(_live_texts, after_id, limit, unchecked_by)
+
+    async def mark_checked(self, texts: Sequence[StoredText], version: str) -> None:
+        await self._run(_mark_checked, list(texts), version)
 
     async def add(
         self, tenant: str, learning_id: int, previous_status: str, rule: str, kind: str, version: str
@@ -65,13 +68,24 @@ def _set_gate_version(conn: sqlite3.Connection, version: str) -> None:
         )
 
 
-def _live_texts(conn: sqlite3.Connection, after_id: int, limit: int) -> list[StoredText]:
+def _live_texts(conn: sqlite3.Connection, after_id: int, limit: int, unchecked_by: str | None) -> list[StoredText]:
     rows = conn.execute(
         "SELECT tenant, user_id, id, status, text, topic, tags, COALESCE(source_context, '') FROM learnings "
-        "WHERE id > ? AND status IN (?, ?) ORDER BY id LIMIT ?",
-        (after_id, *_ACTIVE, limit),
+        "WHERE id > ? AND status IN (?, ?) AND (? IS NULL OR gate_version IS NULL OR gate_version != ?) "
+        "ORDER BY id LIMIT ?",
+        (after_id, *_ACTIVE, unchecked_by, unchecked_by, limit),
     ).fetchall()
     return [StoredText(r[0], r[1] or None, r[2], r[3], r[4], r[5], r[6], r[7]) for r in rows]
+
+
+def _mark_checked(conn: sqlite3.Connection, texts: list[StoredText], version: str) -> None:
+    if not texts:
+        return
+    with write_transaction(conn):
+        conn.executemany(
+            "UPDATE learnings SET gate_version = ? WHERE tenant = ? AND id = ? AND text = ?",
+            [(version, t.tenant, t.id, t.text) for t in texts],
+        )
 
 
 def _add(

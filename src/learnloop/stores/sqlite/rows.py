@@ -66,6 +66,7 @@ FIELD_COLUMNS: dict[str, str] = {
     "said_at": "said_at",
     "event_at": "event_at",
     "event_until": "event_until",
+    "gate_version": "gate_version",
 }
 
 
@@ -141,6 +142,7 @@ def new_learning_values(record: NewLearning, now: datetime) -> dict[str, Any]:
         "event_at": to_ts(record.event_at),
         "event_until": to_ts(record.event_until),
         "scope_token": scope_token(record.tenant, record.user),
+        "gate_version": record.gate_version,
     }
 
 

@@ -27,7 +27,7 @@ def candidates(
     clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in chosen)
     whole = conn.execute(
-        f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}",
+        f"SELECT {LEARNING_COLUMNS}, gate_version FROM learnings WHERE id IN ({marks}) AND {clause}",
         [*(c.id for c in chosen), *params],
     ).fetchall()
     by_id = {row[0]: row for row in whole}
@@ -35,7 +35,8 @@ def candidates(
     for candidate in chosen:
         row = by_id.get(candidate.id)
         if row is not None:
-            candidate.build = functools.partial(learning_from_row, row)
+            candidate.build = functools.partial(learning_from_row, row[:-1])
+            candidate.gate_version = row[-1]
             kept.append(candidate)
     _attach_conflicts(conn, scope, kept)
     return kept
