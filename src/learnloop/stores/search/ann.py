@@ -14,6 +14,11 @@ __all__ = ["Ann"]
 _HNSW_M = 16
 _HNSW_EF_CONSTRUCTION = 128
 _HNSW_EF_SEARCH = 96
+# Search breadth by index size: a wider search holds recall as the graph grows. Measured on the retrieval bench's
+# questions against an exact scan (top 10 of the pool retrieval asks for), static profile at 100k: ef 96 -> 0.912,
+# 200 -> 0.952, 300 -> 0.957, 600 -> 0.989 (0.24 -> 0.89 ms a query).
+_EF_BY_SIZE = ((20_000, _HNSW_EF_SEARCH), (50_000, 200), (200_000, 600))
+_EF_LARGEST = 1_000
 
 Vectors = npt.NDArray[np.float32]
 
@@ -24,6 +29,7 @@ class Ann:
     def __init__(self, index: Any) -> None:
         self.index = index
         self.index.set_ef(_HNSW_EF_SEARCH)
+        self._ef = _HNSW_EF_SEARCH
         self.deleted: set[int] = set()
 
     @classmethod
@@ -70,7 +76,12 @@ class Ann:
         self.deleted.add(learning_id)
 
     def query(self, vector: Vectors, k: int) -> list[tuple[int, float]]:
-        k = min(k, self.live)
+        live = self.live
+        ef = next((ef for below, ef in _EF_BY_SIZE if live < below), _EF_LARGEST)
+        if ef != self._ef:
+            self.index.set_ef(ef)
+            self._ef = ef
+        k = min(k, live)
         while k > 0:
             try:
                 labels, distances = self.index.knn_query(vector, k=k, num_threads=1)
