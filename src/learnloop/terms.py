@@ -62,11 +62,12 @@ def index_terms(text: str) -> Counter[str]:
     """Stemmed content words of a document with their counts, for keyword ranking."""
     # Loading a partition runs this for every row: the stem cache is read inline rather than through `stem`.
     cached = _STEMS.get
-    return Counter(
+    stems = [
         cached(word) or stem(word)
         for word in _WORD.findall(text.casefold())
         if word not in STOPWORDS and (len(word) > 1 or word.isdigit())
-    )
+    ]
+    return Counter(stems)
 
 
 _SENTENCES = re.compile(r"[.!?¿¡。！？]\s*")
