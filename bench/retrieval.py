@@ -179,7 +179,8 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
             writes.append(time.perf_counter() - t0)
         recall = await ann_recall(store, query_vectors, loop.engine.retrieval.candidate_pool)
         # A restarted process: the file reopened, its first query (vector given: the embedder is loaded).
-        await loop.aclose()
+        await loop.aclose()  # closes the embedder too
+        embedder = resolve_embedder(spec, Settings(embedder_threads=args.threads))
         store = SQLiteStore(
             folder / "bench.db",
             embedding_model=embedder.model_id,
