@@ -208,15 +208,16 @@ def conflict_partners(conn: sqlite3.Connection, scope: Scope, ids: Sequence[int]
         return {}
     clause, params = _scope_clause(scope)
     marks = ", ".join("?" for _ in ids)
+    # Both directions in one statement: retrieval asks this of every result.
+    open_conflicts = f"AND {clause} AND resolution IS NULL AND kind = 'possible_conflict'"
+    rows = conn.execute(
+        f"SELECT learning_id, other_id FROM learning_links WHERE learning_id IN ({marks}) {open_conflicts} "
+        f"UNION ALL SELECT other_id, learning_id FROM learning_links WHERE other_id IN ({marks}) {open_conflicts}",
+        [*ids, *params, *ids, *params],
+    )
     found: dict[int, list[int]] = {}
-    for column, partner in (("learning_id", "other_id"), ("other_id", "learning_id")):
-        rows = conn.execute(
-            f"SELECT {column}, {partner} FROM learning_links WHERE {column} IN ({marks}) AND {clause} "
-            "AND resolution IS NULL AND kind = 'possible_conflict'",
-            [*ids, *params],
-        )
-        for mine, theirs in rows:
-            found.setdefault(mine, []).append(theirs)
+    for mine, theirs in rows:
+        found.setdefault(mine, []).append(theirs)
     return found
 
 
