@@ -86,7 +86,8 @@ class RetrievalConfig:
 # asked of another conversation's user. The static profile separates less: 0.86 keeps recall@10 at 0.661 but
 # shows nothing for only 52% of the no-answer questions. "Used" sits where answerable questions' evidence
 # mostly is (MiniLM: the README's boil-off example is at 0.44; 18% of no-answer questions have noise above 0.42).
-# The third value is `name_floor`; the static profile's is not measured yet (set above its "used" cosine).
+# The third value is `name_floor`. The static profile at 0.95: LoCoMo dev questions asked of another
+# conversation's user show something 9.6% of the time, recall@10 of the right user 0.661.
 _FLOORS = {"local:minilm-static": (0.86, 0.9, 0.95)}
 _MINILM_FLOORS = (0.38, 0.42, 0.5)
 
