@@ -80,11 +80,11 @@ async def retrieve(
     # What the current write gate refuses is never served, even before a recheck quarantines it; a learning this
     # very gate accepted (when it was saved, or by a recheck) needs no second reading.
     version = gate_version(engine.gate)
+    served = [r.item(r.candidate.learning()) for r in kept]
     items = [
         item
-        for r in kept
-        if (item := r.item(r.candidate.learning())) is not None
-        and (r.candidate.gate_version == version or not harmful(engine.gate, item.learning.text))
+        for r, item in zip(kept, served, strict=True)
+        if r.candidate.gate_version == version or not harmful(engine.gate, item.learning.text)
     ]
     floor = engine.retrieval.name_similarity
     # A month or weekday the question dates itself with ("last May") names no one.

@@ -21,6 +21,7 @@ from .test_server_harness import (
     KEY,
     SECRET,
     TENANT,
+    TOOLS,
     USER,
     HttpServer,
     http_client,
@@ -33,15 +34,6 @@ from .test_server_harness import (
 
 pytestmark = [pytest.mark.slow]
 
-TOOLS = [
-    "save_learning",
-    "recall",
-    "list_learnings",
-    "deprecate_learning",
-    "confirm_learning",
-    "begin_turn",
-    "finish_turn",
-]
 RESOURCE = "learnloop://prompts/proactive-learning"
 
 

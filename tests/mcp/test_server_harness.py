@@ -24,6 +24,16 @@ KEY = "test-shared-secret-4f1c"
 USER = "alice"
 TENANT = "acme"
 CATEGORIES = ["preference", "fact", "procedure", "correction"]  # learnloop's default vocabulary
+# The learnloop MCP server's tools, in the order it lists them.
+TOOLS = [
+    "save_learning",
+    "recall",
+    "list_learnings",
+    "deprecate_learning",
+    "confirm_learning",
+    "begin_turn",
+    "finish_turn",
+]
 BOIL = "Alice's Grainfather kettle boils off 3.5 L/hr, lower than the usual 4-5 L/hr"
 CANDIDATE = "Alice mashes at 66 C for a drier finish in her pale ales"
 SECRET = "The deploy key is AKIAIOSFODNN7EXAMPLE, use it for prod"

@@ -17,22 +17,13 @@ from typing import Any
 
 import pytest
 
-from .test_server_harness import BOIL, KEY, SECRET, TENANT, USER, HttpServer, http_server
+from .test_server_harness import BOIL, KEY, SECRET, TENANT, TOOLS, USER, HttpServer, http_server
 
 INSPECTOR_VERSION = "2.12.0"
 PACKAGE = "@modelcontextprotocol/inspector"
 REPO = Path(__file__).resolve().parents[2]
 PREFIX = REPO / ".mcp-inspector"
 NPM_CACHE = REPO / ".npm-cache"
-TOOLS = [
-    "save_learning",
-    "recall",
-    "list_learnings",
-    "deprecate_learning",
-    "confirm_learning",
-    "begin_turn",
-    "finish_turn",
-]
 
 pytestmark = [
     pytest.mark.slow,

@@ -88,8 +88,11 @@ class ConversationStore(Protocol):
         """The turn if it belongs to `scope` (a user-bound scope sees only its user's turns)."""
         ...
 
-    async def add_tool_call(self, scope: Scope, turn_id: str, call: Mapping[str, Any], now: datetime) -> int:
-        """Append one call to an open turn; returns how many it has. NotFound / ConflictError (not open)."""
+    async def add_tool_call(
+        self, scope: Scope, turn_id: str, call: Mapping[str, Any], now: datetime, limit: int
+    ) -> int:
+        """Append one call to an open turn holding fewer than `limit`; returns how many it has. NotFound,
+        ConflictError (not open), ValidationError (at the limit)."""
         ...
 
     async def finish_turn(

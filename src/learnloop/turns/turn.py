@@ -204,10 +204,7 @@ class TurnService:
             "error": None if error is None else redact_text(gate, str(error))[:1_000],
             "ms": ms,
         }
-        turn = await self.get(turn_id, user=user)
-        if len(turn.tool_calls) >= self.config.max_tool_calls:
-            raise ValidationError(f"a turn records at most {self.config.max_tool_calls} tool calls", field="name")
-        return await self.store.add_tool_call(scope, turn_id, call, self._engine.clock())
+        return await self.store.add_tool_call(scope, turn_id, call, self._engine.clock(), self.config.max_tool_calls)
 
     async def finish(
         self, turn_id: str, response: str = "", *, meta: Mapping[str, Any] | None = None, user: str | None = None
@@ -261,7 +258,6 @@ class Turn:
         self.retrieval = retrieval
         self.tools = list(tools)
         self.experience = experience
-        self.finished = row is not None and row.status in ("finished", "done")
 
     def __repr__(self) -> str:
         return f"Turn(id={self.id!r}, status={self.status!r})" if self._row else "Turn(not begun)"
@@ -302,7 +298,6 @@ class Turn:
 
     async def finish(self, response: str = "", *, meta: Mapping[str, Any] | None = None) -> ConversationTurn:
         self._row = await self._service.finish(self.id, response, meta=meta, user=self.row.user)
-        self.finished = True
         return self._row
 
     async def _start(self) -> Turn:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent import AgentService
 from ..agent.runtime import runtime_of
 from ..capture.observe import ObserveResult, ShownLearning, observe
+from ..models import DEFAULT_NAMESPACE
 from ..stores.conversations import ConversationStore, ConversationTurn
 from ..tools.intelligence import tools_of
 from .config import TurnConfig
@@ -103,7 +104,7 @@ async def _observe(engine: Engine, store: ConversationStore, turn: ConversationT
         session=turn.session,
         retrieved=shown,
         meta=turn.meta,
-        namespace=str(turn.context.get("namespace") or "learning"),
+        namespace=str(turn.context.get("namespace") or DEFAULT_NAMESPACE),
         at=turn.started_at,
         tags=list(turn.context.get("tags", [])),
         refused=bool(turn.context.get("refused")),

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from ...errors import ConflictError, NotFound
+from ...errors import ConflictError, NotFound, ValidationError
 from ...models import Scope
 from ..conversations import ConversationTurn, FinishReceipt, NewTurn, SilenceVerdict, TurnStatus
 from .connection import write_transaction
@@ -44,8 +44,10 @@ class SQLiteConversationStore:
     async def get_turn(self, scope: Scope, turn_id: str) -> ConversationTurn | None:
         return await self._run(_get, scope, turn_id)
 
-    async def add_tool_call(self, scope: Scope, turn_id: str, call: Mapping[str, Any], now: datetime) -> int:
-        return await self._run(_add_call, scope, turn_id, dict(call), now.timestamp())
+    async def add_tool_call(
+        self, scope: Scope, turn_id: str, call: Mapping[str, Any], now: datetime, limit: int
+    ) -> int:
+        return await self._run(_add_call, scope, turn_id, dict(call), now.timestamp(), limit)
 
     async def finish_turn(
         self, scope: Scope, turn_id: str, response: str, meta: Mapping[str, Any], now: datetime
@@ -153,13 +155,17 @@ def _begin(conn: sqlite3.Connection, scope: Scope, turn: NewTurn) -> Conversatio
         return _require(conn, scope, turn.id)
 
 
-def _add_call(conn: sqlite3.Connection, scope: Scope, turn_id: str, call: dict[str, Any], now: float) -> int:
+def _add_call(
+    conn: sqlite3.Connection, scope: Scope, turn_id: str, call: dict[str, Any], now: float, limit: int
+) -> int:
     with write_transaction(conn):
         turn = _require(conn, scope, turn_id)
         if turn.status != "open":
             raise ConflictError(f"turn {turn_id!r} is {turn.status}: tool calls go to an open turn")
         if turn.expires_at.timestamp() <= now:
             raise ConflictError(f"turn {turn_id!r} has expired")
+        if len(turn.tool_calls) >= limit:
+            raise ValidationError(f"a turn records at most {limit} tool calls", field="name")
         calls = [*turn.tool_calls, call]
         conn.execute(
             "UPDATE conversations SET tool_calls = ? WHERE tenant = ? AND id = ?",

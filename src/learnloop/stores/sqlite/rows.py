@@ -66,7 +66,6 @@ FIELD_COLUMNS: dict[str, str] = {
     "said_at": "said_at",
     "event_at": "event_at",
     "event_until": "event_until",
-    "gate_version": "gate_version",
 }
 
 

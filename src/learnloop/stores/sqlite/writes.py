@@ -164,8 +164,6 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
     if "updated_at" not in op.changes:
         assignments.append("updated_at = ?")
         params.append(now.timestamp())
-    if "text" in op.changes and "gate_version" not in op.changes:
-        assignments.append("gate_version = NULL")  # a new text no known gate has read
     if "user" in op.changes:
         new_user = op.changes["user"]
         if not scope.owns(scope.tenant, new_user):
