@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from ...errors import ConflictError, NotFound, ValidationError
 from ...models import Scope
+from ..agent_claims import abandoned
 from ..conversations import ConversationTurn, FinishReceipt, NewTurn, SilenceVerdict, TurnStatus
 from .connection import write_transaction
 from .jobs import ConnectionJobs
@@ -192,30 +193,34 @@ def _finish(
 
 
 def _claim(conn: sqlite3.Connection, claimer: str, now: float, lease: float) -> ConversationTurn | None:
-    free = "(claimed_at IS NULL OR claimed_at <= ?)"
     # A plain read first: idle workers never take the write lock.
-    if (
-        conn.execute(f"SELECT 1 FROM conversations WHERE status = 'finished' AND {free} LIMIT 1", (now,)).fetchone()
-        is None
-    ):
+    if conn.execute("SELECT 1 FROM conversations WHERE status = 'finished' LIMIT 1").fetchone() is None:
         return None
     with write_transaction(conn):
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM conversations c WHERE status = 'finished' AND {free} AND NOT EXISTS ("
+        heads = conn.execute(
+            f"SELECT {_COLUMNS}, claimed_by, claimed_at FROM conversations c WHERE status = 'finished' AND NOT EXISTS ("
             "  SELECT 1 FROM conversations e WHERE e.tenant = c.tenant AND e.user_id = c.user_id"
             "  AND e.session = c.session AND e.status = 'finished' AND e.started_at < c.started_at"
-            ") ORDER BY started_at LIMIT 1",
-            (now,),
+            ") ORDER BY started_at LIMIT 100"
         ).fetchall()
-        if not rows:
+        row = next((r for r in heads if _free(r[-2], r[-1], now, lease)), None)
+        if row is None:
             return None
-        turn = _turn(rows[0])
+        turn = _turn(row[:-2])
         conn.execute(
             "UPDATE conversations SET claimed_by = ?, claimed_at = ?, attempts = attempts + 1 "
             "WHERE tenant = ? AND id = ?",
             (claimer, now + lease, turn.tenant, turn.id),
         )
         return turn
+
+
+def _free(claimed_by: str | None, held_until: float | None, now: float, lease: float) -> bool:
+    """`claimed_at` holds when a claim (or the wait before a retry) ends; a holder that died on this host frees
+    its claim at once, as the learning agent's queue does (`stores.agent_claims.abandoned`)."""
+    if held_until is None or held_until <= now:
+        return True
+    return claimed_by is not None and abandoned(claimed_by, held_until - lease, now, lease)
 
 
 def _commit_step(conn: sqlite3.Connection, tenant: str, turn_id: str, step: str, result: str) -> None:
