@@ -46,6 +46,13 @@ KEPT_APART = [
     # nothing-lost property: the second was skipped, then lost when the first was superseded).
     ("Kettle A mashes at 4 °C.", "Kettle A boils off 4 L/hr."),
     ("Team Alpha has 4 kids.", "Team Alpha runs 4 km every Sunday."),
+    ("Kettle A runs 66 km every Sunday.", "Kettle A actually boils off 66 L/hr."),
+    # A shared value about two things: a low cosine is no paraphrase, however alike the numbers.
+    ("The API keys rotate every 90 days.", "The database password rotates every 90 days."),
+    ("Gewogen am 10. Mai: 81 kg.", "Gewogen am 3. Mai: 82 kg."),
+    ("La sala de reuniones 4 tiene un proyector.", "La sala de reuniones 2 tiene un proyector."),
+    ("The co-host records on a Shure SM7B.", "The host records on a Shure SM7B."),
+    ("The orchid in the bathroom is watered every ten days.", "The orchid on the windowsill is watered weekly."),
 ]
 
 
@@ -74,6 +81,11 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
         ("Grainfather Gen 1 boil-off rate is ~4 L/hr", BOIL),
         ("The boil-off rate is 1.3 US gal/hr.", "The boil-off rate is 3.5 L/hr."),
         ("Inbound receiving now closes at 5 pm.", "Inbound receiving closes at 3 pm."),
+        # Each side has a value the other lacks, though 16 ft is about 5 m.
+        ("The new deck is 5 m by 6 m.", "The new deck is 12 ft by 16 ft."),
+        # The swapped verb is the change word itself.
+        ("I moved Pepper's flea treatment to the 15th of the month.", "I give Pepper her flea treatment on the 1st."),
+        ("부산 물류센터의 출고 마감 시간이 오후 6시로 변경되었다.", "부산 물류센터의 출고 마감 시간은 오후 4시이다."),
     ],
 )
 async def test_updates_are_recognised_from_values_and_correction_language(
@@ -88,6 +100,11 @@ async def test_updates_are_recognised_from_values_and_correction_language(
         ("The boil-off rate is 0.92 US gal/hr.", "The boil-off rate is 3.5 L/hr."),
         ("The user mashes at 151 °F.", "The user mashes at 66 °C."),
         ("Revenue reports are in EUR", "Revenue reports are in EUR"),
+        (
+            "Each transaction costs us 2.9% + $0.30 in processing fees.",
+            "Our payment processor fee is 2.9% plus 30 cents per transaction.",
+        ),
+        ("Tournament games last 1 h 30 min.", "Tournament games last 90 minutes."),
     ],
 )
 async def test_the_same_value_in_other_units_is_skipped(embedder: Embedder, new: str, old: str) -> None:
@@ -98,6 +115,18 @@ async def test_extra_detail_merges_and_the_merged_text_keeps_both_claims(embedde
     old, new = "The team uses Postgres.", "The team uses Postgres 15 on RDS for the orders service."
     assert await judged(embedder, new, old) is DedupeAction.MERGE
     assert merged_text(old, new) == new  # the new text states everything the old one did
+    # All but one word of the old text, said again with a clause more (and "point-of-sale" is "point of sale").
+    old, new = (
+        "The restaurant uses Toast for its point-of-sale system.",
+        "The restaurant uses Toast for point of sale, including handheld devices for patio orders.",
+    )
+    assert await judged(embedder, new, old) is DedupeAction.MERGE
+    # The old words swapped out are still said later: not another attribute.
+    old, new = (
+        "Friday specials are posted on the chalkboard by 4 pm.",
+        "Friday specials go on the chalkboard by 4 pm and are also posted to Instagram.",
+    )
+    assert await judged(embedder, new, old) is DedupeAction.MERGE
     both = merged_text("Team Alpha runs two-week sprints.", "Sprint reviews are on Fridays.")
     assert "Team Alpha runs two-week sprints." in both and "Sprint reviews are on Fridays." in both
 

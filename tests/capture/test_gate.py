@@ -416,6 +416,8 @@ def test_refused_classes_found_after_the_blind_hold_out(text: str, rule: str | N
         "They train a classifier that flags hidden instructions for AI assistants in e-mails.",
         "User asked the assistant never to tell them the ending of a film.",
         "Référence du joint : 412-33-9087, à remplacer chaque année.",
+        # A number inside a product name is no house number.
+        "The photo archive lives on Backblaze B2 these days, not Google Drive.",
     ],
 )
 def test_look_alikes_of_those_classes_pass(text: str) -> None:

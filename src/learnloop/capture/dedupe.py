@@ -31,7 +31,9 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from ..models import Learning, LinkKind
+from ..terms import stem
 from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, is_record, profile
+from .lexicon import NEGATION
 from .timing import TimeSpan
 
 __all__ = [
@@ -151,12 +153,22 @@ def _normal(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text.casefold()).split())
 
 
-def _covers(wide: str, narrow: str) -> bool:
-    """Does `wide` state everything `narrow` does (its content words and its values)?"""
+def _covers(wide: str, narrow: str, *, missing: int = 0) -> bool:
+    """Does `wide` state everything `narrow` does (its content words and its values)? With `missing`, up to
+    that many of narrow's content words may be said otherwise, when narrow has at least three."""
     a, b = profile(wide), profile(narrow)
-    if not b.content <= a.content or not b.names <= a.names or not b.dates <= a.dates:
+    lacking = len(b.content - a.content)
+    if lacking > missing or (lacking and len(b.content) < 3) or not b.names <= a.names or not b.dates <= a.dates:
         return False
     return all(any(q.meets(p) for p in a.quantities) for q in b.quantities if not q.retracted)
+
+
+def _adds_detail(wide: str, narrow: str) -> bool:
+    """Does `wide` restate `narrow` (all but one of its words, every name, date and value) and add at least
+    two words of its own: the same fact with a clause more ("uses Toast for its point-of-sale system" /
+    "uses Toast for point of sale, including handheld devices for patio orders")?"""
+    a, b = profile(wide), profile(narrow)
+    return _covers(wide, narrow, missing=1) and len(a.content - b.content) >= 2 and a.negated == b.negated
 
 
 def merged_text(old: str, new: str) -> str:
@@ -192,8 +204,10 @@ def judge(
     if scopes_disjoint(tags, old.tags):
         return create(f"{at} is in another scope ({', '.join(old.tags)})")
     dated = span is not None and old.event_at is not None and old.event_until is not None
-    if dated and not (span.start < old.event_until and old.event_at < span.end):  # type: ignore[union-attr,operator]
-        # "Weighed 82 kg yesterday" said on two days: two records of a measurement, not two versions.
+    # "Weighed 82 kg yesterday" said on two days: two records of a measurement, not two versions — unless the
+    # new text says the date itself changed ("the launch was pushed back to 12 June").
+    elsewhen = dated and not (span.start < old.event_until and old.event_at < span.end)  # type: ignore[union-attr,operator]
+    if elsewhen and not _rescheduled(text, old.text):
         return create(f"{at} is about another date")
     if _normal(text) == _normal(old.text):
         return act(DedupeAction.SKIP, f"already known as {at}")
@@ -203,8 +217,14 @@ def judge(
     if c.subject is not None:
         return create(f"{at} is about something else: {c.subject}")
     reworded = similarity is not None and similarity >= policy.reword_similarity
-    if c.attribute_swap is not None and not (reworded and _rewordable(c.attribute_swap)):
-        return create(f"{at} is about another attribute: {c.attribute_swap.describe()}")
+    swap = c.attribute_swap
+    if (
+        swap is not None
+        and not (reworded and _rewordable(swap))
+        and not _says_change(swap, c.correction)
+        and not _still_said(swap, text)
+    ):
+        return create(f"{at} is about another attribute: {swap.describe()}")
     close = similarity is not None and similarity >= policy.link_similarity
     topical = similarity is not None and similarity >= policy.update_similarity
     related_loosely = similarity is not None and similarity >= policy.related_similarity
@@ -217,8 +237,12 @@ def judge(
         )
     # Word evidence of one fact said again: the new text states all the old one does, or the same measured
     # value about a shared thing ("5 US gallons" / "about 19 litres" of a batch).
-    covers_old = _covers(text, old.text) and (structured or topical)
-    same_measure = c.values == "same" and bool(c.salient_shared) and topical and _measured(text)
+    covers_old = (_covers(text, old.text) and (structured or topical)) or (close and _adds_detail(text, old.text))
+    # Below the related level the shared value must be about the same thing: at most one content word of the
+    # old text unsaid ("The batch is 5 US gallons" / "Batch volume: about 19 litres"), not "the database
+    # password rotates every 90 days" / "the API keys rotate every 90 days".
+    same_thing = related_loosely or len(_unsaid(old.text, text)) <= 1
+    same_measure = c.values == "same" and bool(c.salient_shared) and topical and _measured(text) and same_thing
     # A correction about a shared thing ("the free shipping threshold is $50" / "free shipping now kicks in at
     # $75"): the change words say it replaces something, the shared words say what.
     updating = bool(c.salient_shared) and (
@@ -237,12 +261,15 @@ def judge(
     if (c.correction or c.negation_flip) and (structured or paraphrase or related or updating):
         said = ", ".join(c.correction) or "a negation"
         return act(DedupeAction.NEW_VERSION, f"replaces {at}: the new text corrects it ({said})")
-    swaps = [r for r in c.regions if r.old and r.new and r.kind is not RegionKind.VALUE]
+    swaps = [r for r in c.regions if r.old and r.new and r.kind is not RegionKind.VALUE and not _still_said(r, text)]
     if structured and swaps and not (reworded and all(_rewordable(r) for r in swaps)):
         return create(f"{at} differs where its value is ({swaps[0].describe()})", LinkKind.POSSIBLE_CONFLICT)
     if _covers(old.text, text):
         return act(DedupeAction.SKIP, f"already known as {at}")
-    if covers_old or c.values == "extra" or (structured and not swaps):
+    # An extra value adds detail only to a text that still says the old one ("watered weekly" on the kitchen
+    # windowsill is not "every ten days" in the bathroom).
+    extra_value = c.values == "extra" and (close or _covers(text, old.text, missing=1))
+    if covers_old or extra_value or (structured and not swaps):
         merged = merged_text(old.text, text)
         if len(merged) > policy.max_merged_chars:
             return create(f"adds to {at}, but together they exceed the text limit", LinkKind.POSSIBLE_DUPLICATE)
@@ -250,11 +277,53 @@ def judge(
     # Reworded: the same fact only if the new text brings (almost) nothing the old lacks, or the embedding is
     # sure; long texts that share a topic are not paraphrases of each other.
     unexplained = len(c.new_only - GENERIC)
-    if c.values in ("same", "none", "fewer") and (
+    # One says no where the other says yes ("사용자는 커피를 마시지 않습니다" / "사용자는 요즘 다시 커피를
+    # 마십니다"): never one fact, but which one holds is for a person to say.
+    if _denies(text) != _denies(old.text):
+        return create(f"{at} says the opposite", LinkKind.POSSIBLE_CONFLICT)
+    # A value the new text leaves out ("on the 25th" / "on the last working day") may be one it changed.
+    if c.values in ("same", "none") and (
         reworded or same_measure or (paraphrase and unexplained <= _PARAPHRASE_NEW_WORDS)
     ):
         return act(DedupeAction.SKIP, f"same as {at} in other words")
     return create(f"close to {at} but not shown to be the same fact", LinkKind.POSSIBLE_DUPLICATE)
+
+
+def _says_change(region: Region, correction: Sequence[str]) -> bool:
+    """Is the verb swapped in the change word itself ("I give Pepper her flea treatment on the 1st" / "I moved
+    Pepper's flea treatment to the 15th")? Then the words say a new value of the same thing."""
+    said = {word for phrase in correction for word in phrase.split()}
+    return any(word.casefold() in said for word in region.new)
+
+
+# Negation words that deny nothing about the fact: "no later than", "no deductible", "without fees".
+_NOT_DENIALS = frozenset("no none neither nor without free of sin ohne sans senza sem zonder".split())
+
+
+def _denies(text: str) -> bool:
+    """Does the text say its verb in the negative ("doesn't like", "dislikes", "않습니다", "不喝")?"""
+    return any(m.group(0).casefold().strip() not in _NOT_DENIALS for m in NEGATION.finditer(text))
+
+
+def _unsaid(old: str, new: str) -> set[str]:
+    """The content words of `old` that `new` does not say, leaving out generic ones and the units of its values
+    ("300 seconds" / "5 minutes")."""
+    before = profile(old)
+    units = {stem(word) for q in before.quantities for word in re.findall(r"[^\W\d_]+", q.unit.casefold())}
+    return set(before.content - profile(new).content - GENERIC) - units
+
+
+def _still_said(region: Region, text: str) -> bool:
+    """Does `text` still say the words the region swapped out ("are posted" → "go … and are also posted")?"""
+    content = profile(text).content
+    swapped = {stem(word.casefold()) for word in region.old} & profile(" ".join(region.old)).content
+    return bool(swapped) and swapped <= content
+
+
+def _rescheduled(text: str, old: str) -> bool:
+    """Does `text` move the dated thing `old` speaks of: correction language about a shared subject?"""
+    c = compare(text, old)
+    return c.subject is None and c.strong_correction and bool(c.salient_shared)
 
 
 def _rewordable(region: Region) -> bool:

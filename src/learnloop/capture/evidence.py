@@ -171,6 +171,22 @@ def _is_name(tokens: list[str], index: int, sentence_start: bool) -> bool:
     return folded not in COMMON_STARTS and not _COMMON_SUFFIX.search(folded) and not CORRECTION.fullmatch(folded)
 
 
+def _content_stems(word: str, dates: set[str]) -> list[str]:
+    """A word's content stems; a hyphenated compound is its parts ("point-of-sale" is "point of sale",
+    "Sunday-night" a weekday and "night"), so a text that spells it apart says the same words."""
+    parts = word.split("-")
+    # "co-host" is not a host, "e-mail" not mail: only compounds of whole words come apart.
+    if len(parts) == 1 or not all(part.isalpha() and (len(part) > 2 or part in STOPWORDS) for part in parts):
+        return [stem(word)]
+    stems = []
+    for part in parts:
+        if part in WEEKDAYS or part in MONTHS:
+            dates.add(part[:3])
+        elif part not in STOPWORDS:
+            stems.append(stem(part))
+    return stems
+
+
 @functools.lru_cache(maxsize=1024)
 def profile(text: str) -> TextProfile:
     matches = list(_TOKEN.finditer(text))
@@ -227,12 +243,15 @@ def profile(text: str) -> TextProfile:
         elif base in ENVIRONMENTS and not (base == "us" and surface != "US"):
             environments.add({"prod": "production", "dev": "development", "stage": "staging"}.get(base, base))
             kind = "marker"
+        elif "-" in base and (base.split("-")[0] in WEEKDAYS or base.split("-")[0] in MONTHS):
+            kind = "marker"  # "Sunday-night", "May-June": a time, however it is capitalised
+            content.update(_content_stems(base, dates))
         elif not german and _is_name(surfaces, index, sentence_start):
             names.add(base)
             kind = "marker"
         elif base not in STOPWORDS and (len(base) > 1 or _CJK.match(base)) and not _HIRAGANA.fullmatch(base):
             kind = "content"
-            content.add(stem(base))
+            content.update(_content_stems(base, dates))
         tokens.append(_Token(surface, base, kind, start))
         end = match.end()
         sentence_start = text[end : end + 1] in (".", "!", "?", ":", ";") and (
@@ -401,7 +420,11 @@ def _values(new: TextProfile, old: TextProfile) -> tuple[str, str | None]:
     for dimension in sorted(new_dims & old_dims):
         ours = [q for q in current_new if q.dimension == dimension]
         theirs = [q for q in current_old if q.dimension == dimension]
-        if not any(x.meets(y) for x in ours for y in theirs):
+        # Each side holds a value of this dimension the other lacks: "12 ft by 16 ft" / "5 m by 6 m" changed
+        # even though 16 ft is about 5 m.
+        ours_alone = [x for x in ours if not any(x.meets(y) for y in theirs)]
+        theirs_alone = [y for y in theirs if not any(y.meets(x) for x in ours)]
+        if ours_alone and theirs_alone:
             before = "/".join(_show(q, old.text) for q in theirs)
             after = "/".join(_show(q, new.text) for q in ours)
             return "conflict", f"{before} → {after}"
@@ -429,13 +452,14 @@ def _numbers_alike(new: TextProfile, old: TextProfile) -> bool:
 
 def _kindred(first: str, second: str) -> bool:
     """Could two dimensions be one unit read two ways: equal, a bare number, two counted words, or physical
-    units that share a base unit (kilogram / metre³ and kilogram)?"""
+    units with the same numerator ("10 g per litre" read as kilogram / metre³, "10 grams … per liter" as
+    kilogram) — not "66 km" and "66 L/hr" (metre and metre³ / second)?"""
     if first == second or not first or not second:
         return True
     counted = first.startswith("count:"), second.startswith("count:")
     if any(counted):
         return all(counted)
-    return bool(set(re.findall(r"[a-z]+", first)) & set(re.findall(r"[a-z]+", second)))
+    return first.split("/")[0].strip() == second.split("/")[0].strip()
 
 
 def _show(quantity: Quantity, text: str) -> str:

@@ -162,7 +162,7 @@ NEGATION = re.compile(
     r"dislikes?|disliked|avoids?|avoided|excludes?|excluded|refuses?|refused|hates?|hated|lacks?|"
     r"cannot|unable|free of|sin|ohne|sans|senza|sem|zonder|"
     r"nicht|kein|keine|keinen|nie|niemals|ne|pas|jamais|non|não|nunca|niet|geen|nooit|no es)\b|n't\b"
-    r"|ない|ません|しない|없|않|(?<![\uac00-\ud7af])안 ",
+    r"|ない|ません|しない|없|않|못|(?<![\uac00-\ud7af])안 |不|没|沒|别|別",
     re.IGNORECASE,
 )
 

@@ -35,7 +35,7 @@ _ADDRESS_WORDS = re.compile(
     re.IGNORECASE,
 )
 _ADDRESS_VALUE = re.compile(
-    r"\d{1,5}[A-Za-z]?,?\s+[A-Za-zÀ-ÿ][\w.'-]*(?:\s+[\w.'-]+){0,4}|[A-Za-zÀ-ÿ][\w.'-]*(?:straße|strasse|str\.|weg|gasse"
+    r"(?<![\w.-])\d{1,5}[A-Za-z]?,?\s+[A-Za-zÀ-ÿ][\w.'-]*(?:\s+[\w.'-]+){0,4}|[A-Za-zÀ-ÿ][\w.'-]*(?:straße|strasse|str\.|weg|gasse"
     r"|platz|allee|ring|damm)\s+\d{1,4}|(?:calle|avenida|av\.|rue|avenue|boulevard|bd|chemin|place"
     r"|via|viale|piazza|corso|largo|vicolo|rua|travessa|praça|alameda|estrada|rodovia)\s+[\w .'-]{2,40}?"
     r"\d{1,5}|\d{1,4}(?:[-−]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호)|[가-힣]+(?:로|길)\s*\d+",

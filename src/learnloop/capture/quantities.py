@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..terms import stem
+from .clock_times import clock_time
 from .lexicon import MONTHS
 from .units import COUNTED, UNIT_ALIASES, UnitMap, resolve
 
@@ -85,6 +86,9 @@ _CURRENCY_WORDS = {
     "rupees": "INR",
     "francs": "CHF",
 }
+# A hundredth of whatever currency the reader has in mind: "30 cents" is "$0.30" or "€0.30".
+_CENTS = frozenset(("cent", "cents", "¢", "céntimos", "céntimo", "centavos", "centavo", "centimes", "centesimi"))
+UNNAMED_CURRENCY = "currency:?"
 # One number: digits with thousands separators and a decimal part (either convention), or a number word.
 _NUMBER = re.compile(
     r"(?P<cur>[$€£¥₩₹₽])?\s?"
@@ -100,7 +104,8 @@ _UNIT = re.compile(
 # Words that follow a number without being its unit ("3 of them", "5 and 6").
 _NOT_UNITS = frozenset(
     """
-    a an and or of to the in on at by for with from than as is are was were be per via vs versus but if so
+    a an and or of to the in on at by for with from than as is are was were be per via vs versus but if so auf bis
+    naar tot para zu se si ne lo
     not no y o e et und oder de del la le les el los las der die das den dem des im am au aux du à en und
     i me my we our you your he she it they them this that these those which who
     """.split()
@@ -116,14 +121,32 @@ _LABEL_NOUNS = frozenset(
     season episode chapter lesson module sprint release build ticket case order invoice account server node
     cluster region channel track route bus apartment flat suite lot locker table seat pump machine camera
     printer truck van vehicle lab ward clinic office branch shop plant line cohort wave round week
+    sala salle saal zimmer raum habitación habitacion chambre camera quarto stanza kamer apartamento appartement
+    appartamento wohnung piso planta étage etage stock andar piano verdieping cocina cuisine küche cucina cozinha
+    grupo groupe gruppe gruppo groep aula clase classe klasse classe turma mesa tisch tavolo línea linea ligne
+    linie lijn puerta porte tür porta deur edificio bâtiment batiment gebäude edifício prédio gebouw almacén
+    almacen entrepôt lager magazzino armazém armazem lote partida tanque cuve tanque serbatoio horno four ofen forno
+    oven bomba pompe pumpe pompa máquina maquina maschine macchina caja caisse kasse cassa oficina bureau büro buro
+    ufficio escritório escritorio kantoor sucursal filiale filial loja negozio tienda magasin laden winkel fase
+    paso étape etape schritt passo stap nivel niveau livello versión version versione versão versao equipo équipe
+    equipe squadra servidor serveur nodo noeud knoten región region région regione zona zone bahía quai muelle
+    puesto poste posto kanal canal canale carril voie spur corsia camión camion lkw furgoneta lote parcela
+    parcelle parzelle lotto box cabina cabine kabine
     """.split()
 )
 _NOT_LABELS = frozenset(
     """
     about around roughly approx approximately nearly almost only just over under exactly at least most
     is was are were be has had have its it we i he she they our my their his her the a an to of in on by for
-    with from than and or but every each per after before since until within up down some all any
+    with from than and or but every each per after before since until within up down some all any between
+    below above beyond past toward towards into onto via
     """.split()
+)
+# "sala de reuniones 4", "salle de réunion 2": the noun that numbers things comes before its complement.
+_LABEL_OF = re.compile(
+    r"\b(?:" + "|".join(sorted(_LABEL_NOUNS, key=len, reverse=True)) + r")\s+(?:de|di|da|do|du|del|des|della|van|von)"
+    r"\s+[^\W\d_]+\s$",
+    re.IGNORECASE,
 )
 _WORD_BEFORE = re.compile(r"(#|\bN[or]\.|\bn[º°]|\b[vV]\.?|[^\W\d_][\w'-]*)[\s-]?$")
 
@@ -151,8 +174,9 @@ class Quantity:
     def interval(self, *, spelled_alike: bool) -> tuple[float, float]:
         """The values (in base units) this number stands for. Written in the same unit as the number it is
         compared with, a number means itself ("4 L/hr" is not "3.5 L/hr"); converted, it means what its
-        last digit allows ("151 °F" is 66.1 ± 0.3 °C), and an approximate one ±5 %."""
-        half = 0.0 if spelled_alike else self.rounding
+        last digit allows ("151 °F" is 66.1 ± 0.3 °C) up to 5 %, and an approximate one ±5 %."""
+        # A last digit's rounding, but never more than 5 %: "1 hour" is not "30 minutes".
+        half = 0.0 if spelled_alike else min(self.rounding, abs(self.value) * 0.05)
         if self.approx:
             half = max(half, abs(self.value) * 0.05)
         low, high = self.value - half, self.value + half
@@ -162,13 +186,19 @@ class Quantity:
         return (low, high) if low <= high else (high, low)
 
     def meets(self, other: Quantity) -> bool:
-        if self.dimension != other.dimension:
+        if self.dimension != other.dimension and not _one_money(self.dimension, other.dimension):
             return False
         alike = self.unit.casefold() == other.unit.casefold()
         a_low, a_high = self.interval(spelled_alike=alike)
         b_low, b_high = other.interval(spelled_alike=alike)
         tolerance = 1e-9 * max(abs(a_low), abs(a_high), abs(b_low), abs(b_high), 1e-12)
         return a_low <= b_high + tolerance and b_low <= a_high + tolerance
+
+
+def _one_money(first: str, second: str) -> bool:
+    """Money in a currency the text does not name meets money in any currency."""
+    money = first.startswith("currency:") and second.startswith("currency:")
+    return money and UNNAMED_CURRENCY in (first, second)
 
 
 def _parse_number(raw: str) -> tuple[float, float] | None:
@@ -200,7 +230,7 @@ def _is_label(text: str, start: int) -> bool:
     if (word[0] in "#Nnv V" and len(word) <= 3 and not word.isalpha()) or word in ("v", "V"):
         return True
     folded = word.casefold()
-    if folded in _LABEL_NOUNS:
+    if folded in _LABEL_NOUNS or _LABEL_OF.search(text[max(0, start - 40) : start]):
         return True
     if not word[0].isupper() or folded in _NOT_LABELS or folded in _NUMBER_WORDS:
         return False
@@ -242,6 +272,11 @@ def _in_code(text: str, start: int, end: int) -> bool:
     if "-" not in run.strip("-"):
         return False
     parts = [p for p in run.split("-") if p]
+    if len(parts) == 2 and parts[0] == text[start:end] and resolve(parts[1]) is not None:
+        # "a 30-second increment", "a 5.5-cup capacity" measure; "the 75-gallon tank" names which tank.
+        return bool(
+            re.search(r"\b(?:the|my|our|your|his|her|their|this|that|these|those)\s+$|'s\s+$", text[:start], re.I)
+        )
     if any(re.search(r"[^\W\d_]", p) for p in parts):
         return True
     if not any(len(p) >= 3 for p in parts):
@@ -265,22 +300,36 @@ def _after_noun(text: str, start: int) -> bool:
     )
 
 
-_CLOCK = re.compile(r":(\d\d)(?::\d\d)?\s?(a\.?m\.?|p\.?m\.?|h|uhr)?\b|\s?(a\.?m\.?|p\.?m\.?|uhr|h00)(?![\w])", re.I)
+# Korean and Japanese write the unit, then particles and the rest of the clause, with no space: "45분이다",
+# "30分に始まる". The unit is a known unit word at the start of the run, else its first character (a counter).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
 
 
-def _clock(text: str, start: int, end: int, value: float, unit: str) -> tuple[float, int] | None:
-    """A time of day ("17:00", "3 pm", "9:30am", "18 Uhr") as minutes after midnight, and where it ends."""
-    if re.search(r"\d:$", text[max(0, start - 3) : start]):
-        return None  # the minutes of a time already read
-    match = _CLOCK.match(text, end)
-    if match is None or value != int(value) or not 0 <= value <= 24:
-        return None
-    minutes = int(match.group(1) or 0)
-    suffix = (match.group(2) or match.group(3) or "").casefold().replace(".", "")
-    hours = int(value) % 12 + (12 if suffix == "pm" else 0) if suffix in ("am", "pm") else int(value)
-    if not match.group(1) and suffix not in ("am", "pm", "uhr", "h00"):
-        return None
-    return float(hours * 60 + minutes), match.end()
+# "the 15th", "APA 7th edition": a rank or a day of the month, whatever word comes before it.
+_ORDINAL = re.compile(r"(?:st|nd|rd|th)(?![^\W\d_])", re.IGNORECASE)
+
+
+def _one_span(text: str, start: int, end: int) -> bool:
+    """Is "a"/"an" at `start` one unit of time ("a week before", "an hour") — not the "a" of a rate ("twice a
+    week", "3 times a day") or of "half a minute"?"""
+    unit = re.match(r"\s+([^\W\d_]+)", text[end:])
+    if unit is None or not _resolve_time(unit.group(1)):
+        return False
+    before = re.search(r"([\w.,]+)\s+$", text[:start])
+    word = before.group(1).casefold() if before else ""
+    return not (word in _NUMBER_WORDS or word in ("times", "time", "per") or word[:1].isdigit())
+
+
+def _ordinal_date(text: str, end: int) -> bool:
+    """Is the number a day written as an ordinal before its month ("am 3. Mai", "den 10. juni")?"""
+    match = re.match(r"\.\s?([^\W\d_]+)", text[end:])
+    return match is not None and match.group(1).casefold() in MONTHS
+
+
+def _cjk_unit(run: str) -> str:
+    if not _CJK.match(run):
+        return run
+    return next((run[:size] for size in (3, 2) if run[:size] in UNIT_ALIASES), run[0])
 
 
 def _unit_token(text: str, end: int) -> tuple[str, int]:
@@ -288,11 +337,14 @@ def _unit_token(text: str, end: int) -> tuple[str, int]:
     match = _UNIT.match(text, end)
     if match is None:
         return "", end
-    unit = match.group("unit")
+    unit = _cjk_unit(match.group("unit"))
     first = unit.split("/")[0].split()[0].casefold()
     if first in _NOT_UNITS:
         return "", end
     stop = match.end()
+    head = re.split(r"\s*(?:/|\bper\b)\s*", unit, maxsplit=1)[0]
+    if head != unit and resolve(unit) is None and (resolve(head) is not None or head.casefold() in _CENTS):
+        return head, stop  # "30 seconds per move", "30 cents per transaction": the unit is what is counted per
     per = _PER.match(text, stop)
     if "/" not in unit and per is not None and _resolve_time(per.group(1)):
         unit, stop = f"{unit}/{per.group(1)}", per.end()
@@ -307,6 +359,10 @@ def _resolve_time(word: str) -> bool:
 def _dimension(unit: str, currency: str | None) -> tuple[str, UnitMap | None]:
     if currency:
         return f"currency:{currency}", None
+    if unit.casefold() in _CENTS:
+        return UNNAMED_CURRENCY, None
+    if _ORDINAL.fullmatch(unit):
+        return "ordinal", None
     if not unit:
         return "", None
     if unit.upper() in _CURRENCY_CODES:
@@ -337,6 +393,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 number = float(_NUMBER_WORDS[tens] + _NUMBER_WORDS[ones])
             elif word in _NUMBER_WORDS:
                 number = float(_NUMBER_WORDS[word])
+            elif word in ("a", "an") and _one_span(text, match.start("word"), match.end("word")):
+                number = 1.0  # "a week before", "an hour"
             else:
                 continue
             value, half, start, end = number, 0.0, match.start("word"), match.end("word")
@@ -348,14 +406,20 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             start, end = match.start("num"), match.end("num")
             if match.group("cur"):
                 currency, start = _CURRENCY_SYMBOLS[match.group("cur")], match.start("cur")
-        if not currency and _is_label(text, start):
+        if found and start < found[-1][5]:
+            continue  # inside the quantity just read: the minutes of "9時30分"
+        ordinal = _ORDINAL.match(text, end) is not None
+        if not currency and not ordinal and _is_label(text, start):
             continue  # "Gen 1", "Batch 12", "#7", "version 14": part of a name, not a value
+        if match.group("word") and match.group("word").casefold() == "half":
+            spelled = re.match(r"\s+an?(?=\s)", text[end:])
+            end += spelled.end() if spelled else 0  # "half a minute": half of one minute
         unit, stop = _unit_token(text, end)
-        if unit.casefold() in MONTHS:
-            continue  # "3 May": a date, read by `evidence`
+        if unit.casefold() in MONTHS or _ordinal_date(text, end):
+            continue  # "3 May", "3. Mai": a date, read by `evidence`
         if re.search(r"\d:$", text[max(0, start - 3) : start]):
             continue  # the minutes of a time of day, read with its hour
-        clock = _clock(text, start, end, value, unit)
+        clock = clock_time(text, start, end, value)
         if clock is not None:
             minutes, stop = clock
             found.append((minutes, 0.0, "", None, start, stop, stop, False))
@@ -367,15 +431,16 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             continue  # a year ("in 2022", "the 2019 Barolo", "2024 peak season")
         if not currency and _in_code(text, start, end):
             continue  # part of a code: "SKU 44-1087", "A-12"
-        if not currency and not physical and "." not in number_text and "," not in number_text:
+        money = not _CURRENCY_WORDS.get(unit.casefold(), "?").endswith("?") or unit.upper() in _CURRENCY_CODES
+        if not currency and not physical and not money and "." not in number_text and "," not in number_text:
             capitalised = unit[:1].isupper() and not unit[1:2].isupper()  # "3 Series", not "8 GPUs"
             if capitalised or (_english(text) and _after_noun(text, start)):
                 continue  # "variant 1 uses…", "3 Series": numbering something, not measuring it
         if unit.casefold() in _MULTIPLIERS:
             value, half, unit = value * _MULTIPLIERS[unit.casefold()], half * _MULTIPLIERS[unit.casefold()], ""
             unit, stop = _unit_token(text, stop) if not currency else ("", stop)
-        elif unit and end < len(text) and text[end].isalpha() and resolve(unit) is None:
-            continue  # "1RM", "4K", "3D": a name, not a number of something
+        elif unit and end < len(text) and text[end].isalpha() and resolve(unit) is None and not ordinal:
+            continue  # "1RM", "4K", "3D", "2ºA", "1일차": a name, not a number of something
         if not currency and not unit:
             code = re.match(r"\s?([A-Z]{3})\b", text[end:])
             before = re.search(r"\b([A-Z]{3})\s?$", text[:start])
@@ -383,15 +448,18 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 currency, stop = code.group(1), end + code.end()
             elif before and before.group(1) in _CURRENCY_CODES:
                 currency = before.group(1)
+        if not currency and unit.casefold() in _CENTS:
+            value, half = value / 100, half / 100
         approx = bool(_APPROX.search(text[max(0, start - 16) : start]))
         found.append((value, half, unit, currency, start, stop, end, approx))
+    found, times = _compound(text, found, times)
     # A range's first end borrows the unit of the second: "4-5 L/hr", "between 60 and 65 °C".
     out: list[Quantity] = []
     for index, (value, half, unit, currency, start, stop, end, approx) in enumerate(found):
         if not unit and not currency and index + 1 < len(found):
             nxt = found[index + 1]
             gap = text[end : nxt[4]]
-            if re.fullmatch(r"\s*(?:-|–|to|and|or|bis|a|à|y|e|tot)\s*", gap) and (nxt[2] or nxt[3]):
+            if re.fullmatch(r"\s*(?:-|–|to|and|or|bis|a|à|y|e|tot|auf|naar)\s*", gap) and (nxt[2] or nxt[3]):
                 unit, currency = nxt[2], nxt[3]
         dimension, _ = _dimension(unit, currency)
         if index in times:
@@ -401,25 +469,76 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     return tuple(out)
 
 
+_Found = tuple[float, float, str, "str | None", int, int, int, bool]
+
+
+def _compound(text: str, found: list[_Found], times: list[int]) -> tuple[list[_Found], list[int]]:
+    """One value written in two units, the larger first ("1 h 30 min", "2 hours 15 minutes", "1 lb 4 oz"), read
+    as one quantity in the smaller unit."""
+    out: list[_Found] = []
+    kept_times: list[int] = []
+    index = 0
+    while index < len(found):
+        item = found[index]
+        if index in times:
+            kept_times.append(len(out))
+        elif index + 1 < len(found) and index + 1 not in times:
+            nxt = found[index + 1]
+            big, small = resolve(item[2]) if item[2] else None, resolve(nxt[2]) if nxt[2] else None
+            joined = re.fullmatch(r"\s*(?:and|,|und|y|et|e|en)?\s*", text[item[5] : nxt[4]])
+            if (
+                big is not None
+                and small is not None
+                and joined
+                and not (item[3] or nxt[3])
+                and big.dimension == small.dimension
+                and big.offset == small.offset == 0
+                and big.scale > small.scale
+            ):
+                value = item[0] * big.scale / small.scale + nxt[0]
+                out.append((value, nxt[1], nxt[2], None, item[4], nxt[5], nxt[6], item[7]))
+                index += 2
+                continue
+        out.append(item)
+        index += 1
+    return out, kept_times
+
+
 _RETRACTION = re.compile(
     r"(?:\bnot|\bno longer|\binstead of|\brather than|\bfrom|\bwas|\bused to(?: be)?|\bformerly|\bpreviously"
     r"|\bno|\bnicht|\bstatt|\banstatt|\bvon|\bno es|\ben lugar de|\ben vez de|\bde|\bpas|\bau lieu de|\binvece di"
     r"|\bda|\bem vez de|\bniet|\bin plaats van|\bvan)\s+(?:(?:the|a|an|about|around|~|≈)\s+)?[$€£]?\s?$",
     re.IGNORECASE,
 )
-_FROM_TO = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+# "from X to Y" is a change ("went from 2 to 3") or a range ("open from 10:00 to 18:00"): the words before it
+# tell which. German "auf" and Dutch "naar" name a change on their own ("von 10 auf 12").
+_CHANGE_WORDS = re.compile(
+    r"\b(?:chang\w*|mov\w*|went|go(?:es|ne)?|increas\w*|decreas\w*|rais\w*|lower\w*|dropp?\w*|cut|reduc\w*|"
+    r"bump\w*|upped|switch\w*|shift\w*|rose|risen|fell|fallen|grew|grown|jump\w*|updat\w*|adjust\w*|push\w*|"
+    r"extend\w*|shorten\w*|upgrad\w*|downgrad\w*|up|down|climb\w*|slash\w*|doubl\w*|halv\w*|revis\w*|"
+    r"convert\w*|migrat\w*|pas[oóaé]\w*|cambi\w*|sub\w*|baj\w*|aument\w*|redu[cjz]\w*|mud\w*|baix\w*|"
+    r"chang[ée]\w*|augment\w*|baiss\w*|relev\w*|sces\w*|sali\w*|ridott\w*|geändert|erhöht|gesenkt|"
+    r"gestiegen|gesunken|verschoben|veranderd|verhoogd|verlaagd)\b",
+    re.IGNORECASE,
+)
 
 
 def _retracted(text: str, start: int) -> bool:
     """Is the number at `start` a value the sentence takes back ("184, not 190", "from 2 to 3", "instead of
     5")? Only words that clearly retract count; "from" only when a "to" follows."""
-    before = text[max(0, start - 24) : start]
-    match = _RETRACTION.search(before)
+    window = max(0, start - 24)
+    match = _RETRACTION.search(text[window:start])
     if match is None:
         return False
     word = match.group(0).split()[0].casefold()
     if word in ("from", "von", "de", "da", "van"):
-        return bool(re.match(r"[\d.,\s]*\S*\s+(?:to|auf|zu|a|à|para|naar|in)\b", text[start:], re.IGNORECASE))
+        target = re.match(r"[\d.,\s]*\S*\s+(to|auf|zu|a|à|para|naar|in)\b", text[start:], re.IGNORECASE)
+        if target is None:
+            return False
+        if target.group(1).casefold() in ("auf", "naar"):
+            return True
+        said_at = window + match.start()
+        return bool(_CHANGE_WORDS.search(text[max(0, said_at - 40) : said_at]))
     if word in ("was", "no"):
         return bool(re.search(r"\b(?:not|no longer|anymore|now)\b", text, re.IGNORECASE))
     return True

@@ -1,0 +1,56 @@
+"""Times of day written after a number: "17:00", "3 pm", "9:30am", "18 Uhr", "오후 4시", "午後3時", "下午3点".
+
+`quantities` asks here first; a clock time is a value in minutes after midnight, compared like any other.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["clock_time"]
+
+
+def clock_time(text: str, start: int, end: int, value: float) -> tuple[float, int] | None:
+    """The number at `start`..`end` (worth `value`) read as a time of day: minutes after midnight and where the
+    time ends, or None."""
+    return _clock(text, start, end, value) or _cjk_clock(text, start, end, value)
+
+
+_CLOCK = re.compile(
+    r":(\d\d)(?::\d\d)?\s?(a\.?m\.?|p\.?m\.?|h|uhr)?(?![0-9A-Za-z])|\s?(a\.?m\.?|p\.?m\.?|uhr|h00)(?![\w])", re.I
+)
+
+
+def _clock(text: str, start: int, end: int, value: float) -> tuple[float, int] | None:
+    """A time of day ("17:00", "3 pm", "9:30am", "18 Uhr") as minutes after midnight, and where it ends."""
+    if re.search(r"\d:$", text[max(0, start - 3) : start]):
+        return None  # the minutes of a time already read
+    match = _CLOCK.match(text, end)
+    if match is None or value != int(value) or not 0 <= value <= 24:
+        return None
+    minutes = int(match.group(1) or 0)
+    suffix = (match.group(2) or match.group(3) or "").casefold().replace(".", "")
+    hours = int(value) % 12 + (12 if suffix == "pm" else 0) if suffix in ("am", "pm") else int(value)
+    if not match.group(1) and suffix not in ("am", "pm", "uhr", "h00"):
+        return None
+    return float(hours * 60 + minutes), match.end()
+
+
+# The hour of a clock in Korean and Japanese ("오후 4시", "午後3時"), with its minutes if written ("9시 30분").
+_CJK_CLOCK = re.compile(
+    r"\s?(?:시(?!간)|時(?!間)|(?<=[0-9])[点點](?=[钟鐘半\d]|[^\w]|[\u3400-\u9fff]))(?:\s?(\d{1,2})\s?[분分])?"
+)
+_CJK_AFTERNOON = re.compile(r"(?:오후|午後|下午|晚上)\s?$")
+# Chinese "3点" is three o'clock only with a part of the day before it (in Japanese 点 counts points).
+_CHINESE_DAYTIME = re.compile(r"(?:上午|下午|早上|晚上|凌晨|中午|每天)\s?$")
+
+
+def _cjk_clock(text: str, start: int, end: int, value: float) -> tuple[float, int] | None:
+    """A Korean or Japanese hour of the day ("오후 4시", "9시 30분", "午後3時") as minutes after midnight."""
+    match = _CJK_CLOCK.match(text, end)
+    if match is None or value != int(value) or not 0 <= value <= 24:
+        return None
+    if match.group(0).strip()[:1] in "点點" and not _CHINESE_DAYTIME.search(text[max(0, start - 4) : start]):
+        return None
+    afternoon = bool(_CJK_AFTERNOON.search(text[max(0, start - 4) : start])) and value < 12
+    return float((int(value) + 12 * afternoon) * 60 + int(match.group(1) or 0)), match.end()
