@@ -52,6 +52,8 @@ KEPT_APART = [
     ("Gewogen am 10. Mai: 81 kg.", "Gewogen am 3. Mai: 82 kg."),
     ("La sala de reuniones 4 tiene un proyector.", "La sala de reuniones 2 tiene un proyector."),
     ("The co-host records on a Shure SM7B.", "The host records on a Shure SM7B."),
+    ("Hotel check-out in Kyoto is by 11 am.", "Hotel check-in in Kyoto is from 3 pm."),
+    ("La fattura n. 4472 è stata pagata il 12 febbraio.", "La fattura n. 4471 è stata pagata il 12 febbraio."),
     ("The orchid in the bathroom is watered every ten days.", "The orchid on the windowsill is watered weekly."),
 ]
 

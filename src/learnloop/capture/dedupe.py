@@ -255,6 +255,13 @@ def judge(
             return create(f"close to {at} but not shown to be the same fact", _link_kind(c))
         return create(f"not the same fact as {at}")
     if c.values == "conflict":
+        # Another value of another thing, with nothing saying it changed: "Hotel check-in is from 3 pm" /
+        # "Hotel check-out is by 11 am".
+        renamed = [r for r in c.regions if r.kind is RegionKind.WORD and r.old and r.new and r.subject_position]
+        if not c.correction and any(not _rewordable(r) for r in renamed):
+            return create(
+                f"{at} has another value of another thing ({renamed[0].describe()})", LinkKind.POSSIBLE_CONFLICT
+            )
         if structured or paraphrase or related or updating:
             return act(DedupeAction.NEW_VERSION, f"replaces {at}: {c.value_change}")
         return create(f"close to {at}, with other values", LinkKind.POSSIBLE_CONFLICT)

@@ -175,8 +175,10 @@ def _content_stems(word: str, dates: set[str]) -> list[str]:
     """A word's content stems; a hyphenated compound is its parts ("point-of-sale" is "point of sale",
     "Sunday-night" a weekday and "night"), so a text that spells it apart says the same words."""
     parts = word.split("-")
-    # "co-host" is not a host, "e-mail" not mail: only compounds of whole words come apart.
-    if len(parts) == 1 or not all(part.isalpha() and (len(part) > 2 or part in STOPWORDS) for part in parts):
+    # "co-host" is not a host, "e-mail" not mail, "check-in" not "check-out": only compounds of two or more
+    # whole words come apart.
+    whole = [part for part in parts if part not in STOPWORDS]
+    if len(whole) < 2 or not all(part.isalpha() and (len(part) > 2 or part in STOPWORDS) for part in parts):
         return [stem(word)]
     stems = []
     for part in parts:

@@ -34,6 +34,7 @@ Decisions (each one is tested):
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypedDict
 
@@ -149,6 +150,14 @@ def _about_attacks(text: str) -> bool:
     return about_attacks(text)
 
 
+# A Chinese, Japanese or Korean character says about what three Latin letters do: "王伟是素食者。" is a sentence.
+_WIDE_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
+
+
+def _written_length(text: str) -> int:
+    return len(text) + 2 * len(_WIDE_SCRIPT.findall(text))
+
+
 def _selected(rule_id: str, kind: str, selectors: Iterable[str]) -> bool:
     return any(s in (kind, rule_id) or rule_id.startswith(s + ".") for s in selectors)
 
@@ -230,7 +239,7 @@ class WriteGate:
             if "empty" in self._size_on:
                 return GateVerdict(False, "the text is empty", "empty", "empty")
             return ALLOWED
-        if len(stripped) < self.min_chars and "size.too_short" in self._size_on:
+        if _written_length(stripped) < self.min_chars and "size.too_short" in self._size_on:
             reason = f"too short to be a reusable learning (under {self.min_chars} characters)"
             return GateVerdict(False, reason, "size.too_short", "size")
         if self.max_chars is not None and len(stripped) > self.max_chars and "size.too_long" in self._size_on:

@@ -148,7 +148,7 @@ _LABEL_OF = re.compile(
     r"\s+[^\W\d_]+\s$",
     re.IGNORECASE,
 )
-_WORD_BEFORE = re.compile(r"(#|\bN[or]\.|\bn[º°]|\b[vV]\.?|[^\W\d_][\w'-]*)[\s-]?$")
+_WORD_BEFORE = re.compile(r"(#|\bN[or]\.|\b[nN]\.|\bn[º°]|\b[vV]\.?|[^\W\d_][\w'-]*)[\s-]?$")
 
 _MULTIPLIERS = {"k": 1e3, "mn": 1e6, "mio": 1e6, "bn": 1e9, "mrd": 1e9, "million": 1e6, "billion": 1e9, "thousand": 1e3}
 
