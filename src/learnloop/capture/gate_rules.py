@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import cast
 
 from .gate_rule import GateRule, Kind, Target, luhn_ok, random_token
+from .id_detectors import product_number_before
+from .phone_detectors import business_line
 from .timing import MOMENTARY
 
 __all__ = ["BUILTIN_RULES", "card_ok", "credential_like", "iban_ok"]
@@ -122,7 +124,9 @@ _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 
 def _phone(lo: int, hi: int) -> Callable[[str], bool]:
-    return lambda v: lo <= len(_digits(v)) <= hi and not _DATE.search(v) and not _IPV4.fullmatch(v.strip())
+    return lambda v: (
+        lo <= len(_digits(v)) <= hi and not _DATE.search(v) and not _IPV4.fullmatch(v.strip()) and not business_line(v)
+    )
 
 
 # --- rules ------------------------------------------------------------------------------------------------
@@ -276,7 +280,7 @@ _r("secret.private_key", "contains a private key block",
    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:\\n|\s)*(?P<value>[A-Za-z0-9+/=]*)|PuTTY-User-Key-File-\d",
    needles=("private key", "putty"))
 _r("secret.aws_access_key", "looks like an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
-   needles=("akia", "asia", "abia", "acca"))
+   needles=("akia", "asia", "abia", "acca"), check=lambda v: not v.endswith("EXAMPLE"))  # AWS's documented sample
 _r("secret.aws_secret_key", "looks like an AWS secret access key",
    r"aws[\w .-]{0,20}?secret[\w .-]{0,20}?" + _SEP + r"(?P<value>[a-z0-9/+]{40})(?![a-z0-9/+])", LOW,
    needles=("aws",))
@@ -336,9 +340,16 @@ _r("secret.generic_token", "looks like a random access token or key",
    r"[A-Za-z0-9+/_-]{32,}={0,2}(?![\w+/=-])", check=random_token, digits=1)
 
 # Personal data (each category can be switched off with WriteGate(personal_data=...)).
+# A role mailbox of an organisation is how to reach it, not a person: press@, support@, info@ …
+_ROLE_MAILBOX = re.compile(
+    r"^(?:press|media|support|help|info|contact|hello|sales|billing|invoices?|accounts|office|admin|webmaster"
+    r"|postmaster|abuse|security|privacy|legal|jobs|careers|hr|marketing|team|service|customerservice|feedback"
+    r"|noreply|no-reply|donotreply|orders|returns|bookings|reservations|enquiries|inquiries)@",
+    re.IGNORECASE,
+)
 _r("personal_data.email", "contains an email address",
    r"(?<![\w.%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,5}\.[a-z]{2,24}\b(?!:)", LOW,
-   needles=("@",))
+   needles=("@",), check=lambda v: not _ROLE_MAILBOX.match(v))
 _r("personal_data.card", "contains a payment card number",
    r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])", check=card_ok, digits=14)
 _r("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
@@ -366,9 +377,23 @@ _r("personal_data.phone.international", "contains a phone number",
 _r("personal_data.phone.north_american", "contains a phone number",
    r"[(0-9](?<![\w+$.-][(0-9])(?:(?<=\()[0-9]{3}\)\s?|(?<=[0-9])[0-9]{2}[-. ])[0-9]{3}[-. ][0-9]{4}"
    r"(?![\w-]|[.,]\d)", digits=10, check=lambda v: len(d := _digits(v)) == 10 and d[0] > "1" and d[3] > "1")
-_r("personal_data.phone.national", "contains a phone number",
-   r"[(0](?<![\w+$.,/:-][(0])(?:(?<=\()0[0-9]{1,4}\)\s?|(?<=0)[0-9]{1,4}[ .-])[0-9]{2,8}"
-   r"(?:[ .-][0-9]{2,4}){0,3}(?![\w-]|[.,]\d)", check=_phone(9, 11), digits=9)
+_NATIONAL_PHONE = re.compile(
+    r"[(0](?<![\w+$.,/:-][(0])(?:(?<=\()0[0-9]{1,4}\)\s?|(?<=0)[0-9]{1,4}[ .-])[0-9]{2,8}"
+    r"(?:[ .-][0-9]{2,4}){0,3}(?![\w-]|[.,]\d)"
+)
+_national_phone_ok = _phone(9, 11)
+
+
+def _national_phone(text: str) -> tuple[int, int] | None:
+    """A national number as dialled ("030 129743", "(089) 5374 758"), unless a part or serial number."""
+    for m in _NATIONAL_PHONE.finditer(text):
+        if _national_phone_ok(m.group(0)) and not product_number_before(text, m.start()):
+            return m.span()
+    return None
+
+
+_RULES.append(GateRule("personal_data.phone.national", "personal_data", "contains a phone number", "", min_digits=9,
+                       finder=_national_phone))
 _r("personal_data.phone.labeled", "contains a phone number",
    r"\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|landline|contact number"
    r"|ph)\b\.?(?:\s*(?:number|no\.?|#))?\s*(?:is|at|on|:|=|-)?\s*(?P<value>\+?\(?\d[\d ().-]{5,18}\d)(?![\d.,])",

@@ -57,13 +57,17 @@ ID_WORDS = re.compile(
     r"|reisepass\w*|sozialversicherungs\w*|versicherten\w*|versicherungsnummer|patientennummer|krankenversicherung\w*"
     r"|주민등록|주민번호|외국인등록|사회보장|납세자|세금 ?번호|신분증|환자 ?번호|보험 ?번호"
     r"|マイナンバー|個人番号|住民登録|社会保障|社会保険|納税者|保険証|身分証|患者番号|被保険者番号|診察券"
+    r"|personnummer|personbevis|burgerservicenummer|driver'?s licen[cs]e|driving licen[cs]e"
+    r"|führerschein\w*|permis de conduire|carnet de conducir|licencia de conducir|patente di guida"
+    r"|carteira de motorista|운전면허|運転免許|驾驶证|驾照|身份证|护照"
 )
 _PASSPORT_WORDS = re.compile(
     r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte", re.IGNORECASE
 )
 _PASSPORT_VALUE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d{5})[A-Z]{0,2}[0-9][A-Z0-9]{5,8}(?![A-Za-z0-9])")
 _PRODUCT = re.compile(
-    r"(?:part|catalog(?:ue)?|item|sku|model|article|art\.?|order|serial|ref(?:erence)?|product|pieza|referencia"
+    r"(?:\bpart\b|catalog(?:ue)?|\bitem|sku|model|article|\bart\b\.?|order|serial|ref(?:erence)?|product|pieza|referencia"
+    r"|número de serie|numéro de série|numero di serie|seriennummer|serienummer|ersatzteil|articolo|artigo"
     r"|artículo|teil|artikel|bestell|pièce|référence|filtre|filter|부품|품번|모델|部品|品番|型番|商品)[^\n]{0,40}$",
     re.IGNORECASE,
 )
@@ -140,10 +144,11 @@ _LABELLED_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z0-9][A-Z0-9.\- ]{4,20}[A-Z0-9](?
 
 
 def _labelled_id(text: str) -> tuple[int, int] | None:
-    """An identity word of any of the six languages, then within 30 characters a number with 5+ digits."""
+    """An identity word of any of the languages, then within 60 characters a number with 5+ digits (or a mixed
+    code: "carta d'identità n. CA48291KL")."""
     lowered = text.lower()
     for word in ID_WORDS.finditer(lowered):
-        for m in _LABELLED_ID.finditer(text, word.end(), min(len(text), word.end() + 40)):
+        for m in _LABELLED_ID.finditer(text, word.end(), min(len(text), word.end() + 60)):
             value = m.group(0).strip()
             digits = sum(c.isdigit() for c in value)
             mixed = digits >= 2 and len(value.replace(" ", "").replace("-", "")) >= 6
@@ -208,6 +213,9 @@ _ID_NEEDLES = tuple(
     "|policy number|card number|nric|seguridad|documento|cédula|fiscal|historia|paciente|afiliaci|sécurité"
     "|assurance|carte d|assuré|codice|steuer|ausweis|reisepass|sozialversicherung|versicher|krankenversicherung"
     "|주민|외국인등록|사회보장|납세자|세금|신분증|환자|보험|マイナンバー|個人番号|住民|社会保|納税者|保険|身分証|患者"
+    "|personnummer|personbevis|burgerservice|nhs|driver|driving|führerschein|permis de conduire"
+    "|carnet de conducir|patente"
+    "|carteira de motorista|운전면허|運転免許|驾驶证|驾照|身份证|护照"
     "|診察券|tessera|carta d|partita iva|previdenza|rg|identidade|cidadão|contribuinte|niss|segurança|sus"
     "|bilhete|carteira|utente|saúde|carteirinha".split("|")
 )

@@ -18,7 +18,8 @@ Finder = Callable[[str], tuple[int, int] | None]
 
 _ADDRESS_WORDS = re.compile(
     r"home address|(?:my|his|her|their|the user's|user's) (?:home |mailing |postal |shipping )?address|address is"
-    r"|lives at|living at|lives on|domicilio|dirección (?:es|de casa|particular)|vive en|wohnt (?:in der"
+    r"|lives at|living at|lives on|lives (?:upstairs|downstairs|next door|nearby|now) at|adresse de|woont (?:op|aan|in)"
+    r"|住在|住址|地址|domicilio|dirección (?:es|de casa|particular)|vive en|wohnt (?:in der"
     r"|in|an der|am|im)"
     r"|wohnadresse|anschrift|privatadresse|habite (?:au|à|rue|le)|domicilié|adresse (?:est|personnelle|postale)"
     r"|주소는|집 주소|住所は|自宅の住所|自宅は|주소\s*[:：]|住所\s*[:：]|〒|배송지|配送先|お届け先"
@@ -38,7 +39,7 @@ _ADDRESS_VALUE = re.compile(
     r"(?<![\w.-])\d{1,5}[A-Za-z]?,?\s+[A-Za-zÀ-ÿ][\w.'-]*(?:\s+[\w.'-]+){0,4}|[A-Za-zÀ-ÿ][\w.'-]*(?:straße|strasse|str\.|weg|gasse"
     r"|platz|allee|ring|damm)\s+\d{1,4}|(?:calle|avenida|av\.|rue|avenue|boulevard|bd|chemin|place"
     r"|via|viale|piazza|corso|largo|vicolo|rua|travessa|praça|alameda|estrada|rodovia)\s+[\w .'-]{2,40}?"
-    r"\d{1,5}|\d{1,4}(?:[-−]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호)|[가-힣]+(?:로|길)\s*\d+",
+    r"\d{1,5}|\d{1,4}(?:[-−]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호|号|號)|[가-힣]+(?:로|길)\s*\d+",
     re.IGNORECASE,
 )
 # Korean and Japanese put the word after the date: "1985年9月14日生まれ".
@@ -142,7 +143,7 @@ def _rule(category: str, reason: str, finder: Finder, digits: int, needles: str)
 _ADDRESS_NEEDLES = (
     "address|lives|living|domicil|dirección|direccion|vive|wohn|anschrift|adresse|habite|주소|住所|自宅|〒|배송지"
     "|配送先|お届け先|place|flat|apartment|house|home|ship|deliver|send|vivo|vivimos|habitamos|habitons|maison"
-    "|abit|resident|indirizzo|spedisc|consegna|mor|endereço|reside|envi|entrega|casa"
+    "|abit|resident|indirizzo|spedisc|consegna|mor|endereço|reside|envi|entrega|casa|woont|住在|住址|地址"
 )
 _BIRTH_NEEDLES = (
     "born|birth|dob|naci|cumpleaños|geburt|geboren|naissance|né|anniversaire|생년월일|생일|태어|生年月日|誕生日|生まれ"

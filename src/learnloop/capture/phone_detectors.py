@@ -18,7 +18,7 @@ import phonenumbers
 from .gate_rule import GateRule
 from .id_detectors import product_number_before
 
-__all__ = ["PHONE_RULES"]
+__all__ = ["PHONE_RULES", "business_line"]
 
 _CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9_+.,/-])(?:\+|00)?\(?\d[\d ().\-‐]{5,20}\d(?:\s*(?:ext\.?|x|extension|extensión"
@@ -106,8 +106,37 @@ def _valid(candidate: str, regions: list[str]) -> bool:
         except phonenumbers.NumberParseException:
             continue
         if phonenumbers.is_valid_number(parsed):
+            return not business_line(candidate)
+    return False
+
+
+def business_line(candidate: str) -> bool:
+    """Is the number a toll-free, shared-cost or premium line in one of the common regions: a business's line,
+    not a person's ("KPN: 0800-0402", "Nubank: 0800 591 2117")?"""
+    number_part = _EXTENSION.sub("", candidate).strip()
+    if not _SERVICE_PREFIX.match(re.sub(r"\D", "", number_part)):
+        return False  # a mobile or a home line in one region can read as a premium line in another
+    for region in (*_REGIONS, "NL", "BR", "PT", "BE", "CH", "AT"):
+        try:
+            parsed = phonenumbers.parse(number_part, region)
+        except phonenumbers.NumberParseException:
+            return False
+        if phonenumbers.is_valid_number(parsed) and phonenumbers.number_type(parsed) in _BUSINESS_LINES:
             return True
     return False
+
+
+# How toll-free and shared-cost numbers start across regions: 0800/0808/084x/087x, 0120/0570, 1800/1300,
+# and North America's 8XX.
+_SERVICE_PREFIX = re.compile(r"^(?:0(?:800|808|84\d|87\d|120|570)|1[38]00|1?8(?:00|33|44|55|66|77|88)\d{7}$)")
+_BUSINESS_LINES = frozenset(
+    (
+        phonenumbers.PhoneNumberType.TOLL_FREE,
+        phonenumbers.PhoneNumberType.PREMIUM_RATE,
+        phonenumbers.PhoneNumberType.SHARED_COST,
+        phonenumbers.PhoneNumberType.UAN,
+    )
+)
 
 
 def _phone(text: str) -> tuple[int, int] | None:

@@ -67,9 +67,12 @@ _PIN = re.compile(
     r"|code (?:de )?(?:la )?carte bleue|code für die alarmanlage|alarmanlage|tresor|safe (?:code|combination|opens)"
     r"|locker|opens with|unlocks with|cadenas|candado|código de la alarma|alarma|금고|자물쇠|暗証|金庫|ロッカー"
     r"|codice pin|pin del bancomat|codice del portone|codice dell'allarme|allarme|cassaforte|lucchetto|citofono"
-    r"|código da porta|código do alarme|alarme|senha do cartão|cofre|cadeado|portão)"
-    r"[^\d\n]{0,60}(?P<value>\d{4,8}(?!\d)"
-    r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6})(?![\dA-Za-z])"
+    r"|código da porta|código do alarme|alarme|senha do cartão|cofre|cadeado|portão|keypad|keycode|key code"
+    r"|entry code|código del portal|código del garaje|código del portón|código de la verja|codice del cancello"
+    r"|codice del garage|codice del box|code du portail|code de l'immeuble|code du garage|torcode|garagencode"
+    r"|bike lock|padlock|lock combo|zahlencode|haustür\w*|alarmcode|toegangscode|deurcode|pincode|cijfercode)"
+    r"[^\d\n]{0,60}(?P<value>\d{4,8}(?!\d)|\d(?:-\d){3,7}"
+    r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6}|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z])"
     r"|(?:cvv2?|cvc2?|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme|보안 ?코드"
     r"|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
     re.IGNORECASE,
@@ -164,7 +167,8 @@ def _slashed_login(text: str) -> tuple[int, int] | None:
     """ "admin / hunter22", "brewer:Falcon2024!" after a login word: the part after the separator."""
     for word in _LOGIN_WORD.finditer(text):
         end = min(len(text), word.end() + 80)
-        for start in _NAME_START.finditer(text, word.end(), end):
+        # From the word itself: "root / Tr0ub4dor&3x" names the login by the word that says it is one.
+        for start in _NAME_START.finditer(text, word.start(), end):
             m = _PAIR.match(text, start.start(), end)
             if m is None:
                 continue
@@ -181,9 +185,9 @@ def _slashed_login(text: str) -> tuple[int, int] | None:
 
 
 _LOGIN_WORD = re.compile(
-    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user ?name|usuario|benutzer|utilisateur)"
-    r"(?![A-Za-z0-9à-ÿ])"
-    r"|아이디|ユーザー名?",
+    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user ?name|usuario|benutzer|utilisateur|account"
+    r"|cuenta|konto|compte|conta|utente)(?![A-Za-z0-9à-ÿ])"
+    r"|아이디|계정|ユーザー名?|アカウント|账号|帐号|帳號|用户名",
     re.IGNORECASE,
 )
 _NAME_START = re.compile(r"(?<![\w.@-])[\w.@-]")
@@ -192,6 +196,27 @@ _PAIR = re.compile(
     r"|비밀번호|パスワード)\s*:?)\s*(?P<value>[^\s,;/]{4,64})",
     re.IGNORECASE,
 )
+
+
+_RUN = re.compile(r"[^\s\"'`‘’“”()\[\]{},;]+")
+_EMAIL_LIKE = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.-]+$")
+
+
+def _password_shaped(text: str) -> tuple[int, int] | None:
+    """A token built the way passwords are and words, names and identifiers are not: 8+ characters mixing
+    lower case, upper case, digits and a symbol ("CorgiPancake#88", "Xb7!rT2qLw") — wherever it is said."""
+    for m in _RUN.finditer(text):
+        token = m.group(0).rstrip(".:!?")
+        if not 8 <= len(token) <= 64 or not token.isascii() or "://" in token or token.count("/") > 1:
+            continue
+        symbols = sum(c in "!@#$%^&*+=?~<>|" for c in token)
+        if symbols and _has_all_classes(token) and not _EMAIL_LIKE.match(token):
+            return m.start(), m.start() + len(token)
+    return None
+
+
+def _has_all_classes(token: str) -> bool:
+    return any(c.islower() for c in token) and any(c.isupper() for c in token) and any(c.isdigit() for c in token)
 
 
 def _pin(text: str) -> tuple[int, int] | None:
@@ -301,7 +326,9 @@ _PIN_NEEDLES = tuple(
     "pin|geheimzahl|暗証|비밀번호|핀|código|alarm|door|türcode|porte|도어락|accès|zugangscode|access code|gate code"
     "|garage|disarm|duress|digicode|combination|combo|carte|tresor|safe|locker|opens with|unlocks with|cadenas"
     "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안|codice|allarme"
-    "|cassaforte|lucchetto|citofono|alarme|senha|cofre|cadeado|portão|bancomat"
+    "|cassaforte|lucchetto|citofono|alarme|senha|cofre|cadeado|portão|bancomat|keypad|keycode|key code|entry code"
+    "|portal|garaje|portón|verja|cancello|garage|box|portail|immeuble|torcode|lock|zahlencode|haustür|alarmcode"
+    "|toegangscode|deurcode|pincode|cijfercode"
     "|セキュリティコード".split("|")
 )
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
@@ -319,6 +346,7 @@ PROSE_SECRET_RULES: tuple[GateRule, ...] = (
     _rule("secret.prose.credential", "names a password or login and gives its value", _credential, _NEEDLES),
     _rule("secret.prose.login_pair", "gives a login as user and password", _slashed_login, ("/", ":", ",")),
     _rule("secret.prose.pin", "gives a PIN, door code or card security code", _pin, _PIN_NEEDLES, digits=3),
+    _rule("secret.prose.password_shaped", "holds a token shaped like a password", _password_shaped, digits=1),
     _rule("secret.prose.redis", "gives a Redis password (requirepass)", _redis, ("requirepass", "masterauth")),
     # Base32 has the digits 2-7; a 16+ character key without two of them is vanishingly rare.
     _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp, digits=2),

@@ -412,8 +412,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if not currency and not ordinal and _is_label(text, start):
             continue  # "Gen 1", "Batch 12", "#7", "version 14": part of a name, not a value
         if match.group("word") and match.group("word").casefold() == "half":
-            spelled = re.match(r"\s+an?(?=\s)", text[end:])
-            end += spelled.end() if spelled else 0  # "half a minute": half of one minute
+            article = re.match(r"\s+an?(?=\s)", text[end:])
+            end += article.end() if article else 0  # "half a minute": half of one minute
         unit, stop = _unit_token(text, end)
         if unit.casefold() in MONTHS or _ordinal_date(text, end):
             continue  # "3 May", "3. Mai": a date, read by `evidence`

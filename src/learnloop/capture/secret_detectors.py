@@ -90,6 +90,9 @@ def _spans(text: str, values: Iterator[str]) -> Iterator[tuple[int, int]]:
                 yield at, at + len(value)
 
 
+_DOCUMENTED_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?\b")
+
+
 def _vendor_finder(plugin: BasePlugin) -> Callable[[str], tuple[int, int] | None]:
     # The plugin's own patterns, matched here for their position: `analyze_string` yields a capture group
     # ("ghp" of a GitHub token), too little to redact.
@@ -103,6 +106,8 @@ def _vendor_finder(plugin: BasePlugin) -> Callable[[str], tuple[int, int] | None
             for m in pattern.finditer(text):
                 if placeholders and m.lastindex and not credential_like(m.group(m.lastindex)):
                     continue
+                if _DOCUMENTED_EXAMPLE.search(text, m.start(), m.end() + 16):
+                    continue  # a vendor's published sample key (AWS's "AKIAIOSFODNN7EXAMPLE") opens nothing
                 start, end = m.span()
                 return start, end
         return None
