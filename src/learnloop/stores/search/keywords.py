@@ -275,18 +275,25 @@ class KeywordIndex:
 
     def scores(self, query_terms: Sequence[int]) -> npt.NDArray[np.float32] | None:
         """BM25 of every slot for the query (zero where no term matches), or None when nothing matches."""
+        return self.weigh(query_terms)[0]
+
+    def weigh(self, query_terms: Sequence[int]) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float64]]:
+        """`scores` and `held_weight` in one pass over the query terms' postings (retrieval needs both)."""
+        held = np.zeros(self.slots, dtype=np.float64)
         if self.live_docs == 0:
-            return None
+            return None, held
         scores: npt.NDArray[np.float32] | None = None
+        norms = self._normalisation()
         for term in set(query_terms):
             df = self.df.get(term, 0)
             if df <= 0:
                 continue
             idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
             slots, tf = self.postings(term)
-            norm = tf + self._normalisation()[slots]
+            norm = tf + norms[slots]
             if scores is None:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.
             scores[slots] += (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False)
-        return scores
+            held[slots] += idf
+        return scores, held

@@ -115,6 +115,8 @@ class Partition:
         self.synced: Hashable | None = None
         # Changes of any kind (hit counts too) since the saved snapshot, if any (see `snapshot`); None: never saved.
         self.unsaved: int | None = None
+        # The last keyword search's query terms and rows (version), and the weight each slot holds of them.
+        self._weighed: tuple[tuple[tuple[int, ...], int], npt.NDArray[np.float64]] | None = None
 
     @property
     def n(self) -> int:
@@ -263,12 +265,18 @@ class Partition:
         total = sum(weights.values()) + unknown
         if total <= 0:
             return {}
-        held = self.keywords.held_weight(terms)
+        held = self._held_weight(terms)
         slots = np.fromiter((slot for _, slot in found), dtype=np.int64, count=len(found))
         inside = slots < held.size  # a slot the keyword index has not reached holds no term yet
         shares = np.zeros(len(found), dtype=np.float64)
         shares[inside] = held[slots[inside]] / total
         return dict(zip((i for i, _ in found), shares.tolist(), strict=True))
+
+    def _held_weight(self, terms: Sequence[int]) -> npt.NDArray[np.float64]:
+        """`KeywordIndex.held_weight`, as the keyword search of the same query and rows computed it."""
+        if self._weighed is not None and self._weighed[0] == (tuple(terms), self.version):
+            return self._weighed[1]
+        return self.keywords.held_weight(terms)
 
     def remove(self, learning_id: int) -> None:
         self._note_change()
@@ -424,10 +432,12 @@ class Partition:
             return []
         self.ensure_ann()
         if self.ann is not None and selection.count / self.size > 0.25:
-            found = self.ann.query(vector, k * 2)
+            everything = selection.count == self.n  # every live row passes, and the index holds only live rows
+            wanted = k if everything else k * 2  # room for the rows the filters drop
+            found = self.ann.query(vector, wanted)
             if self.unindexed:
-                found = self._with_unindexed(found, vector, k * 2)
-            if selection.count == self.n:  # every live row passes, and the index holds only live rows
+                found = self._with_unindexed(found, vector, wanted)
+            if everything:
                 kept = [(i, s) for i, s in found if i in self.slot_of]
             else:
                 mask = selection.mask
@@ -450,7 +460,8 @@ class Partition:
 
     def keyword_search(self, terms: Sequence[int], k: int, selection: Selection) -> list[tuple[int, float]]:
         """(learning id, BM25 score) of the best keyword matches passing `selection`, best first."""
-        scores = self.keywords.scores(terms)
+        scores, held = self.keywords.weigh(terms)
+        self._weighed = ((tuple(terms), self.version), held)  # what `coverage` of the same query reads
         if scores is None:
             return []
         return self._top(scores[: self.size], k, selection.mask, positive_only=True)
