@@ -40,6 +40,7 @@ from learnloop.loop import Loop
 from learnloop.models import EventAction, Scope
 from learnloop.simhash import simhash64_hex
 from learnloop.stores.base import EventDraft, Insert, NewLearning
+from learnloop.stores.search.embeddings import embedding_vectors
 from learnloop.stores.sqlite import SQLiteStore
 
 TENANT = "bench"
@@ -235,7 +236,7 @@ async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray, pool: int) -
         (TENANT, USER),
     ).fetchall()
     conn.close()
-    matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    matrix = embedding_vectors([r[0] for r in rows], query_vectors.shape[1])
     scope = Scope(tenant=TENANT, user=USER)
     overlap = []
     for v in query_vectors[:100]:

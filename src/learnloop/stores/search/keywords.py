@@ -283,14 +283,13 @@ class KeywordIndex:
         if self.live_docs == 0:
             return None, held
         scores: npt.NDArray[np.float32] | None = None
-        norms = self._normalisation()
         for term in set(query_terms):
             df = self.df.get(term, 0)
             if df <= 0:
                 continue
             idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
             slots, tf = self.postings(term)
-            norm = tf + norms[slots]
+            norm = tf + self._normalisation()[slots]
             if scores is None:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.

@@ -26,6 +26,7 @@ import numpy as np
 from ...models import Filters, Learning, Scope, Status
 from ...terms import index_terms
 from ..records import SearchRequest, Vector
+from .embeddings import embedding_vector, embedding_vectors
 from .fusion import Hits, Ranking, fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
@@ -41,7 +42,8 @@ Conn = TypeVar("Conn")
 Conn_contra = TypeVar("Conn_contra", contravariant=True)
 
 # What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
-# float32 bytes, tags as a JSON list (text, or already decoded). Positional, since a load reads every row.
+# stored (`embeddings`: tagged float16, or float32 bytes), tags as a JSON list (text, or already decoded).
+# Positional, since a load reads every row.
 PARTITION_FIELDS = (
     "id",
     "status",
@@ -334,8 +336,7 @@ class PartitionCache(Generic[Conn]):
         """A partition of `rows`, read in the snapshot in which `watermark` was the log's newest."""
         partition = self._new_partition(conn, key, watermark)
         if rows:
-            blob = b"".join(row[_EMBEDDING] for row in rows)
-            vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
+            vectors = embedding_vectors([row[_EMBEDDING] for row in rows], self.dimension)
             partition.bulk_load([r[0] for r in rows], vectors, self._codes_many(rows))
             partition.keywords.freeze()
         return partition
@@ -360,7 +361,7 @@ class PartitionCache(Generic[Conn]):
                 if row is None:
                     partition.remove(learning_id)
                 else:
-                    vector = np.frombuffer(row[_EMBEDDING], dtype=np.float32)
+                    vector = embedding_vector(row[_EMBEDDING])
                     partition.upsert(learning_id, vector, self._codes(row))
         # Up to date through `newest` even when only other partitions changed: a watermark left behind
         # would fall under the pruned part of the log and force a needless reload.
