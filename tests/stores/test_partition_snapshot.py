@@ -4,15 +4,21 @@ trust (corrupt, truncated, behind the pruned log, from before a user was forgott
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from learnloop.models import EventAction, Filters, Scope, Status
 from learnloop.stores.base import Candidate, Delete, EventDraft, Insert, SearchRequest, Update
 from learnloop.stores.search import partition_cache
+from learnloop.stores.search.keywords import TermCodebook
+from learnloop.stores.search.partition import Partition
+from learnloop.stores.search.row_codes import Codebook, RowCodes
+from learnloop.stores.search.snapshot import read_snapshot, write_snapshot
 from learnloop.stores.sqlite import SQLiteStore, changelog
 from learnloop.stores.sqlite.partitions import SQLitePartitionSource
 from tests.conftest import TEST_DIM, unit_vector
@@ -264,3 +270,54 @@ async def test_forgetting_a_user_deletes_their_snapshot(tmp_path: Path) -> None:
     finally:
         await store.aclose()
     assert snapshots(path) == []
+
+
+@pytest.mark.parametrize("half", [True, False], ids=["float16 values", "float32 values"])
+def test_a_snapshot_gives_back_the_arrays_it_saved(tmp_path: Path, half: bool) -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((40, TEST_DIM)).astype(np.float32)
+    if half:  # as read from float16 rows: saved in half the bytes, still bit for bit
+        vectors = vectors.astype(np.float16).astype(np.float32)
+    codebook, vocabulary = Codebook(), TermCodebook()
+    partition = Partition(TEST_DIM, 7, 1 << 30, None, lambda seq: [])
+    documents = [Counter({f"t{i % 5}": 1 + i % 3, f"u{i % 7}": 1}) for i in range(40)]
+    terms, counts = vocabulary.encode_many(documents)
+    codes = [
+        RowCodes(
+            status=1 + i % 2,
+            category=codebook.code("equipment" if i % 3 else None),
+            namespace=codebook.code("learning"),
+            type=codebook.code("fact"),
+            simhash=i * 977,
+            terms=terms[i],
+            term_counts=counts[i],
+            hits=i,
+            updated_at=1000.0 + i,
+            tags=("boil",) if i % 4 == 0 else (),
+        )
+        for i in range(40)
+    ]
+    partition.bulk_load(list(range(1, 41)), vectors, codes)
+    partition.remove(3)
+    saved = partition.arrays(forget_epoch=2)
+    path = tmp_path / "p.snapshot"
+    write_snapshot(path, saved, "test:model", codebook, vocabulary)
+    assert path.stat().st_size < (24_000 if half else 40_000)
+    # Another process: its own codes and term ids.
+    other_codes, other_terms = Codebook(), TermCodebook()
+    other_codes.code("unrelated")
+    other_terms.ids(["zzz", "t3"])
+    read = read_snapshot(path, "test:model", TEST_DIM, other_codes, other_terms)
+    assert read is not None and read.watermark == 7 and read.forget_epoch == 2
+    for name, column in saved.columns.items():
+        if name not in ("category", "namespace", "type"):
+            np.testing.assert_array_equal(read.columns[name], column, err_msg=name)  # NaN (no date) too
+    names, other_names = codebook.strings(), other_codes.strings()
+    for name in ("category", "namespace", "type"):
+        expected = [None if c < 0 else names[c] for c in saved.columns[name].tolist()]
+        assert [None if c < 0 else other_names[c] for c in read.columns[name].tolist()] == expected
+    words, other_words = vocabulary.strings(), other_terms.strings()
+    assert [words[t] for t in saved.doc_terms.tolist()] == [other_words[t] for t in read.doc_terms.tolist()]
+    assert np.array_equal(read.doc_tf, saved.doc_tf) and np.array_equal(read.doc_sizes, saved.doc_sizes)
+    assert read.tags == saved.tags
+    assert read_snapshot(path, "test:other", TEST_DIM, other_codes, other_terms) is None

@@ -66,6 +66,9 @@ _EMBEDDING = PARTITION_FIELDS.index("embedding")
 _INDEX_STEP = 4
 # A partition this small loads from its rows in a few tens of milliseconds: no snapshot file for it.
 _SNAPSHOT_MIN_ROWS = 2_000
+# Changes a partition restored from its snapshot replays from the log at most (or a fifth of its rows, if more):
+# beyond that, reading every row costs less than replaying them one by one.
+_REPLAY_AT_MOST = 2_000
 # Unsaved changes (or a tenth of the rows, if more) after which an idle step saves the snapshot again: the log
 # replay on the next load stays short.
 _SNAPSHOT_BEHIND = 1_000
@@ -195,10 +198,11 @@ class PartitionCache(Generic[Conn]):
             loaded = partition is None
             if partition is None:
                 partition = self._restored(conn, key, bounds)
+            # A snapshot far behind the log: replaying row by row would cost more than reading them all.
+            if partition is not None and not self._catch_up(conn, key, partition, bounds.newest, loaded):
+                partition = None
             if partition is None:
                 rows = self.source.live_rows(conn, key, None)
-            else:
-                self._catch_up(conn, key, partition, bounds.newest)
         if partition is None:
             partition = self._load(conn, key, bounds.newest, rows)
         self._partitions[key] = partition
@@ -349,11 +353,14 @@ class PartitionCache(Generic[Conn]):
                 return None
             return self.source.changed(conn, key, seq)
 
-    def _catch_up(self, conn: Conn, key: PartitionKey, partition: Partition, newest: int) -> None:
-        """Called in the snapshot in which `newest`, the log's newest seq, was read."""
+    def _catch_up(self, conn: Conn, key: PartitionKey, partition: Partition, newest: int, bounded: bool) -> bool:
+        """Called in the snapshot in which `newest`, the log's newest seq, was read. `bounded`: replay only a
+        few changes (see `_REPLAY_AT_MOST`), else return False having changed nothing."""
         if newest <= partition.watermark:
-            return
+            return True
         ids = sorted(set(self.source.changed(conn, key, partition.watermark)))
+        if bounded and len(ids) > max(_REPLAY_AT_MOST, partition.n // 5):
+            return False
         if ids:
             current = {row[0]: row for row in self.source.live_rows(conn, key, ids)}
             for learning_id in ids:
@@ -368,6 +375,7 @@ class PartitionCache(Generic[Conn]):
         partition.watermark = newest
         if partition.unindexed:
             self._unindexed.add(key)
+        return True
 
     def _evict(self) -> None:
         total = sum(p.n for p in self._partitions.values())

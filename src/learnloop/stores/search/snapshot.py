@@ -7,10 +7,10 @@ keyword terms of each document — with the change-log seq it reflects, and the 
 older than the pruned part of the log, newer than the reader's view or from before a user was forgotten is
 ignored and the rows are read instead.
 
-The vectors are memory-mapped, not read. Layout: an 8-byte header length, a JSON header (names of
-codes and terms, arrays' dtypes, shapes and offsets, a CRC32 of the data), then the arrays, each 64-byte
-aligned. Codes and term ids are a process's own (`Codebook`, `TermCodebook`), so the file stores the strings
-behind them and a loader maps them to its own.
+Vectors are float16 when that loses nothing (else float32, memory-mapped rather than read). Layout: an
+8-byte header length, a JSON header (names of codes and terms, arrays' dtypes, shapes and offsets, a CRC32 of
+the data), then the arrays, each 64-byte aligned. Codes and term ids are a process's own (`Codebook`,
+`TermCodebook`), so the file stores the strings behind them and a loader maps them to its own.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def write_snapshot(
     names = vocabulary.strings()
     blobs: dict[str, npt.NDArray[Any]] = {name: arrays.columns[name] for name in (*_PLAIN, *_CODED)}
     blobs.update(
-        vectors=arrays.columns["vectors"].astype(np.float32, copy=False),
+        vectors=_compact(arrays.columns["vectors"]),
         doc_sizes=arrays.doc_sizes.astype(np.int64),
         doc_terms=local.astype(np.int32),
         doc_tf=arrays.doc_tf.astype(np.int32),
@@ -104,6 +104,12 @@ def write_snapshot(
     os.replace(tmp, path)
 
 
+def _compact(vectors: npt.NDArray[np.float32]) -> npt.NDArray[Any]:
+    """float16 when that loses nothing (embeddings stored as float16 come back bit for bit): half the file."""
+    half = vectors.astype(np.float16)
+    return half if np.array_equal(half.astype(np.float32), vectors) else vectors
+
+
 def read_snapshot(
     path: Path, model: str, dimension: int, codebook: Codebook, vocabulary: TermCodebook
 ) -> PartitionArrays | None:
@@ -137,6 +143,8 @@ def _parse(
             # Mapped read-only, not copied: the largest array by far, and a partition copies its columns
             # before it writes to them (on the next new row).
             raw[name] = np.memmap(path, np.float32, "r", start + offset, tuple(shape))
+        elif name == "vectors":
+            raw[name] = array.astype(np.float32)  # float16 (see `_compact`) to what searches multiply
         else:
             raw[name] = array.copy()  # off the map, which closes on return
     if checksum != header["crc32"] or raw["vectors"].shape != (n, dimension):
