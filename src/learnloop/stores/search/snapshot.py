@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,8 @@ def write_snapshot(
     encoded = json.dumps(header, separators=(",", ":")).encode()
     start = -(-(_LENGTH + len(encoded)) // _ALIGN) * _ALIGN
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp-snapshot")
+    # A name of this process and thread: two processes saving the same partition never write one file.
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "wb") as out:
         out.write(len(encoded).to_bytes(_LENGTH, "little"))
         out.write(encoded)
