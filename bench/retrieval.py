@@ -10,7 +10,8 @@ its own database. Figures per size: retrieve_context end to end (query embedding
 vector; the in-run baseline is an exact numpy scan over the user's vectors (top-6), alone and with the same
 embedding; writing a learning (validate, embed, insert, index, event); HNSW recall@10 against exact;
 `first_query_ms`, the first query of a process that reopens the file (its partition and index loaded from
-disk), and `first_query_after_growth_s`, the first after the bulk insert (the index built).
+disk), and `first_query_after_growth_s`, the first after the bulk insert (the index built); bytes per learning
+by table and index (dbstat) and beside the file (`<file>.ann/`: HNSW index, partition snapshot); peak RSS.
 Embeddings of the synthetic corpus are cached under .bench-cache/ so reruns skip that step.
 """
 
@@ -20,6 +21,7 @@ import argparse
 import asyncio
 import gc
 import hashlib
+import resource
 import sys
 import tempfile
 import time
@@ -40,6 +42,7 @@ from learnloop.loop import Loop
 from learnloop.models import EventAction, Scope
 from learnloop.simhash import simhash64_hex
 from learnloop.stores.base import EventDraft, Insert, NewLearning
+from learnloop.stores.search.embeddings import embedding_vectors
 from learnloop.stores.sqlite import SQLiteStore
 
 TENANT = "bench"
@@ -179,7 +182,8 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
             writes.append(time.perf_counter() - t0)
         recall = await ann_recall(store, query_vectors, loop.engine.retrieval.candidate_pool)
         # A restarted process: the file reopened, its first query (vector given: the embedder is loaded).
-        await loop.aclose()  # closes the embedder too
+        await loop.aclose()  # closes the embedder too (and saves the partitions' index and snapshot)
+        disk = disk_use(folder / "bench.db")
         embedder = resolve_embedder(spec, Settings(embedder_threads=args.threads))
         store = SQLiteStore(
             folder / "bench.db",
@@ -207,8 +211,11 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
             "ann_recall@10": recall,
             # Host load moves every figure here by ±30% from run to run; this ratio moves far less.
             "e2e_vs_baseline": round(s_e2e["p50"] / s_base_e2e["p50"], 2),
+            "vec_vs_baseline": round(s_vec["p50"] / s_base["p50"], 2),
             "first_query_ms": round(reopened_ms, 1),
             "first_query_after_growth_s": round(warm_s, 2),
+            **disk,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         }
     await loop.aclose()
     return {
@@ -217,6 +224,32 @@ async def run_profile(args: argparse.Namespace, spec: str) -> dict[str, object]:
         "other_learnings": len(other_texts),
         "queries": len(asked),
         "writes": len(write_texts),
+    }
+
+
+def disk_use(path: Path) -> dict[str, object]:
+    """Bytes per learning in the file (every user's learnings), by table and index (dbstat), and beside it
+    (the saved HNSW indexes and partition snapshots), with the totals in MB."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        learnings = conn.execute("SELECT COUNT(*) FROM learnings").fetchone()[0]
+        pages = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    finally:
+        conn.close()
+    beside: dict[str, int] = {}
+    for file in path.with_name(path.name + ".ann").glob("*"):
+        beside[file.suffix.lstrip(".")] = beside.get(file.suffix.lstrip("."), 0) + file.stat().st_size
+    db_bytes = path.stat().st_size
+    return {
+        "learnings_in_file": learnings,
+        "db_mb": round(db_bytes / 1e6, 1),
+        "beside_db_mb": round(sum(beside.values()) / 1e6, 1),
+        "bytes_per_learning": round((db_bytes + sum(beside.values())) / learnings),
+        # Tables and indexes of more than one page (the rest are empty).
+        "bytes_per_learning_by_table": {name: round(size / learnings, 1) for name, size in pages if size > 4096},
+        "bytes_per_learning_beside": {name: round(size / learnings) for name, size in beside.items()},
     }
 
 
@@ -235,7 +268,7 @@ async def ann_recall(store: SQLiteStore, query_vectors: np.ndarray, pool: int) -
         (TENANT, USER),
     ).fetchall()
     conn.close()
-    matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    matrix = embedding_vectors([r[0] for r in rows], query_vectors.shape[1])
     scope = Scope(tenant=TENANT, user=USER)
     overlap = []
     for v in query_vectors[:100]:
@@ -286,9 +319,12 @@ def main() -> None:
                     f["baseline_p50_ms"],
                     f["baseline_e2e_p50_ms"],
                     f["e2e_vs_baseline"],
+                    f["vec_vs_baseline"],
                     f["write_p50_ms"],
                     f["ann_recall@10"],
                     f["first_query_ms"],
+                    f["bytes_per_learning"],
+                    f["peak_rss_mb"],
                 ]
             )
     print_table(
@@ -304,16 +340,31 @@ def main() -> None:
             "numpy p50",
             "numpy+embed p50",
             "e2e ÷ numpy+embed",
+            "vec ÷ numpy",
             "write p50",
             "recall@10",
             "first query ms",
+            "bytes/learning",
+            "peak RSS MB",
         ],
         rows,
     )
+    for spec, profile in figures["profiles"].items():  # type: ignore[union-attr]
+        for size, f in profile["sizes"].items():
+            parts = {**f["bytes_per_learning_by_table"], **f["bytes_per_learning_beside"]}
+            tables = sorted(parts.items(), key=lambda kv: -kv[1])
+            print_table(
+                f"{spec} at {size}: bytes per learning ({f['learnings_in_file']} learnings in the file; "
+                f"{f['db_mb']} MB file, {f['beside_db_mb']} MB beside it)",
+                ["table, index or file", "bytes per learning"],
+                tables,
+            )
     print("\n  e2e: embed the query + hybrid search + rank + render + record hits (one transaction)")
     print("  vec: the same with the query vector given; numpy: exact top-6 scan of the user's vectors (baseline)")
     print("  e2e ÷ numpy+embed: the end-to-end p50 against embedding plus a bare numpy scan, in the same run")
+    print("  vec ÷ numpy: learnloop's own time (query vector given) against the exact numpy scan, in the same run")
     print("  first query: the first query of a process that reopened the file (partition and index from disk)")
+    print("  bytes/learning: the file and what is saved beside it (HNSW index, partition snapshot), per learning")
 
 
 if __name__ == "__main__":

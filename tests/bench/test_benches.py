@@ -96,8 +96,20 @@ def test_retrieval_reports_latencies_per_size(tmp_path: Path) -> None:
         *("--embedder", EMBEDDER, "--db-dir", tmp_path),
     )
     size = figures["sizes"]["300"]
-    for key in ("e2e_p50_ms", "e2e_p95_ms", "vec_p50_ms", "baseline_p50_ms", "write_p50_ms", "first_query_ms"):
+    for key in (
+        "e2e_p50_ms",
+        "e2e_p95_ms",
+        "vec_p50_ms",
+        "baseline_p50_ms",
+        "vec_vs_baseline",
+        "write_p50_ms",
+        "first_query_ms",
+        "bytes_per_learning",
+        "peak_rss_mb",
+    ):
         assert isinstance(size[key], int | float), key
+    assert size["learnings_in_file"] == 300 + 3 * 5 + 3  # the user's, the others', and the timed writes
+    assert size["bytes_per_learning_by_table"]["learnings"] > 0
 
 
 def test_locomo_recall_reports_recall_per_retriever(tiny_locomo: tuple[Path, int, int]) -> None:

@@ -136,7 +136,7 @@ async def test_a_process_behind_the_pruned_log_reloads_its_partition(tmp_path: P
         assert {c.id for c in await reader.search(ALICE, request(unit_vector(0)))} == live
         assert reader._partitions._partitions[("t1", "alice")] is not loaded
         moved = await reader.search(ALICE, request(unit_vector(101), k=1))
-        assert [c.id for c in moved] == [ids[0]] and moved[0].vector_similarity == pytest.approx(1.0, abs=1e-5)
+        assert [c.id for c in moved] == [ids[0]] and moved[0].vector_similarity == pytest.approx(1.0, abs=1e-3)
         assert [c.id for c in await reader.search(ALICE, request(unit_vector(100), k=1))] == [fresh]
 
         # Caught up again, it follows the (now short) log as before, without another reload.
@@ -214,7 +214,7 @@ async def test_a_saved_index_older_than_the_pruned_log_is_rebuilt(
     reopened = open_store(path, clock, ann_threshold=50)
     try:
         found = await reopened.search(scope, request(unit_vector(500), k=1))
-        assert [c.id for c in found] == [ids[7]] and found[0].vector_similarity == pytest.approx(1.0, abs=1e-5)
+        assert [c.id for c in found] == [ids[7]] and found[0].vector_similarity == pytest.approx(1.0, abs=1e-3)
     finally:
         await reopened.aclose()
     assert builds == [60, 60]

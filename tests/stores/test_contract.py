@@ -170,7 +170,7 @@ async def test_search_fuses_vector_and_text_and_filters_before_ranking(store: St
     )
     by_id = {c.id: c for c in found}
     assert set(by_id) == {near, keyword}
-    assert by_id[near].vector_rank == 1 and by_id[near].vector_similarity == pytest.approx(1.0, abs=1e-5)
+    assert by_id[near].vector_rank == 1 and by_id[near].vector_similarity == pytest.approx(1.0, abs=1e-3)
     assert by_id[keyword].text_rank == 1
     only_equipment = await store.search(
         ALICE,
@@ -287,7 +287,8 @@ async def test_export_streams_owned_rows_with_vectors(store: Store) -> None:
     rows = [(learning, vector) async for learning, vector in store.export(ALICE)]
     assert [learning.text for learning, _ in rows] == ["one", "two"]
     assert all(vector is not None and vector.shape == (TEST_DIM,) for _, vector in rows)
-    np.testing.assert_allclose(rows[0][1], unit_vector(1), atol=1e-6)  # type: ignore[arg-type]
+    # Stored as float16 (`stores.search.embeddings`): within half a unit in the last place of float16.
+    np.testing.assert_allclose(rows[0][1], unit_vector(1), atol=1e-3)  # type: ignore[arg-type]
 
 
 async def test_existing_texts(store: Store) -> None:

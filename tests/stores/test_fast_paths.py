@@ -106,7 +106,7 @@ async def test_plan_and_apply_decides_on_the_neighbours_in_one_transaction(store
         return [Update(learning.id, {"status": Status.VERIFIED}, EventDraft("person", EventAction.PROMOTED))]
 
     result = await store.plan_and_apply(ALICE, ALICE, unit_vector(3), "learning", 5, plan, min_similarity=0.99)
-    assert [(n.id, round(s, 4)) for n, s in seen[0]] == [(close, 1.0)]
+    assert [(n.id, round(s, 3)) for n, s in seen[0]] == [(close, 1.0)]
     promoted = await store.get(ALICE, close)
     assert promoted is not None and promoted.status is Status.VERIFIED
     assert [e.action for e in result.events] == ["promoted"]

@@ -78,7 +78,8 @@ def fuse_hits(
         # Absolute evidence for every hit, whichever search found it: its cosine with the query and the share
         # of the query's keyword weight it holds. Relevance thresholds need both (a BM25 score or a rank
         # moves with the size of the partition; these do not).
-        similarities = partition.similarities(mine, request.vector) if request.vector is not None else {}
+        unscored = [i for i in mine if found[i][0] is None]  # keyword hits the vector search did not return
+        similarities = partition.similarities(unscored, request.vector) if request.vector is not None else {}
         coverage = partition.coverage(mine, vocabulary.known(query_terms), len(set(query_terms))) if query_terms else {}
         for i in mine:
             known, vector_rank, text_score, text_rank, _ = found[i]

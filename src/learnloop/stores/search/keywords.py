@@ -50,11 +50,25 @@ class TermCodebook:
     def known(self, terms: Sequence[str]) -> list[int]:
         return [i for t in terms if (i := self._ids.get(t)) is not None]
 
+    def ids(self, terms: Sequence[str]) -> list[int]:
+        """The id of each of `terms`, new ones added."""
+        ids = self._ids
+        return [ids.setdefault(t, len(ids)) for t in terms]
+
+    def strings(self) -> list[str]:
+        """Every term, at the index of its id."""
+        return list(self._ids)
+
 
 class KeywordIndex:
     def __init__(self) -> None:
-        self.doc_terms: list[IntArray] = []  # per slot: term ids
-        self.doc_tf: list[IntArray] = []  # per slot: term frequencies
+        # Each slot's term ids and frequencies: slots [0, based) flat (row i at base_offsets[i]:[i + 1]), so a
+        # loaded partition holds a few arrays rather than two per document; later slots one array each.
+        self.base_terms = np.zeros(0, dtype=np.int32)
+        self.base_tf = np.zeros(0, dtype=np.int32)
+        self.base_offsets = np.zeros(1, dtype=np.int64)
+        self.recent_terms: list[IntArray] = []
+        self.recent_tf: list[IntArray] = []
         self.doc_len = np.zeros(0, dtype=np.float32)
         self.alive = np.zeros(0, dtype=bool)
         self.df: dict[int, int] = {}
@@ -71,13 +85,22 @@ class KeywordIndex:
         self._length_norm: npt.NDArray[np.float32] | None = None
 
     @property
+    def based(self) -> int:
+        return len(self.base_offsets) - 1
+
+    @property
     def slots(self) -> int:
-        return len(self.doc_terms)
+        return self.based + len(self.recent_terms)
+
+    def terms_of(self, slot: int) -> IntArray:
+        if slot < self.based:
+            return self.base_terms[self.base_offsets[slot] : self.base_offsets[slot + 1]]
+        return self.recent_terms[slot - self.based]
 
     def add(self, terms: IntArray, tf: IntArray) -> int:
-        slot = len(self.doc_terms)
-        self.doc_terms.append(terms)
-        self.doc_tf.append(tf)
+        slot = self.slots
+        self.recent_terms.append(terms)
+        self.recent_tf.append(tf)
         length = int(tf.sum())
         if slot >= len(self.doc_len):
             size = max(64, 2 * len(self.doc_len), slot + 1)
@@ -100,12 +123,12 @@ class KeywordIndex:
     def add_many(self, terms: Sequence[IntArray], tf: Sequence[IntArray]) -> int:
         """`add` for many documents at once (loading a partition): the index is rebuilt once, with document
         frequencies counted over the whole batch, instead of growing the delta document by document."""
-        first = len(self.doc_terms)
+        first = self.slots
         count = len(terms)
         if count == 0:
             return first
-        self.doc_terms.extend(terms)
-        self.doc_tf.extend(tf)
+        self.recent_terms.extend(terms)
+        self.recent_tf.extend(tf)
         sizes = np.fromiter((len(t) for t in terms), dtype=np.int64, count=count)
         flat_tf = np.concatenate(tf) if sizes.sum() else np.zeros(0, dtype=np.int32)
         owner = np.repeat(np.arange(count), sizes)
@@ -128,6 +151,34 @@ class KeywordIndex:
         self.freeze()
         return first
 
+    def restore(self, terms: IntArray, tf: IntArray, sizes: npt.NDArray[np.int64]) -> None:
+        """Fill an empty index with documents given flat (a snapshot's arrays): document `i` holds the next
+        `sizes[i]` entries of `terms` and `tf`."""
+        count = len(sizes)
+        self.base_terms, self.base_tf = terms, tf
+        self.base_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        self.recent_terms, self.recent_tf = [], []
+        owner = np.repeat(np.arange(count, dtype=np.int32), sizes)
+        lengths = np.bincount(owner, weights=tf, minlength=count).astype(np.int64)
+        self.doc_len = lengths.astype(np.float32)
+        self.alive = np.ones(count, dtype=bool)
+        self._length_norm = None
+        self.live_docs = count
+        self.total_len = int(lengths.sum())
+        frequency = np.bincount(terms) if terms.size else np.zeros(0, dtype=np.int64)
+        present = np.flatnonzero(frequency)
+        self.df = dict(zip(present.tolist(), frequency[present].tolist(), strict=True))
+        self._freeze_flat(terms, tf, owner)
+
+    def documents(self, slots: npt.NDArray[np.int64]) -> tuple[IntArray, IntArray, npt.NDArray[np.int64]]:
+        """The term ids and frequencies of `slots`, flat, and how many each holds (see `restore`)."""
+        self._fold()
+        starts = self.base_offsets[slots]
+        sizes = self.base_offsets[slots + 1] - starts
+        ends = np.cumsum(sizes)
+        gather = np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
+        return self.base_terms[gather], self.base_tf[gather], sizes
+
     def kill(self, slot: int) -> None:
         if not self.alive[slot]:
             return
@@ -135,35 +186,48 @@ class KeywordIndex:
         self.live_docs -= 1
         self.total_len -= int(self.doc_len[slot])
         self._length_norm = None
-        for term in self.doc_terms[slot].tolist():
+        for term in self.terms_of(slot).tolist():
             self.df[term] -= 1
+
+    def _fold(self) -> None:
+        """Move the recent slots' arrays into the flat ones."""
+        if not self.recent_terms:
+            return
+        sizes = np.fromiter((len(t) for t in self.recent_terms), dtype=np.int64, count=len(self.recent_terms))
+        self.base_terms = np.concatenate((self.base_terms, *self.recent_terms)).astype(np.int32, copy=False)
+        self.base_tf = np.concatenate((self.base_tf, *self.recent_tf)).astype(np.int32, copy=False)
+        self.base_offsets = np.concatenate((self.base_offsets, self.base_offsets[-1] + np.cumsum(sizes)))
+        self.recent_terms, self.recent_tf = [], []
 
     def freeze(self) -> None:
         """Fold every slot into the compressed index (dead slots stay, masked, until compaction)."""
-        count = len(self.doc_terms)
-        if count == 0:
+        if self.slots == 0:
             return
-        lengths = np.fromiter((len(t) for t in self.doc_terms), dtype=np.int64, count=count)
-        terms = np.concatenate(self.doc_terms) if count else np.zeros(0, dtype=np.int32)
-        tfs = np.concatenate(self.doc_tf).astype(np.float32)
-        slots = np.repeat(np.arange(count, dtype=np.int32), lengths)
+        self._fold()
+        slots = np.repeat(np.arange(self.based, dtype=np.int32), np.diff(self.base_offsets))
+        self._freeze_flat(self.base_terms, self.base_tf, slots)
+
+    def _freeze_flat(self, terms: IntArray, tf: IntArray, slots: IntArray) -> None:
+        """`freeze` from every slot's (term, frequency) entries, flat, with the slot of each."""
+        tfs = tf.astype(np.float32)
         order = np.argsort(terms, kind="stable")
         terms, self.post_slots, self.post_tf = terms[order], slots[order], tfs[order]
         boundaries = np.flatnonzero(np.diff(terms)) + 1
-        starts = np.concatenate(([0], boundaries)).tolist()
+        starts = np.concatenate(([0], boundaries)).astype(np.int64)
         ends = np.concatenate((boundaries, [len(terms)])).tolist()
-        self.term_index = {int(terms[s]): (s, e) for s, e in zip(starts, ends, strict=True)} if len(terms) else {}
-        self.frozen = count
+        spans = zip(starts.tolist(), ends, strict=True)
+        self.term_index = dict(zip(terms[starts].tolist(), spans, strict=True)) if len(terms) else {}
+        self.frozen = self.slots
         self.delta = {}
 
     def compact(self, keep: IntArray) -> None:
         """Keep only the slots in `keep` (in that order): they become slots 0..len(keep)-1."""
-        kept = keep.tolist()
-        self.doc_terms = [self.doc_terms[s] for s in kept]
-        self.doc_tf = [self.doc_tf[s] for s in kept]
+        terms, tf, sizes = self.documents(keep.astype(np.int64))
+        self.base_terms, self.base_tf = terms, tf
+        self.base_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         self.doc_len = self.doc_len[keep].copy()
         self._length_norm = None
-        self.alive = np.ones(len(kept), dtype=bool)
+        self.alive = np.ones(len(keep), dtype=bool)
         self.freeze()
 
     def postings(self, term: int) -> tuple[IntArray, npt.NDArray[np.float32]]:
@@ -211,8 +275,13 @@ class KeywordIndex:
 
     def scores(self, query_terms: Sequence[int]) -> npt.NDArray[np.float32] | None:
         """BM25 of every slot for the query (zero where no term matches), or None when nothing matches."""
+        return self.weigh(query_terms)[0]
+
+    def weigh(self, query_terms: Sequence[int]) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float64]]:
+        """`scores` and `held_weight` in one pass over the query terms' postings (retrieval needs both)."""
+        held = np.zeros(self.slots, dtype=np.float64)
         if self.live_docs == 0:
-            return None
+            return None, held
         scores: npt.NDArray[np.float32] | None = None
         for term in set(query_terms):
             df = self.df.get(term, 0)
@@ -225,4 +294,5 @@ class KeywordIndex:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.
             scores[slots] += (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False)
-        return scores
+            held[slots] += idf
+        return scores, held

@@ -26,6 +26,7 @@ from ...models import Filters, Status
 from .ann import Ann
 from .keywords import KeywordIndex
 from .row_codes import STATUS_CODES, Codebook, RowCodes
+from .snapshot import PartitionArrays
 
 __all__ = ["Partition", "Selection"]
 
@@ -112,6 +113,10 @@ class Partition:
         self._selections_version = 0
         # The source's stamp when this partition last caught up (see `partition_cache.PartitionSource.stamp`).
         self.synced: Hashable | None = None
+        # Changes of any kind (hit counts too) since the saved snapshot, if any (see `snapshot`); None: never saved.
+        self.unsaved: int | None = None
+        # The last keyword search's query terms and rows (version), and the weight each slot holds of them.
+        self._weighed: tuple[tuple[tuple[int, ...], int], npt.NDArray[np.float64]] | None = None
 
     @property
     def n(self) -> int:
@@ -159,7 +164,40 @@ class Partition:
         self.size = end
         self.version += 1
 
+    def arrays(self, forget_epoch: int) -> PartitionArrays:
+        """The live rows, compacted, as a snapshot saves them."""
+        keep = np.flatnonzero(self.alive[: self.size])
+        skipped = ("alive", "tags")
+        terms, tf, sizes = self.keywords.documents(keep)
+        return PartitionArrays(
+            watermark=self.watermark,
+            forget_epoch=forget_epoch,
+            columns={name: getattr(self, name)[keep] for name in _COLUMNS if name not in skipped},
+            tags=[tuple(tags) for tags in self.tags[keep].tolist()],
+            doc_terms=terms,
+            doc_tf=tf,
+            doc_sizes=sizes,
+        )
+
+    def restore(self, arrays: PartitionArrays) -> None:
+        """Fill an empty partition from a snapshot's arrays; it then reflects the log up to their watermark."""
+        n = len(arrays.columns["ids"])
+        # The arrays as they come (no copy into zeroed columns): `_reserve` grows them on the next write.
+        for name, column in arrays.columns.items():
+            setattr(self, name, column)
+        self.alive = np.ones(n, dtype=bool)
+        self.tags = np.empty(n, dtype=object)
+        for slot, tags in enumerate(arrays.tags):
+            self.tags[slot] = tags
+        self.slot_of = dict(zip(arrays.columns["ids"].tolist(), range(n), strict=True))
+        self.keywords.restore(arrays.doc_terms, arrays.doc_tf, arrays.doc_sizes)
+        self.size = n
+        self.watermark = arrays.watermark
+        self.version += 1
+        self.unsaved = 0
+
     def upsert(self, learning_id: int, vector: Vectors, codes: RowCodes) -> None:
+        self._note_change()
         old = self.slot_of.get(learning_id)
         # A status or category change keeps the vector, and the index needs no costly re-insert for it.
         moved = old is None or not np.array_equal(self.vectors[old], vector)
@@ -177,6 +215,11 @@ class Partition:
         if slot is not None:
             self.hits[slot] = hits
             self.updated_at[slot] = updated_at
+            self._note_change()
+
+    def _note_change(self) -> None:
+        if self.unsaved is not None:
+            self.unsaved += 1
 
     def ranking(self, learning_ids: Sequence[int]) -> dict[int, RankingColumns]:
         """(status, hits, updated_at, tags, said_at, event_at, event_until) of those of `learning_ids` that live
@@ -222,14 +265,21 @@ class Partition:
         total = sum(weights.values()) + unknown
         if total <= 0:
             return {}
-        held = self.keywords.held_weight(terms)
+        held = self._held_weight(terms)
         slots = np.fromiter((slot for _, slot in found), dtype=np.int64, count=len(found))
         inside = slots < held.size  # a slot the keyword index has not reached holds no term yet
         shares = np.zeros(len(found), dtype=np.float64)
         shares[inside] = held[slots[inside]] / total
         return dict(zip((i for i, _ in found), shares.tolist(), strict=True))
 
+    def _held_weight(self, terms: Sequence[int]) -> npt.NDArray[np.float64]:
+        """`KeywordIndex.held_weight`, as the keyword search of the same query and rows computed it."""
+        if self._weighed is not None and self._weighed[0] == (tuple(terms), self.version):
+            return self._weighed[1]
+        return self.keywords.held_weight(terms)
+
     def remove(self, learning_id: int) -> None:
+        self._note_change()
         if self._kill(learning_id) and self.ann is not None:
             self.unindexed.pop(learning_id, None)
             self.ann.remove(learning_id)
@@ -382,10 +432,12 @@ class Partition:
             return []
         self.ensure_ann()
         if self.ann is not None and selection.count / self.size > 0.25:
-            found = self.ann.query(vector, k * 2)
+            everything = selection.count == self.n  # every live row passes, and the index holds only live rows
+            wanted = k if everything else k * 2  # room for the rows the filters drop
+            found = self.ann.query(vector, wanted)
             if self.unindexed:
-                found = self._with_unindexed(found, vector, k * 2)
-            if selection.count == self.n:  # every live row passes, and the index holds only live rows
+                found = self._with_unindexed(found, vector, wanted)
+            if everything:
                 kept = [(i, s) for i, s in found if i in self.slot_of]
             else:
                 mask = selection.mask
@@ -408,7 +460,8 @@ class Partition:
 
     def keyword_search(self, terms: Sequence[int], k: int, selection: Selection) -> list[tuple[int, float]]:
         """(learning id, BM25 score) of the best keyword matches passing `selection`, best first."""
-        scores = self.keywords.scores(terms)
+        scores, held = self.keywords.weigh(terms)
+        self._weighed = ((tuple(terms), self.version), held)  # what `coverage` of the same query reads
         if scores is None:
             return []
         return self._top(scores[: self.size], k, selection.mask, positive_only=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
@@ -25,19 +26,24 @@ import numpy as np
 from ...models import Filters, Learning, Scope, Status
 from ...terms import index_terms
 from ..records import SearchRequest, Vector
+from .embeddings import embedding_vector, embedding_vectors
 from .fusion import Hits, Ranking, fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
 from .row_codes import STATUS_CODES, Codebook, RowCodes
+from .snapshot import read_snapshot, write_snapshot
 
 __all__ = ["PARTITION_FIELDS", "LogBounds", "PartitionCache", "PartitionKey", "PartitionSource"]
+
+log = logging.getLogger("learnloop.vectors")
 
 PartitionKey = tuple[str, str]
 Conn = TypeVar("Conn")
 Conn_contra = TypeVar("Conn_contra", contravariant=True)
 
 # What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
-# float32 bytes, tags as a JSON list (text, or already decoded). Positional, since a load reads every row.
+# stored (`embeddings`: tagged float16, or float32 bytes), tags as a JSON list (text, or already decoded).
+# Positional, since a load reads every row.
 PARTITION_FIELDS = (
     "id",
     "status",
@@ -58,6 +64,14 @@ PARTITION_FIELDS = (
 _EMBEDDING = PARTITION_FIELDS.index("embedding")
 # Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
 _INDEX_STEP = 4
+# A partition this small loads from its rows in a few tens of milliseconds: no snapshot file for it.
+_SNAPSHOT_MIN_ROWS = 2_000
+# Changes a partition restored from its snapshot replays from the log at most (or a fifth of its rows, if more):
+# beyond that, reading every row costs less than replaying them one by one.
+_REPLAY_AT_MOST = 2_000
+# Unsaved changes (or a tenth of the rows, if more) after which an idle step saves the snapshot again: the log
+# replay on the next load stays short.
+_SNAPSHOT_BEHIND = 1_000
 _NONE = float("nan")
 
 
@@ -181,23 +195,65 @@ class PartitionCache(Generic[Conn]):
             if partition is not None and partition.watermark < bounds.pruned_through:
                 del self._partitions[key]  # changes it has not replayed are gone from the log
                 partition = None
+            loaded = partition is None
+            if partition is None:
+                partition = self._restored(conn, key, bounds)
+            # A snapshot far behind the log: replaying row by row would cost more than reading them all.
+            if partition is not None and not self._catch_up(conn, key, partition, bounds.newest, loaded):
+                partition = None
             if partition is None:
                 rows = self.source.live_rows(conn, key, None)
-            else:
-                self._catch_up(conn, key, partition, bounds.newest)
         if partition is None:
             partition = self._load(conn, key, bounds.newest, rows)
-            self._partitions[key] = partition
+        self._partitions[key] = partition
+        self._partitions.move_to_end(key)
+        if loaded:
             self._evict()
-        else:
-            self._partitions.move_to_end(key)
         partition.synced = stamp
         return partition
 
     def housekeeping(self, conn: Conn) -> bool:
-        """One idle step: the backend's maintenance passes when one is due (rarely), else index new vectors;
-        True while more remains."""
-        return any(step(conn) for step in self.passes) or self.index_pending()
+        """One idle step: the backend's maintenance passes when one is due (rarely), else index new vectors,
+        else save one partition's snapshot that is missing or far behind; True while more remains."""
+        return any(step(conn) for step in self.passes) or self.index_pending() or self._save_one_snapshot()
+
+    def _save_one_snapshot(self) -> bool:
+        for key, partition in self._partitions.items():
+            behind = partition.unsaved is None or partition.unsaved >= max(_SNAPSHOT_BEHIND, partition.n // 10)
+            if behind and partition.n >= _SNAPSHOT_MIN_ROWS:
+                self._save_snapshot(key, partition)
+                return True
+        return False
+
+    def _save_snapshot(self, key: PartitionKey, partition: Partition) -> None:
+        """Save the partition's snapshot if it has changed since the last one (and is worth one)."""
+        path = self._snapshot_path(key)
+        if path is None or partition.unsaved == 0 or partition.n < _SNAPSHOT_MIN_ROWS or self._forget_epoch is None:
+            return
+        try:
+            arrays = partition.arrays(self._forget_epoch)
+            write_snapshot(path, arrays, self.embedding_model, self.codebook, self.terms)
+        except OSError:
+            log.warning("could not save the search partition snapshot %s", path, exc_info=True)
+            return
+        partition.unsaved = 0
+
+    def _restored(self, conn: Conn, key: PartitionKey, bounds: LogBounds) -> Partition | None:
+        """The partition from its snapshot, if there is one the log can bring up to date (called in the
+        snapshot in which `bounds` were read; the caller replays the log from the snapshot's watermark)."""
+        path = self._snapshot_path(key)
+        if path is None:
+            return None
+        arrays = read_snapshot(path, self.embedding_model, self.dimension, self.codebook, self.terms)
+        if arrays is None:
+            return None
+        # Written before a user was forgotten (it may hold them), or its gap no longer in the log, or written
+        # by a process that had seen commits this read snapshot does not: the rows decide.
+        if arrays.forget_epoch != bounds.forget_epoch or not bounds.pruned_through <= arrays.watermark <= bounds.newest:
+            return None
+        partition = self._new_partition(conn, key, arrays.watermark)
+        partition.restore(arrays)
+        return partition
 
     def index_pending(self) -> bool:
         """One small step of adding new vectors to the partitions' ANN indexes; True while more remain."""
@@ -217,11 +273,19 @@ class PartitionCache(Generic[Conn]):
         if partition is None:
             partition = Partition(self.dimension, 0, 0, self._ann_path(key), lambda seq: None)
         partition.drop_ann_files()
+        snapshot = self._snapshot_path(key)
+        if snapshot is not None:
+            snapshot.unlink(missing_ok=True)
 
     def close(self) -> None:
-        for partition in self._partitions.values():
+        for key, partition in self._partitions.items():
             partition.save_ann()
+            self._save_snapshot(key, partition)
         self._partitions.clear()
+
+    def _snapshot_path(self, key: PartitionKey) -> Path | None:
+        path = self._ann_path(key)
+        return None if path is None else path.with_suffix(".snapshot")
 
     def _ann_path(self, key: PartitionKey) -> Path | None:
         if self.ann_dir is None:
@@ -263,18 +327,20 @@ class PartitionCache(Generic[Conn]):
             event_until=_NONE if end is None else end,
         )
 
-    def _load(self, conn: Conn, key: PartitionKey, watermark: int, rows: list[Sequence[Any]]) -> Partition:
-        """A partition of `rows`, read in the snapshot in which `watermark` was the log's newest."""
-        partition = Partition(
+    def _new_partition(self, conn: Conn, key: PartitionKey, watermark: int) -> Partition:
+        return Partition(
             self.dimension,
             watermark,
             self.ann_threshold,
             self._ann_path(key),
             functools.partial(self._changes_since, conn, key),
         )
+
+    def _load(self, conn: Conn, key: PartitionKey, watermark: int, rows: list[Sequence[Any]]) -> Partition:
+        """A partition of `rows`, read in the snapshot in which `watermark` was the log's newest."""
+        partition = self._new_partition(conn, key, watermark)
         if rows:
-            blob = b"".join(row[_EMBEDDING] for row in rows)
-            vectors = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1)
+            vectors = embedding_vectors([row[_EMBEDDING] for row in rows], self.dimension)
             partition.bulk_load([r[0] for r in rows], vectors, self._codes_many(rows))
             partition.keywords.freeze()
         return partition
@@ -287,11 +353,14 @@ class PartitionCache(Generic[Conn]):
                 return None
             return self.source.changed(conn, key, seq)
 
-    def _catch_up(self, conn: Conn, key: PartitionKey, partition: Partition, newest: int) -> None:
-        """Called in the snapshot in which `newest`, the log's newest seq, was read."""
+    def _catch_up(self, conn: Conn, key: PartitionKey, partition: Partition, newest: int, bounded: bool) -> bool:
+        """Called in the snapshot in which `newest`, the log's newest seq, was read. `bounded`: replay only a
+        few changes (see `_REPLAY_AT_MOST`), else return False having changed nothing."""
         if newest <= partition.watermark:
-            return
+            return True
         ids = sorted(set(self.source.changed(conn, key, partition.watermark)))
+        if bounded and len(ids) > max(_REPLAY_AT_MOST, partition.n // 5):
+            return False
         if ids:
             current = {row[0]: row for row in self.source.live_rows(conn, key, ids)}
             for learning_id in ids:
@@ -299,19 +368,21 @@ class PartitionCache(Generic[Conn]):
                 if row is None:
                     partition.remove(learning_id)
                 else:
-                    vector = np.frombuffer(row[_EMBEDDING], dtype=np.float32)
+                    vector = embedding_vector(row[_EMBEDDING])
                     partition.upsert(learning_id, vector, self._codes(row))
         # Up to date through `newest` even when only other partitions changed: a watermark left behind
         # would fall under the pruned part of the log and force a needless reload.
         partition.watermark = newest
         if partition.unindexed:
             self._unindexed.add(key)
+        return True
 
     def _evict(self) -> None:
         total = sum(p.n for p in self._partitions.values())
         while total > self.max_vectors and len(self._partitions) > 1:
-            _, oldest = self._partitions.popitem(last=False)
+            key, oldest = self._partitions.popitem(last=False)
             oldest.save_ann()
+            self._save_snapshot(key, oldest)
             total -= oldest.n
 
 

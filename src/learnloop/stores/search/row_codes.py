@@ -27,6 +27,10 @@ class Codebook:
     def known(self, value: str) -> int | None:
         return self._codes.get(value)
 
+    def strings(self) -> list[str]:
+        """Every interned string, at the index of its code."""
+        return list(self._codes)
+
 
 @dataclass(frozen=True)
 class RowCodes:

@@ -19,6 +19,7 @@ from ..retention import DEFAULT_RETENTION
 from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionCache, PartitionKey
 from .changelog import LOG_BOUNDS, change_log_pruner
 from .connection import read_transaction
+from .embedding_storage import embedding_shrinker
 from .event_retention import retrieval_compactor
 
 __all__ = ["SQLitePartitionSource", "sqlite_partitions"]
@@ -77,8 +78,9 @@ def sqlite_partitions(
     retrieval_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
     clock: Callable[[], datetime],
 ) -> PartitionCache[sqlite3.Connection]:
-    """The file's partition cache: ANN indexes saved beside the file (`<path>.ann/`), and the idle passes that
-    prune the change log and fold old retrieval events run before new vectors are indexed."""
+    """The file's partition cache: ANN indexes and snapshots saved beside the file (`<path>.ann/`), and the idle
+    passes that prune the change log, fold old retrieval events and rewrite float32 embeddings in float16 run
+    before new vectors are indexed."""
     return PartitionCache(
         source,
         embedding_model=source.embedding_model,
@@ -89,5 +91,6 @@ def sqlite_partitions(
         passes=(
             change_log_pruner(change_retention, clock).step,
             retrieval_compactor(retrieval_retention, clock).step,
+            embedding_shrinker(clock).step,
         ),
     )

@@ -8,11 +8,11 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-import numpy as np
 from pydantic import BaseModel
 
 from ...models import Event, Learning, LearningType, Origin, Panel, Source, Status
 from ..base import NewLearning, Vector
+from ..search.embeddings import embedding_blob, embedding_vector
 
 __all__ = [
     "LEARNING_COLUMNS",
@@ -88,7 +88,8 @@ def scope_token(tenant: str, user: str | None) -> str:
 
 
 def vector_from_blob(blob: bytes) -> Vector:
-    return np.frombuffer(blob, dtype=np.float32)
+    """A stored embedding (a learning's: tagged float16, see `search.embeddings`; a tool table's: float32)."""
+    return embedding_vector(blob)
 
 
 def column_value(field: str, value: Any) -> Any:
@@ -133,7 +134,7 @@ def new_learning_values(record: NewLearning, now: datetime) -> dict[str, Any]:
         "created_at": created.timestamp(),
         "updated_at": (record.updated_at or created).timestamp(),
         "last_retrieved_at": to_ts(record.last_retrieved_at),
-        "embedding": np.ascontiguousarray(record.vector, dtype=np.float32).tobytes(),
+        "embedding": embedding_blob(record.vector),
         "embedding_model": record.embedding_model,
         "superseded_by": None,
         "status_reason": record.status_reason,

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from ...errors import ConflictError, NotFound, PermissionDenied, ValidationError
 from ...models import Event, Learning, Scope
 from ..base import (
@@ -27,6 +25,7 @@ from ..base import (
     Touch,
     Update,
 )
+from ..search.embeddings import embedding_blob
 from . import review
 from .rows import (
     FIELD_COLUMNS,
@@ -172,7 +171,7 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
         params.append(scope_token(scope.tenant, new_user))
     if op.vector is not None:
         assignments += ["embedding = ?", "embedding_model = ?"]
-        params += [np.ascontiguousarray(op.vector, dtype=np.float32).tobytes(), op.embedding_model]
+        params += [embedding_blob(op.vector), op.embedding_model]
     row = conn.execute(
         f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ? RETURNING {LEARNING_COLUMNS}", [*params, op.id]
     ).fetchone()

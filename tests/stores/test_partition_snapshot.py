@@ -1,0 +1,323 @@
+"""A search partition saved beside the file (`stores.search.snapshot`) is only a cache: a reopened store answers
+exactly as it would from the rows, replays what changed since the snapshot, and ignores a snapshot it cannot
+trust (corrupt, truncated, behind the pruned log, from before a user was forgotten)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from learnloop.models import EventAction, Filters, Scope, Status
+from learnloop.stores.base import Candidate, Delete, EventDraft, Insert, SearchRequest, Update
+from learnloop.stores.search import partition_cache
+from learnloop.stores.search.keywords import TermCodebook
+from learnloop.stores.search.partition import Partition
+from learnloop.stores.search.row_codes import Codebook, RowCodes
+from learnloop.stores.search.snapshot import read_snapshot, write_snapshot
+from learnloop.stores.sqlite import SQLiteStore, changelog
+from learnloop.stores.sqlite.partitions import SQLitePartitionSource
+from tests.conftest import TEST_DIM, unit_vector
+from tests.stores.test_contract import ALICE, BOB, created, record
+from tests.support.clock import Clock
+
+TOPICS = ("boil", "mash", "yeast", "hops", "water", "kettle")
+
+
+@pytest.fixture(autouse=True)
+def small_snapshots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Snapshots for partitions of a test's size (the default leaves small ones to their rows)."""
+    monkeypatch.setattr(partition_cache, "_SNAPSHOT_MIN_ROWS", 10)
+
+
+@pytest.fixture
+def full_loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The users' partitions loaded from all their rows (not from a snapshot); the tenant's global one, empty
+    here, is left out."""
+    loads: list[tuple[str, str]] = []
+    live_rows = SQLitePartitionSource.live_rows
+
+    def counted(self: SQLitePartitionSource, conn: Any, key: tuple[str, str], ids: Any) -> Any:
+        if ids is None and key[1]:
+            loads.append(key)
+        return live_rows(self, conn, key, ids)
+
+    monkeypatch.setattr(SQLitePartitionSource, "live_rows", counted)
+    return loads
+
+
+def open_store(path: Path, clock: Clock, **options: Any) -> SQLiteStore:
+    return SQLiteStore(path, embedding_model="test:model", dimension=TEST_DIM, clock=clock, **options)
+
+
+def snapshots(path: Path) -> list[Path]:
+    return sorted(path.with_name(path.name + ".ann").glob("*.snapshot"))
+
+
+async def fill(store: SQLiteStore, scope: Scope, count: int) -> list[int]:
+    ops = [
+        Insert(
+            record(
+                scope,
+                f"{TOPICS[i % 6]} note {i}: the {TOPICS[(i * 5) % 6]} step took {i % 7} minutes",
+                seed=i,
+                tags=(TOPICS[i % 3],) if i % 4 == 0 else (),
+                category="equipment" if i % 5 == 0 else None,
+            ),
+            created(),
+        )
+        for i in range(count)
+    ]
+    result = await store.apply(scope, ops)
+    return [learning.id for learning in result.learnings if learning is not None]
+
+
+def answers(candidates: list[Candidate]) -> list[tuple[Any, ...]]:
+    return [
+        (c.id, c.status, c.hits, c.vector_similarity, c.vector_rank, c.text_score, c.text_rank, c.text_coverage, c.tags)
+        for c in candidates
+    ]
+
+
+async def ask(store: SQLiteStore, scope: Scope) -> list[list[tuple[Any, ...]]]:
+    """Hybrid searches with and without filters, as retrieval asks them."""
+    found = []
+    for seed, words, filters in (
+        (3, ["boil", "minutes"], Filters()),
+        (7, ["yeast"], Filters(categories=["equipment"])),
+        (11, ["kettle", "water", "unheard"], Filters(statuses=[Status.VERIFIED])),
+        (20, [], Filters()),
+    ):
+        request = SearchRequest(vector=unit_vector(seed), terms=words, filters=filters, vector_k=15, text_k=15)
+        found.append(answers(await store.search(scope, request)))
+    return found
+
+
+class SetAside:
+    """The snapshot files moved out of the way, then put back as they were."""
+
+    def __init__(self, path: Path) -> None:
+        self.saved = {file: file.read_bytes() for file in snapshots(path)}
+        for file in self.saved:
+            file.unlink()
+
+    def put_back(self) -> None:
+        for file, data in self.saved.items():
+            file.write_bytes(data)
+
+
+async def close_without_saving(store: SQLiteStore) -> None:
+    store._partitions.close = lambda: None  # type: ignore[method-assign]
+    await store.aclose()
+
+
+async def answers_from_rows(path: Path, clock: Clock, scope: Scope) -> list[list[tuple[Any, ...]]]:
+    """What a store answers with no snapshot at all."""
+    aside = SetAside(path)
+    store = open_store(path, clock)
+    try:
+        return await ask(store, scope)
+    finally:
+        await close_without_saving(store)
+        aside.put_back()
+
+
+async def saved_store(path: Path, clock: Clock, count: int = 60) -> list[int]:
+    store = open_store(path, clock)
+    try:
+        ids = await fill(store, ALICE, count)
+        await fill(store, BOB, 12)
+        await ask(store, ALICE)  # loads alice's partition from its rows
+    finally:
+        await store.aclose()  # and saves it
+    assert len(snapshots(path)) == 1, "alice's partition is saved; bob's, never searched, is not"
+    return ids
+
+
+async def test_a_reopened_store_answers_from_its_snapshot_as_from_its_rows(
+    tmp_path: Path, full_loads: list[tuple[str, str]]
+) -> None:
+    clock, path = Clock(), tmp_path / "s.db"
+    await saved_store(path, clock)
+    expected = await answers_from_rows(path, clock, ALICE)
+    full_loads.clear()
+    store = open_store(path, clock)
+    try:
+        assert await ask(store, ALICE) == expected
+        assert full_loads == []
+    finally:
+        await store.aclose()
+
+
+async def test_changes_made_after_the_snapshot_are_replayed_from_the_log(
+    tmp_path: Path, full_loads: list[tuple[str, str]]
+) -> None:
+    clock, path = Clock(), tmp_path / "s.db"
+    ids = await saved_store(path, clock)
+    # A process that loaded the partition from its rows before the changes, and replays them as the reopened
+    # one must (replayed rows take new slots: ties and single-row float sums then come out as they do here).
+    aside = SetAside(path)
+    follower = open_store(path, clock)
+    await ask(follower, ALICE)
+    aside.put_back()
+    writer = open_store(path, clock)  # another process: writes, never loads alice's partition
+    try:
+        await writer.apply(
+            ALICE,
+            [
+                Insert(record(ALICE, "boil note new: the kettle boiled over", seed=3), created()),
+                Update(ids[3], {"status": Status.VERIFIED}, EventDraft(actor="person", action=EventAction.PROMOTED)),
+                Delete(ids[7], EventDraft(actor="person", action=EventAction.DELETED)),
+            ],
+        )
+    finally:
+        await writer.aclose()
+    try:
+        expected = await ask(follower, ALICE)
+    finally:
+        await close_without_saving(follower)
+    assert any(ids[3] == hit[0] and hit[1] is Status.VERIFIED for hits in expected for hit in hits)
+    assert all(hit[0] != ids[7] for hits in expected for hit in hits)
+    full_loads.clear()
+    store = open_store(path, clock)
+    try:
+        assert await ask(store, ALICE) == expected
+        assert full_loads == []
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "empty", "other model"])
+async def test_a_damaged_snapshot_is_ignored(tmp_path: Path, full_loads: list[tuple[str, str]], damage: str) -> None:
+    clock, path = Clock(), tmp_path / "s.db"
+    await saved_store(path, clock)
+    expected = await answers_from_rows(path, clock, ALICE)
+    [file] = snapshots(path)
+    data = bytearray(file.read_bytes())
+    if damage == "flipped byte":
+        data[-100] ^= 0x40  # inside the arrays: the checksum no longer matches
+    elif damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "empty":
+        data = bytearray()
+    file.write_bytes(bytes(data))
+    full_loads.clear()
+    options = {"embedding_model": "test:other"} if damage == "other model" else {}
+    store = SQLiteStore(path, **{"embedding_model": "test:model", "dimension": TEST_DIM, "clock": clock, **options})
+    try:
+        if damage == "other model":
+            request = SearchRequest(vector=unit_vector(3), terms=["boil"], filters=Filters(), vector_k=5)
+            assert await store.search(ALICE, request) == []
+        else:
+            assert await ask(store, ALICE) == expected
+        assert full_loads == [("t1", "alice")]
+    finally:
+        await store.aclose()
+
+
+async def test_a_snapshot_behind_the_pruned_log_is_ignored(tmp_path: Path, full_loads: list[tuple[str, str]]) -> None:
+    clock, path = Clock(), tmp_path / "s.db"
+    ids = await saved_store(path, clock)
+    writer = open_store(path, clock)
+    try:
+        await writer.apply(ALICE, [Delete(ids[0], EventDraft(actor="person", action=EventAction.DELETED))])
+        clock.advance(hours=2)
+        await writer._run(changelog.prune_changes, clock().timestamp(), timedelta(hours=1).total_seconds())
+        clock.advance(hours=2)
+        await writer._run(changelog.prune_changes, clock().timestamp(), timedelta(hours=1).total_seconds())
+    finally:
+        await writer.aclose()
+    expected = await answers_from_rows(path, clock, ALICE)
+    assert all(hit[0] != ids[0] for hits in expected for hit in hits)
+    full_loads.clear()
+    store = open_store(path, clock)
+    try:
+        assert await ask(store, ALICE) == expected
+        assert full_loads == [("t1", "alice")], "the deletion is gone from the log: the rows decide"
+    finally:
+        await store.aclose()
+
+
+async def test_a_snapshot_from_before_a_user_was_forgotten_is_ignored(
+    tmp_path: Path, full_loads: list[tuple[str, str]]
+) -> None:
+    clock, path = Clock(), tmp_path / "s.db"
+    await saved_store(path, clock)
+    other = open_store(path, clock)
+    try:
+        await other.forget_user("t1", "bob")
+    finally:
+        await other.aclose()
+    full_loads.clear()
+    store = open_store(path, clock)
+    try:
+        await ask(store, ALICE)
+        assert full_loads == [("t1", "alice")]
+    finally:
+        await store.aclose()
+
+
+async def test_forgetting_a_user_deletes_their_snapshot(tmp_path: Path) -> None:
+    clock, path = Clock(), tmp_path / "s.db"
+    await saved_store(path, clock)
+    store = open_store(path, clock)
+    try:
+        await store.forget_user("t1", "alice")
+    finally:
+        await store.aclose()
+    assert snapshots(path) == []
+
+
+@pytest.mark.parametrize("half", [True, False], ids=["float16 values", "float32 values"])
+def test_a_snapshot_gives_back_the_arrays_it_saved(tmp_path: Path, half: bool) -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((40, TEST_DIM)).astype(np.float32)
+    if half:  # as read from float16 rows: saved in half the bytes, still bit for bit
+        vectors = vectors.astype(np.float16).astype(np.float32)
+    codebook, vocabulary = Codebook(), TermCodebook()
+    partition = Partition(TEST_DIM, 7, 1 << 30, None, lambda seq: [])
+    documents = [Counter({f"t{i % 5}": 1 + i % 3, f"u{i % 7}": 1}) for i in range(40)]
+    terms, counts = vocabulary.encode_many(documents)
+    codes = [
+        RowCodes(
+            status=1 + i % 2,
+            category=codebook.code("equipment" if i % 3 else None),
+            namespace=codebook.code("learning"),
+            type=codebook.code("fact"),
+            simhash=i * 977,
+            terms=terms[i],
+            term_counts=counts[i],
+            hits=i,
+            updated_at=1000.0 + i,
+            tags=("boil",) if i % 4 == 0 else (),
+        )
+        for i in range(40)
+    ]
+    partition.bulk_load(list(range(1, 41)), vectors, codes)
+    partition.remove(3)
+    saved = partition.arrays(forget_epoch=2)
+    path = tmp_path / "p.snapshot"
+    write_snapshot(path, saved, "test:model", codebook, vocabulary)
+    assert path.stat().st_size < (24_000 if half else 40_000)
+    # Another process: its own codes and term ids.
+    other_codes, other_terms = Codebook(), TermCodebook()
+    other_codes.code("unrelated")
+    other_terms.ids(["zzz", "t3"])
+    read = read_snapshot(path, "test:model", TEST_DIM, other_codes, other_terms)
+    assert read is not None and read.watermark == 7 and read.forget_epoch == 2
+    for name, column in saved.columns.items():
+        if name not in ("category", "namespace", "type"):
+            np.testing.assert_array_equal(read.columns[name], column, err_msg=name)  # NaN (no date) too
+    names, other_names = codebook.strings(), other_codes.strings()
+    for name in ("category", "namespace", "type"):
+        expected = [None if c < 0 else names[c] for c in saved.columns[name].tolist()]
+        assert [None if c < 0 else other_names[c] for c in read.columns[name].tolist()] == expected
+    words, other_words = vocabulary.strings(), other_terms.strings()
+    assert [words[t] for t in saved.doc_terms.tolist()] == [other_words[t] for t in read.doc_terms.tolist()]
+    assert np.array_equal(read.doc_tf, saved.doc_tf) and np.array_equal(read.doc_sizes, saved.doc_sizes)
+    assert read.tags == saved.tags
+    assert read_snapshot(path, "test:other", TEST_DIM, other_codes, other_terms) is None
