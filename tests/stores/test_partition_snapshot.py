@@ -138,6 +138,15 @@ async def saved_store(path: Path, clock: Clock, count: int = 60) -> list[int]:
     return ids
 
 
+async def reopened_answers(path: Path, clock: Clock) -> list[list[tuple[Any, ...]]]:
+    """What a process that opens the file afresh answers for alice."""
+    store = open_store(path, clock)
+    try:
+        return await ask(store, ALICE)
+    finally:
+        await store.aclose()
+
+
 async def test_a_reopened_store_answers_from_its_snapshot_as_from_its_rows(
     tmp_path: Path, full_loads: list[tuple[str, str]]
 ) -> None:
@@ -145,12 +154,8 @@ async def test_a_reopened_store_answers_from_its_snapshot_as_from_its_rows(
     await saved_store(path, clock)
     expected = await answers_from_rows(path, clock, ALICE)
     full_loads.clear()
-    store = open_store(path, clock)
-    try:
-        assert await ask(store, ALICE) == expected
-        assert full_loads == []
-    finally:
-        await store.aclose()
+    assert await reopened_answers(path, clock) == expected
+    assert full_loads == []
 
 
 async def test_changes_made_after_the_snapshot_are_replayed_from_the_log(
@@ -183,12 +188,8 @@ async def test_changes_made_after_the_snapshot_are_replayed_from_the_log(
     assert any(ids[3] == hit[0] and hit[1] is Status.VERIFIED for hits in expected for hit in hits)
     assert all(hit[0] != ids[7] for hits in expected for hit in hits)
     full_loads.clear()
-    store = open_store(path, clock)
-    try:
-        assert await ask(store, ALICE) == expected
-        assert full_loads == []
-    finally:
-        await store.aclose()
+    assert await reopened_answers(path, clock) == expected
+    assert full_loads == []
 
 
 @pytest.mark.parametrize("damage", ["flipped byte", "truncated", "empty", "other model"])
@@ -234,12 +235,8 @@ async def test_a_snapshot_behind_the_pruned_log_is_ignored(tmp_path: Path, full_
     expected = await answers_from_rows(path, clock, ALICE)
     assert all(hit[0] != ids[0] for hits in expected for hit in hits)
     full_loads.clear()
-    store = open_store(path, clock)
-    try:
-        assert await ask(store, ALICE) == expected
-        assert full_loads == [("t1", "alice")], "the deletion is gone from the log: the rows decide"
-    finally:
-        await store.aclose()
+    assert await reopened_answers(path, clock) == expected
+    assert full_loads == [("t1", "alice")], "the deletion is gone from the log: the rows decide"
 
 
 async def test_a_snapshot_from_before_a_user_was_forgotten_is_ignored(
@@ -253,12 +250,8 @@ async def test_a_snapshot_from_before_a_user_was_forgotten_is_ignored(
     finally:
         await other.aclose()
     full_loads.clear()
-    store = open_store(path, clock)
-    try:
-        await ask(store, ALICE)
-        assert full_loads == [("t1", "alice")]
-    finally:
-        await store.aclose()
+    await reopened_answers(path, clock)
+    assert full_loads == [("t1", "alice")]
 
 
 async def test_forgetting_a_user_deletes_their_snapshot(tmp_path: Path) -> None:
