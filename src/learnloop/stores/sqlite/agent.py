@@ -35,11 +35,11 @@ from ...agent.records import (
 from ...llms.base import Message
 from ...models import Event, Scope
 from ..base import AppendEvent, EventDraft, Vector
+from ..sql.writes import apply_operations
 from . import agent_content as content
 from . import agent_queue as queue
 from .connection import read_transaction, write_transaction
 from .jobs import ConnectionJobs
-from .writes import apply_operations
 
 __all__ = ["AGENT_USER_TABLES", "SQLiteAgentStore"]
 

@@ -17,8 +17,8 @@ from ...agent.records import AgentSession, Job, QueueCounts, QueuedInteraction, 
 from ...errors import ConflictError, NotFound
 from ...models import Scope
 from ..agent_claims import Claim, waiting
+from ..sql.rows import from_ts
 from .connection import write_transaction
-from .rows import from_ts
 
 __all__ = [
     "Claim",

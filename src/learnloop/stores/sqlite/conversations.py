@@ -16,9 +16,9 @@ from ...errors import ConflictError, NotFound, ValidationError
 from ...models import Scope
 from ..agent_claims import abandoned
 from ..conversations import ConversationTurn, FinishReceipt, NewTurn, SilenceVerdict, TurnStatus
+from ..sql.rows import from_ts
 from .connection import write_transaction
 from .jobs import ConnectionJobs
-from .rows import from_ts
 
 __all__ = ["SQLiteConversationStore"]
 

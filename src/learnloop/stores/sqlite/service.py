@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 from ...models import Scope
 from ..service import COUNTER_BUCKET, KeyRecord, MetricRows, with_compacted_retrievals
+from ..sql.writes import visible_clause
 from .connection import read_transaction, write_transaction
 from .jobs import ConnectionJobs
-from .writes import visible_clause
 
 __all__ = ["COUNTER_BUCKET", "KeyRecord", "MetricRows", "SQLiteServiceStore"]
 

@@ -13,6 +13,7 @@ from ...stores.base import Vector
 from ...tools.base import InsightInputs
 from ...tools.models import Insight, QueryTemplate, RecoveryPattern, ToolSignal, ToolStat
 from ..search.template_directions import DirectionRow, TemplateDirections, direction_similarity
+from ..sql.rows import vector_from_blob
 from ..tool_rows import (
     INSIGHT_COLUMNS,
     RECOVERY_COLUMNS,
@@ -24,7 +25,6 @@ from ..tool_rows import (
     stat_from_row,
     template_from_row,
 )
-from .rows import vector_from_blob
 
 __all__ = [
     "insight_inputs",

@@ -15,8 +15,8 @@ from contextlib import AbstractContextManager
 
 from ..search.tool_index import CatalogRow, PairRow
 from ..search.tool_index_cache import ToolChange, ToolIndexes
+from ..sql.rows import vector_from_blob
 from .connection import read_transaction, write_transaction
-from .rows import vector_from_blob
 
 __all__ = ["SQLiteToolChanges", "sqlite_tool_indexes", "trim_changes"]
 

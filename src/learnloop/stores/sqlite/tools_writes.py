@@ -21,9 +21,9 @@ from ...tools.base import CallRecord, LearningPolicy, ObservationRecord
 from ...tools.models import RecoveryPattern, SignalReceipt, Strength
 from ...tools.recovery import describe_change, suggest
 from ..search.tool_index import PairRow, ToolIndex
+from ..sql.rows import vector_from_blob
 from ..tool_rows import RECOVERY_COLUMNS, at, recovery_from_row
 from ..tool_rules import added_direction, kept_arguments, reinforced, stronger
-from .rows import vector_from_blob
 
 __all__ = ["flush_weak", "learn_pair", "write_call", "write_observation"]
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from ...models import Learning, Page, Scope
 from ..base import ListQuery
-from .connection import read_transaction
+from .dialect import Connection, dialect_of
 from .rows import LEARNING_COLUMNS, learning_from_row
-from .search import match_expression
+from .transactions import read_transaction
 from .writes import visible_clause
 
 __all__ = ["list_learnings"]
 
 
-def list_learnings(conn: sqlite3.Connection, scope: Scope, query: ListQuery) -> Page[Learning]:
+def list_learnings(conn: Connection, scope: Scope, query: ListQuery) -> Page[Learning]:
     """One page of the scope's learnings, filtered and ordered, with the total."""
     clause, params = visible_clause(scope)
     where = [clause]
@@ -36,11 +34,11 @@ def list_learnings(conn: sqlite3.Connection, scope: Scope, query: ListQuery) -> 
         where.append("updated_at < ?")
         params.append(query.updated_before.timestamp())
     if query.text:
-        expression = match_expression(query.text, prefix=True)
-        if expression is None:
+        match = dialect_of(conn).text_match(query.text)
+        if match is None:
             return Page(items=[], total=0, offset=query.offset, limit=query.limit)
-        where.append("id IN (SELECT rowid FROM learnings_fts WHERE learnings_fts MATCH ?)")
-        params.append(expression)
+        where.append(match[0])
+        params += match[1]
     order = {
         "newest": "created_at DESC, id DESC",
         "oldest": "created_at ASC, id ASC",

@@ -1,24 +1,21 @@
-"""The rows behind a search's hits (see `stores.search.fusion`), and FTS5 expressions for listings."""
+"""The rows behind a search's hits (see `stores.search.fusion`)."""
 
 from __future__ import annotations
 
 import functools
-import sqlite3
 
 from ...models import Scope
-from ...terms import query_terms
 from ..base import Candidate, Select
 from ..search.fusion import Hits, Ranking, chosen_candidates
 from . import review
+from .dialect import Connection
 from .rows import LEARNING_COLUMNS, learning_from_row
 from .writes import visible_clause
 
-__all__ = ["candidates", "match_expression"]
+__all__ = ["candidates"]
 
 
-def candidates(
-    conn: sqlite3.Connection, scope: Scope, found: Hits, ranking: Ranking, select: Select | None
-) -> list[Candidate]:
+def candidates(conn: Connection, scope: Scope, found: Hits, ranking: Ranking, select: Select | None) -> list[Candidate]:
     """The visible rows behind `found` as candidates, built from what the partitions hold (`ranking`): all of
     them, or (with `select`) only those `select` keeps, in its order, so whole rows are read for those only."""
     chosen = chosen_candidates(found, ranking, select)
@@ -42,7 +39,7 @@ def candidates(
     return kept
 
 
-def _attach_conflicts(conn: sqlite3.Connection, scope: Scope, kept: list[Candidate]) -> None:
+def _attach_conflicts(conn: Connection, scope: Scope, kept: list[Candidate]) -> None:
     """Give each kept candidate the live learnings it has an open possible-conflict link with: the block shows
     such pairs together, newer first, so the model sees that something changed."""
     partners = review.conflict_partners(conn, scope, [c.id for c in kept])
@@ -60,16 +57,3 @@ def _attach_conflicts(conn: sqlite3.Connection, scope: Scope, kept: list[Candida
         found = tuple(live[i] for i in partners.get(candidate.id, ()) if i in live)
         if found:
             candidate.conflicts = found
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def match_expression(text: str, *, prefix: bool = False) -> str | None:
-    """An FTS5 expression matching any content word of `text` (prefix matches for search boxes)."""
-    terms = query_terms(text)
-    if not terms:
-        return None
-    suffix = "*" if prefix else ""
-    return " OR ".join(_quote(t) + suffix for t in terms)

@@ -6,9 +6,8 @@ commit-ordered, which the `EventLog` cursor contract needs.
 
 from __future__ import annotations
 
-import sqlite3
-
 from ...models import Event, Scope
+from .dialect import Connection
 from .rows import event_from_row
 from .writes import visible_clause
 
@@ -17,7 +16,7 @@ __all__ = ["read_events"]
 _EVENT_COLUMNS = "seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data"
 
 
-def read_events(conn: sqlite3.Connection, scope: Scope, after: int, limit: int, learning_id: int | None) -> list[Event]:
+def read_events(conn: Connection, scope: Scope, after: int, limit: int, learning_id: int | None) -> list[Event]:
     clause, params = visible_clause(scope)
     where = [clause, "seq > ?"]
     params.append(after)

@@ -1,10 +1,11 @@
-"""Conversions between SQLite rows and learnloop models."""
+"""Conversions between SQL rows and learnloop models (the shared schema: times as epoch seconds, JSON as text,
+embeddings as float32 bytes when read)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -92,7 +93,7 @@ def vector_from_blob(blob: bytes) -> Vector:
 
 
 def column_value(field: str, value: Any) -> Any:
-    """Python value of a Learning field → SQLite column value."""
+    """Python value of a Learning field → column value."""
     if field == "tags":
         return json.dumps(list(value))
     if field in ("updated_at", "last_retrieved_at", "said_at", "event_at", "event_until"):
@@ -104,7 +105,7 @@ def column_value(field: str, value: Any) -> Any:
     return value
 
 
-def new_learning_values(record: NewLearning, now: datetime) -> dict[str, Any]:
+def new_learning_values(record: NewLearning, now: datetime, vector_param: Callable[[Vector], Any]) -> dict[str, Any]:
     created = record.created_at or now
     return {
         "tenant": record.tenant,
@@ -133,7 +134,7 @@ def new_learning_values(record: NewLearning, now: datetime) -> dict[str, Any]:
         "created_at": created.timestamp(),
         "updated_at": (record.updated_at or created).timestamp(),
         "last_retrieved_at": to_ts(record.last_retrieved_at),
-        "embedding": np.ascontiguousarray(record.vector, dtype=np.float32).tobytes(),
+        "embedding": vector_param(record.vector),
         "embedding_model": record.embedding_model,
         "superseded_by": None,
         "status_reason": record.status_reason,
@@ -156,7 +157,7 @@ def constructed(model: type[M], values: dict[str, Any]) -> M:
     return instance
 
 
-def learning_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Learning:
+def learning_from_row(row: Sequence[Any]) -> Learning:
     (
         id_,
         tenant,
@@ -245,7 +246,7 @@ def learning_snapshot(learning: Learning | None) -> str | None:
     return learning.model_dump_json(exclude={"tenant", "embedding_model", "revision"})
 
 
-def event_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Event:
+def event_from_row(row: Sequence[Any]) -> Event:
     seq, tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data = row
     return constructed(
         Event,

@@ -1,4 +1,4 @@
-"""Links dedupe left for review, and the provenance records of learnings, on SQLite.
+"""Links dedupe left for review, and the provenance records of learnings.
 
 The write side runs inside `writes.apply_operations` (one transaction with the learnings it concerns); the
 read side are plain scoped queries.
@@ -6,7 +6,6 @@ read side are plain scoped queries.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from ...errors import ConflictError, NotFound, ValidationError
 from ...models import LearningLink, LinkKind, Origin, Page, Provenance, Resolution, Scope, Source
 from ..base import AddLink, AddSource, CarryLinks, ResolveLink
+from .dialect import Connection
 from .rows import constructed
 
 __all__ = [
@@ -68,7 +68,7 @@ def _scope_clause(scope: Scope) -> tuple[str, list[Any]]:
     return "tenant = ? AND user_id IN (?, '')", [scope.tenant, scope.user]
 
 
-def _owner_of(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> str:
+def _owner_of(conn: Connection, scope: Scope, learning_id: int) -> str:
     """The user_id of a learning the scope may change (NotFound otherwise)."""
     params: list[Any] = [learning_id, scope.tenant]
     clause = "id = ? AND +tenant = ?"
@@ -81,7 +81,7 @@ def _owner_of(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> str:
     return str(row[0])
 
 
-def add_link(conn: sqlite3.Connection, scope: Scope, op: AddLink, learning_id: int, now: datetime) -> LearningLink:
+def add_link(conn: Connection, scope: Scope, op: AddLink, learning_id: int, now: datetime) -> LearningLink:
     owner = _owner_of(conn, scope, learning_id)
     if _owner_of(conn, scope, op.other_id) != owner:
         raise ValidationError("linked learnings must belong to the same owner")
@@ -93,7 +93,7 @@ def add_link(conn: sqlite3.Connection, scope: Scope, op: AddLink, learning_id: i
     return _link(row)
 
 
-def add_source(conn: sqlite3.Connection, scope: Scope, op: AddSource, learning_id: int, now: datetime) -> None:
+def add_source(conn: Connection, scope: Scope, op: AddSource, learning_id: int, now: datetime) -> None:
     owner = _owner_of(conn, scope, learning_id)
     if op.copy_from is not None:
         conn.execute(
@@ -126,7 +126,7 @@ def add_source(conn: sqlite3.Connection, scope: Scope, op: AddSource, learning_i
     )
 
 
-def carry_links(conn: sqlite3.Connection, scope: Scope, op: CarryLinks, to_id: int) -> None:
+def carry_links(conn: Connection, scope: Scope, op: CarryLinks, to_id: int) -> None:
     for column in ("learning_id", "other_id"):
         conn.execute(
             f"UPDATE learning_links SET {column} = ? WHERE tenant = ? AND {column} = ? AND resolution IS NULL",
@@ -140,7 +140,7 @@ def carry_links(conn: sqlite3.Connection, scope: Scope, op: CarryLinks, to_id: i
     )
 
 
-def resolve_link(conn: sqlite3.Connection, scope: Scope, op: ResolveLink, now: datetime) -> tuple[LearningLink, str]:
+def resolve_link(conn: Connection, scope: Scope, op: ResolveLink, now: datetime) -> tuple[LearningLink, str]:
     """Close the link; returns it as it was and the owner's user_id (for the event)."""
     found = get_link(conn, scope, op.link_id)
     if found is None:
@@ -156,7 +156,7 @@ def resolve_link(conn: sqlite3.Connection, scope: Scope, op: ResolveLink, now: d
     return found, found.user or ""
 
 
-def get_link(conn: sqlite3.Connection, scope: Scope, link_id: int) -> LearningLink | None:
+def get_link(conn: Connection, scope: Scope, link_id: int) -> LearningLink | None:
     clause, params = _scope_clause(scope)
     row = conn.execute(
         f"SELECT {_LINK_COLUMNS} FROM learning_links WHERE id = ? AND {clause}", [link_id, *params]
@@ -165,7 +165,7 @@ def get_link(conn: sqlite3.Connection, scope: Scope, link_id: int) -> LearningLi
 
 
 def list_links(
-    conn: sqlite3.Connection, scope: Scope, open_only: bool, learning_id: int | None, offset: int, limit: int
+    conn: Connection, scope: Scope, open_only: bool, learning_id: int | None, offset: int, limit: int
 ) -> Page[LearningLink]:
     clause, params = _scope_clause(scope)
     where = [clause]
@@ -183,7 +183,7 @@ def list_links(
     return Page(items=[_link(r) for r in rows], total=total, offset=offset, limit=limit)
 
 
-def provenance(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> list[Provenance]:
+def provenance(conn: Connection, scope: Scope, learning_id: int) -> list[Provenance]:
     clause, params = _scope_clause(scope)
     rows = conn.execute(
         "SELECT learning_id, action, origin, session, message, interaction, context, author, text, at "
@@ -203,7 +203,7 @@ def provenance(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> list
     ]
 
 
-def conflict_partners(conn: sqlite3.Connection, scope: Scope, ids: Sequence[int]) -> dict[int, list[int]]:
+def conflict_partners(conn: Connection, scope: Scope, ids: Sequence[int]) -> dict[int, list[int]]:
     if not ids:
         return {}
     clause, params = _scope_clause(scope)

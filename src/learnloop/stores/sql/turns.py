@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from ...models import Scope
 from ..base import TurnRecord
-from .connection import write_transaction
+from .dialect import Connection
+from .transactions import write_transaction
 
 __all__ = ["claim_turn", "last_turn", "put_turn"]
 
 
-def last_turn(conn: sqlite3.Connection, owner: Scope, session: str) -> TurnRecord | None:
+def last_turn(conn: Connection, owner: Scope, session: str) -> TurnRecord | None:
     row = conn.execute(
         "SELECT session, turn, message_hash, topic_terms, retrieved_ids, saved_ids, at, feedback_type, "
         "feedback_score FROM turns WHERE tenant = ? AND user_id = ? AND session = ? ORDER BY turn DESC LIMIT 1",
@@ -36,7 +36,7 @@ def last_turn(conn: sqlite3.Connection, owner: Scope, session: str) -> TurnRecor
 
 
 def claim_turn(
-    conn: sqlite3.Connection, owner: Scope, turn: TurnRecord, window_seconds: float
+    conn: Connection, owner: Scope, turn: TurnRecord, window_seconds: float
 ) -> tuple[TurnRecord | None, int | None]:
     """One transaction, so two copies of the same message arriving together cannot both count."""
     with write_transaction(conn):
@@ -52,15 +52,18 @@ def claim_turn(
         return previous, number
 
 
-def put_turn(conn: sqlite3.Connection, owner: Scope, turn: TurnRecord) -> None:
+def put_turn(conn: Connection, owner: Scope, turn: TurnRecord) -> None:
     with write_transaction(conn):
         _insert(conn, owner, turn)
 
 
-def _insert(conn: sqlite3.Connection, owner: Scope, turn: TurnRecord) -> None:
+def _insert(conn: Connection, owner: Scope, turn: TurnRecord) -> None:
     conn.execute(
-        "INSERT OR REPLACE INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
-        "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
+        "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (tenant, user_id, session, turn) DO UPDATE SET message_hash = excluded.message_hash, "
+        "topic_terms = excluded.topic_terms, retrieved_ids = excluded.retrieved_ids, saved_ids = excluded.saved_ids, "
+        "feedback_type = excluded.feedback_type, feedback_score = excluded.feedback_score, at = excluded.at",
         (
             owner.tenant,
             owner.user or "",

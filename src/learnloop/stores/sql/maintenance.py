@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
 from ...models import EventAction, Learning, Scope
 from ..base import AppendEvent, EventDraft, Vector
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
 from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
+from .transactions import write_transaction
 from .writes import apply_operations, owner_clause
 
 __all__ = ["export_batch", "forget_user", "purge_deprecated"]
 
 
-def purge_deprecated(
-    conn: sqlite3.Connection, scope: Scope, older_than: datetime, actor: str, now: datetime
-) -> list[int]:
+def purge_deprecated(conn: Connection, scope: Scope, older_than: datetime, actor: str, now: datetime) -> list[int]:
     clause, params = owner_clause(scope)
     with write_transaction(conn):
         ids = [
@@ -43,9 +41,7 @@ def purge_deprecated(
     return ids
 
 
-def forget_user(
-    conn: sqlite3.Connection, tenant: str, user: str, user_tables: Sequence[str], now: datetime
-) -> dict[str, int]:
+def forget_user(conn: Connection, tenant: str, user: str, user_tables: Sequence[str], now: datetime) -> dict[str, int]:
     """Every row of the user goes; tenant-global learnings they contributed stay, without their name."""
     removed: dict[str, int] = {}
     with write_transaction(conn):
@@ -64,26 +60,19 @@ def forget_user(
             (tenant, user),
         )
         for column in ("before", "after"):
-            conn.execute(
-                f"UPDATE events SET {column} = json_set({column}, '$.source.author', NULL, "
-                f"'$.source.session', NULL, '$.source.message', NULL, '$.source.interaction', NULL) "
-                f"WHERE tenant = ? AND json_extract({column}, '$.source.author') = ?",
-                (tenant, user),
-            )
+            scrubbed, by_author = dialect_of(conn).scrub_source(column)
+            conn.execute(f"UPDATE events SET {column} = {scrubbed} WHERE tenant = ? AND {by_author}", (tenant, user))
         conn.execute("UPDATE store_meta SET value = value + 1 WHERE key = 'forget_epoch'")
         conn.execute(
             "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, at, data) "
             "VALUES (?, '', NULL, 'system:forget', ?, 'learning', ?, ?)",
             (tenant, EventAction.USER_FORGOTTEN.value, now.timestamp(), json.dumps(removed)),
         )
-    # Merge full-text segments so deleted postings are gone from the index, not just masked, and empty
-    # the WAL so the user's rows are not left in its frames (secure_delete zeroes the freed pages).
-    conn.execute("INSERT INTO learnings_fts (learnings_fts) VALUES ('optimize')")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    dialect_of(conn).after_forget(conn)
     return removed
 
 
-def export_batch(conn: sqlite3.Connection, scope: Scope, after_id: int) -> list[tuple[Learning, Vector | None]]:
+def export_batch(conn: Connection, scope: Scope, after_id: int) -> list[tuple[Learning, Vector | None]]:
     clause, params = owner_clause(scope)
     rows = conn.execute(
         f"SELECT {LEARNING_COLUMNS}, embedding FROM learnings WHERE {clause} AND id > ? ORDER BY id LIMIT 500",

@@ -3,7 +3,6 @@ by the store's thread and committed together (see `stores.worker.ConnectionWorke
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -13,7 +12,8 @@ from typing import Any
 from ...errors import LearnloopError
 from ...models import Learning, Scope
 from ..base import ApplyResult, FollowUp, Operation
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
+from .transactions import write_transaction
 from .writes import apply_operations
 
 __all__ = ["Bookkeeping", "apply_bookkeeping"]
@@ -30,12 +30,13 @@ class Bookkeeping:
 
 
 def apply_bookkeeping(
-    conn: sqlite3.Connection, batch: list[tuple[Any, Future[Any]]], now: datetime, touched_rows: Touched
+    conn: Connection, batch: list[tuple[Any, Future[Any]]], now: datetime, touched_rows: Touched
 ) -> None:
     """Commit gathered bookkeeping writes in one transaction; each runs in its own savepoint so that one
     failing (say, its learning was deleted meanwhile) does not undo the others."""
     results: list[tuple[Future[Any], ApplyResult | BaseException]] = []
     retrieved: list[tuple[Scope, list[Learning]]] = []
+    failures: tuple[type[Exception], ...] = (LearnloopError, *dialect_of(conn).errors)
     with write_transaction(conn):
         for item, future in batch:
             assert isinstance(item, Bookkeeping)
@@ -48,7 +49,7 @@ def apply_bookkeeping(
                     if more:
                         extra_learnings, extra_events = apply_operations(conn, item.scope, more, now)
                         learnings, events = learnings + extra_learnings, events + extra_events
-            except (LearnloopError, sqlite3.Error) as exc:
+            except failures as exc:
                 conn.execute("ROLLBACK TO bookkeeping")
                 conn.execute("RELEASE bookkeeping")
                 results.append((future, exc))

@@ -1,14 +1,11 @@
-"""Applying write operations inside one SQLite transaction."""
+"""Applying write operations inside one transaction."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-
-import numpy as np
 
 from ...errors import ConflictError, NotFound, PermissionDenied, ValidationError
 from ...models import Event, Learning, Scope
@@ -28,6 +25,7 @@ from ..base import (
     Update,
 )
 from . import review
+from .dialect import Connection, dialect_of
 from .rows import (
     FIELD_COLUMNS,
     LEARNING_COLUMNS,
@@ -50,7 +48,8 @@ def visible_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]
     """Rows the scope may read: its own and, for a user, the tenant's global ones.
 
     With `by_id` the clause only checks rows found by primary key: the unary `+` keeps SQLite from
-    choosing the (tenant, user) index and scanning every row of the user instead.
+    choosing the (tenant, user) index and scanning every row of the user instead (a backend without such
+    hints drops it).
     """
     p = "+" if by_id else ""
     if scope.user is None:
@@ -66,12 +65,12 @@ def owner_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
     return f"{p}tenant = ? AND {p}user_id = ?", [scope.tenant, scope.user]
 
 
-def _fetch(conn: sqlite3.Connection, where: str, params: list[Any]) -> Learning | None:
+def _fetch(conn: Connection, where: str, params: list[Any]) -> Learning | None:
     row = conn.execute(f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE {where}", params).fetchone()
     return None if row is None else learning_from_row(row)
 
 
-def _fetch_owned(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> Learning:
+def _fetch_owned(conn: Connection, scope: Scope, learning_id: int) -> Learning:
     clause, params = owner_clause(scope, by_id=True)
     found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
     if found is None:
@@ -79,7 +78,7 @@ def _fetch_owned(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> Le
     return found
 
 
-def _note_vector_change(conn: sqlite3.Connection, learning: Learning) -> None:
+def _note_vector_change(conn: Connection, learning: Learning) -> None:
     conn.execute(
         "INSERT INTO vector_changes (tenant, user_id, learning_id) VALUES (?, ?, ?)",
         (learning.tenant, learning.user or "", learning.id),
@@ -87,7 +86,7 @@ def _note_vector_change(conn: sqlite3.Connection, learning: Learning) -> None:
 
 
 def _append_event(
-    conn: sqlite3.Connection,
+    conn: Connection,
     scope: Scope,
     draft: EventDraft,
     now: datetime,
@@ -121,22 +120,22 @@ def _append_event(
     return event_from_row(cursor.fetchone())
 
 
-def _insert(conn: sqlite3.Connection, scope: Scope, op: Insert, now: datetime) -> tuple[Learning, Event]:
+def _insert(conn: Connection, scope: Scope, op: Insert, now: datetime) -> tuple[Learning, Event]:
     record = op.record
     if record.tenant != scope.tenant or not scope.owns(record.tenant, record.user):
         raise PermissionDenied("cannot write a learning outside the caller's scope")
-    values = new_learning_values(record, now)
+    values = new_learning_values(record, now, dialect_of(conn).vector_param)
     columns = ", ".join(values)
     marks = ", ".join("?" for _ in values)
-    cursor = conn.execute(f"INSERT INTO learnings ({columns}) VALUES ({marks})", list(values.values()))
+    cursor = conn.execute(f"INSERT INTO learnings ({columns}) VALUES ({marks}) RETURNING id", list(values.values()))
     # The row as stored, from what was just written: reading it back would only repeat these values.
-    learning = learning_from_row((cursor.lastrowid, *(values[column] for column in _STORED_COLUMNS)))
+    learning = learning_from_row((cursor.fetchone()[0], *(values[column] for column in _STORED_COLUMNS)))
     _note_vector_change(conn, learning)
     event = _append_event(conn, scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
     return learning, event
 
 
-def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -> tuple[Learning, Event | None]:
+def _update(conn: Connection, scope: Scope, op: Update, now: datetime) -> tuple[Learning, Event | None]:
     before = _fetch_owned(conn, scope, op.id)
     if op.expect_revision is not None and before.revision != op.expect_revision:
         raise ConflictError(
@@ -172,7 +171,7 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
         params.append(scope_token(scope.tenant, new_user))
     if op.vector is not None:
         assignments += ["embedding = ?", "embedding_model = ?"]
-        params += [np.ascontiguousarray(op.vector, dtype=np.float32).tobytes(), op.embedding_model]
+        params += [dialect_of(conn).vector_param(op.vector), op.embedding_model]
     row = conn.execute(
         f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ? RETURNING {LEARNING_COLUMNS}", [*params, op.id]
     ).fetchone()
@@ -190,7 +189,7 @@ def _update(conn: sqlite3.Connection, scope: Scope, op: Update, now: datetime) -
     return after, event
 
 
-def _delete(conn: sqlite3.Connection, scope: Scope, op: Delete, now: datetime) -> tuple[Learning, Event]:
+def _delete(conn: Connection, scope: Scope, op: Delete, now: datetime) -> tuple[Learning, Event]:
     before = _fetch_owned(conn, scope, op.id)
     conn.execute("DELETE FROM learnings WHERE id = ?", (op.id,))
     conn.execute("DELETE FROM learning_sources WHERE tenant = ? AND learning_id = ?", (scope.tenant, op.id))
@@ -203,7 +202,7 @@ def _delete(conn: sqlite3.Connection, scope: Scope, op: Delete, now: datetime) -
     return before, event
 
 
-def _touch(conn: sqlite3.Connection, scope: Scope, op: Touch) -> list[Learning]:
+def _touch(conn: Connection, scope: Scope, op: Touch) -> list[Learning]:
     if not op.ids:
         return []
     clause, params = visible_clause(scope, by_id=True)
@@ -218,7 +217,7 @@ def _touch(conn: sqlite3.Connection, scope: Scope, op: Touch) -> list[Learning]:
 
 
 def apply_operations(
-    conn: sqlite3.Connection,
+    conn: Connection,
     scope: Scope,
     operations: Sequence[Operation],
     now: datetime,
@@ -313,7 +312,7 @@ def apply_operations(
     return learnings, events
 
 
-def _fetch_owned_or_visible(conn: sqlite3.Connection, scope: Scope, learning_id: int) -> Learning:
+def _fetch_owned_or_visible(conn: Connection, scope: Scope, learning_id: int) -> Learning:
     clause, params = visible_clause(scope, by_id=True)
     found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
     if found is None:

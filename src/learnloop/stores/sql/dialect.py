@@ -1,0 +1,69 @@
+"""What differs between the SQL backends, as data: each backend's connection class names one `Dialect`.
+
+The shared statements are written in the common subset of SQLite and PostgreSQL with `?` placeholders (a
+backend whose driver wants another style translates them). What the subset cannot say is here: how a write
+transaction starts (and takes the database's single writer lock), how a vector is passed, the full-text match
+of a listing's search box, JSON paths, and what each does after forgetting a user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..records import Vector
+
+__all__ = ["Connection", "Cursor", "Dialect", "dialect_of"]
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Any: ...
+
+
+class Connection(Protocol):
+    """The part of a DB-API connection the shared statements use (sqlite3's, or a backend's adapter)."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    # Statements that open a write transaction holding the database's writer lock until it ends: one writer
+    # at a time is what makes event and change-log sequence numbers commit-ordered (see `base.EventLog`).
+    begin_write: tuple[str, ...]
+    # Opens a transaction in which several SELECTs see one snapshot.
+    begin_read: str
+    # The driver's own errors: a savepoint that raised one is rolled back and the batch goes on.
+    errors: tuple[type[Exception], ...]
+    # A float32 vector as a statement parameter for an embedding column.
+    vector_param: Callable[[Vector], Any]
+    # The condition (and its parameters) matching a listing's search box against learnings, or None when the
+    # text has no word to search for.
+    text_match: Callable[[str], tuple[str, list[Any]] | None]
+    # SQL that clears the source fields of a learning snapshot stored as JSON text in `column`, and the
+    # condition that its author is the parameter.
+    scrub_source: Callable[[str], tuple[str, str]]
+    # Run after the transaction that forgot a user commits (compacting what still holds their text).
+    after_forget: Callable[[Connection], None]
+
+
+def dialect_of(conn: object) -> Dialect:
+    """The dialect a backend's connection class names in its `dialect` attribute."""
+    dialect = getattr(conn, "dialect", None)
+    if not isinstance(dialect, Dialect):
+        raise TypeError(f"{type(conn).__name__} names no SQL dialect; open it through its backend's connect()")
+    return dialect
