@@ -1,0 +1,151 @@
+"""PostgreSQL's answers to what the shared statements cannot say alike (`stores.sql.dialect.Dialect`), and the
+adapter that lets psycopg run those statements: `?` placeholders, SQLite's `+column` planner hints (dropped:
+PostgreSQL plans by statistics), integers for flags, and pgvector `vector`s read as the float32 bytes SQLite
+stores, so the row mapping and the search partitions take them unchanged."""
+
+from __future__ import annotations
+
+import functools
+import re
+import struct
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import adapt, pq
+from psycopg.types import TypeInfo
+
+from ...errors import ConfigurationError
+from ...terms import query_terms
+from ..records import Vector
+from ..sql.dialect import Connection, Dialect
+
+__all__ = ["POSTGRES", "PgConnection", "register_vector"]
+
+# The advisory lock every write transaction takes first: one writer at a time, as on SQLite, keeps event and
+# change-log sequence numbers in commit order (a sequence hands numbers out before commit).
+WRITER_LOCK = 0x6C6C_0001
+
+# A string literal (left alone), a placeholder, a percent sign (psycopg's own placeholder character), or a
+# planner hint: a `+` right before a column name, not after an operand.
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\?|%|(?<![\w)\]?'])\+(?=[A-Za-z_])")
+
+
+@functools.lru_cache(maxsize=2048)
+def translate(sql: str) -> str:
+    """A shared statement in psycopg's placeholder style."""
+
+    def token(match: re.Match[str]) -> str:
+        text = match.group(0)
+        if text == "?":
+            return "%s"
+        if text == "%":
+            return "%%"
+        if text == "+":
+            return ""
+        return text
+
+    return _TOKENS.sub(token, sql)
+
+
+class PgConnection:
+    """A psycopg connection (autocommit; transactions are explicit) shaped like the sqlite3 one the shared
+    statements were written for."""
+
+    dialect: Dialect
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, parameters: Any = (), /) -> psycopg.Cursor[Any]:
+        return self.raw.execute(translate(sql), parameters, binary=True)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class _IntFlag(adapt.Dumper):
+    """Python booleans as integers: the shared schema keeps flags in integer columns, as SQLite does."""
+
+    oid = 20  # int8
+
+    def dump(self, obj: Any) -> bytes:
+        return b"1" if obj else b"0"
+
+
+def register_vector(raw: psycopg.Connection[Any]) -> None:
+    """Teach `raw` pgvector's `vector`: numpy arrays are written as vectors and vectors read as float32 bytes."""
+    info = TypeInfo.fetch(raw, "vector")
+    if info is None:
+        raise ConfigurationError(
+            "the PostgreSQL database has no pgvector: install pgvector on the server and run CREATE EXTENSION vector "
+            "in this database (as a user allowed to)"
+        )
+
+    oid = info.oid
+
+    class VectorDumper(adapt.Dumper):
+        format = pq.Format.BINARY
+
+        def dump(self, obj: Any) -> bytes:
+            values = np.ascontiguousarray(obj, dtype=">f4").ravel()
+            return struct.pack(">HH", values.shape[0], 0) + values.tobytes()
+
+    VectorDumper.oid = oid
+
+    class VectorBinaryLoader(adapt.Loader):
+        format = pq.Format.BINARY
+
+        def load(self, data: Any) -> bytes:
+            return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32).tobytes()
+
+    class VectorTextLoader(adapt.Loader):
+        def load(self, data: Any) -> bytes:
+            return np.array(bytes(data)[1:-1].split(b","), dtype=np.float32).tobytes()
+
+    raw.adapters.register_dumper(np.ndarray, VectorDumper)
+    raw.adapters.register_loader(oid, VectorBinaryLoader)
+    raw.adapters.register_loader(oid, VectorTextLoader)
+    raw.adapters.register_dumper(bool, _IntFlag)
+
+
+def _vector_param(vector: Vector) -> Any:
+    return np.ascontiguousarray(vector, dtype=np.float32)
+
+
+def _text_match(text: str) -> tuple[str, list[Any]] | None:
+    terms = query_terms(text)
+    if not terms:
+        return None
+    # Each word quoted as a prefix lexeme; to_tsquery stems it as the index was stemmed.
+    query = " | ".join("'" + term.replace("\\", "\\\\").replace("'", "''") + "':*" for term in terms)
+    return "fts @@ to_tsquery('english', ?)", [query]
+
+
+def _scrub_source(column: str) -> tuple[str, str]:
+    cleared = f"{column}::jsonb"
+    for field in ("author", "session", "message", "interaction"):
+        cleared = f"jsonb_set({cleared}, '{{source,{field}}}', 'null'::jsonb)"
+    return f"{cleared}::text", f"{column}::jsonb #>> '{{source,author}}' = ?"
+
+
+def _after_forget(conn: Connection) -> None:
+    # Nothing to compact by hand: autovacuum reclaims the deleted rows' space.
+    return None
+
+
+POSTGRES = Dialect(
+    name="postgres",
+    begin_write=("BEGIN", f"SELECT pg_advisory_xact_lock({WRITER_LOCK})"),
+    begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ",
+    errors=(psycopg.Error,),
+    vector_param=_vector_param,
+    text_match=_text_match,
+    scrub_source=_scrub_source,
+    after_forget=_after_forget,
+)
+PgConnection.dialect = POSTGRES

@@ -1,0 +1,76 @@
+"""The SQL reads behind the in-memory search partitions of a PostgreSQL database (`stores.search.partition_cache`).
+
+The same log as SQLite's: every change of a learning's row appends to `vector_changes` in its transaction, and
+one writer at a time keeps its sequence in commit order, so a reader that replayed through seq n has seen every
+change up to n. Per-user vector search is then exact, in memory, as on SQLite; the vectors themselves live in
+pgvector columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionCache, PartitionKey
+from ..sql.transactions import read_transaction
+from .dialect import PgConnection
+
+__all__ = ["PostgresPartitionSource", "postgres_partitions"]
+
+_COLUMNS = ", ".join(PARTITION_FIELDS)
+_LIVE = (
+    f"SELECT {_COLUMNS} FROM learnings "
+    "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
+)
+# (newest seq, highest seq pruned, forget epoch); the newest never goes back, even once pruned.
+_LOG_BOUNDS = (
+    "SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM vector_changes), 0), p.value), p.value, f.value "
+    "FROM store_meta AS p, store_meta AS f WHERE p.key = 'changes_pruned_through' AND f.key = 'forget_epoch'"
+)
+
+
+class PostgresPartitionSource:
+    def __init__(self, embedding_model: str) -> None:
+        self.embedding_model = embedding_model
+
+    def stamp(self, conn: PgConnection) -> LogBounds:
+        """The log's bounds: while they stand still nothing was committed that a partition must replay (every
+        write logs its learnings; forgetting a user moves the epoch)."""
+        return self.log_bounds(conn)
+
+    def snapshot(self, conn: PgConnection) -> AbstractContextManager[object]:
+        return read_transaction(conn)
+
+    def log_bounds(self, conn: PgConnection) -> LogBounds:
+        newest, pruned_through, epoch = conn.execute(_LOG_BOUNDS).fetchone() or (0, 0, 0)
+        return LogBounds(int(newest), int(pruned_through), int(epoch))
+
+    def live_rows(self, conn: PgConnection, key: PartitionKey, ids: Sequence[int] | None) -> list[Any]:
+        params: list[Any] = [key[0], key[1], self.embedding_model]
+        if ids is None:
+            return conn.execute(_LIVE, params).fetchall()
+        return conn.execute(f"{_LIVE} AND embedding IS NOT NULL AND id = ANY(?)", [*params, list(ids)]).fetchall()
+
+    def changed(self, conn: PgConnection, key: PartitionKey, after: int) -> list[int]:
+        rows = conn.execute(
+            "SELECT learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ? ORDER BY seq",
+            (key[0], key[1], after),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+
+def postgres_partitions(
+    source: PostgresPartitionSource, *, dimension: int, ann_threshold: int, max_vectors: int, ann_dir: Path | None
+) -> PartitionCache[PgConnection]:
+    """The database's partition cache. `ann_dir` keeps its HNSW indexes between runs (checked against the change
+    log when loaded, so one folder must serve one database only); None rebuilds them in memory."""
+    return PartitionCache(
+        source,
+        embedding_model=source.embedding_model,
+        dimension=dimension,
+        ann_threshold=ann_threshold,
+        max_vectors=max_vectors,
+        ann_dir=ann_dir,
+    )
