@@ -60,6 +60,11 @@ class PgConnection:
     def execute(self, sql: str, parameters: Any = (), /) -> psycopg.Cursor[Any]:
         return self.raw.execute(translate(sql), parameters, binary=True)
 
+    def executemany(self, sql: str, parameters: Any, /) -> psycopg.Cursor[Any]:
+        cursor = self.raw.cursor()
+        cursor.executemany(translate(sql), parameters)
+        return cursor
+
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
@@ -143,9 +148,18 @@ POSTGRES = Dialect(
     begin_write=("BEGIN", f"SELECT pg_advisory_xact_lock({WRITER_LOCK})"),
     begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ",
     errors=(psycopg.Error,),
+    integrity_errors=(psycopg.IntegrityError,),
     vector_param=_vector_param,
     text_match=_text_match,
     scrub_source=_scrub_source,
     after_forget=_after_forget,
+    greatest="GREATEST",
+    skip_locked=" FOR UPDATE SKIP LOCKED",
+    whole=lambda expr: f"FLOOR({expr})::bigint",
+    json_text=lambda column, key: f"({column}::jsonb ->> '{key}')",
+    json_number=lambda column, key: f"({column}::jsonb ->> '{key}')::float8",
+    json_length=lambda column, key: f"jsonb_array_length({column}::jsonb -> '{key}')",
+    # The key comes as a JSON string (SQLite's path syntax wants it quoted); #>> '{}' unquotes it.
+    json_set_key=lambda column: f"jsonb_set({column}::jsonb, ARRAY[?::jsonb #>> '{{}}'], ?::jsonb)::text",
 )
 PgConnection.dialect = POSTGRES

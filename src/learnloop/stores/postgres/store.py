@@ -7,6 +7,7 @@ own is the connection (`connection`, `dialect`), the schema (`migrations/postgre
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,11 @@ from threadpoolctl import threadpool_limits
 
 from ...errors import StoreError, ValidationError
 from ...models import utcnow
+from ..parts import StoreParts
+from ..sql.agent import SqlAgentStore
+from ..sql.conversations import SqlConversationStore
+from ..sql.quarantine import SqlQuarantineStore
+from ..sql.service import SqlServiceStore
 from ..sql.store import SqlStore
 from .connection import check_url, connect
 from .dialect import PgConnection
@@ -64,8 +70,36 @@ class PostgresStore(SqlStore[PgConnection]):
         )
 
     def __repr__(self) -> str:
-        host = self.url.rpartition("@")[2]
-        return f"PostgresStore({host!r})"
+        return f"PostgresStore({self.path!r})"
+
+    @property
+    def path(self) -> str:
+        """Where the database is, for messages: the URL without user or password."""
+        scheme, _, rest = self.url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
+
+    @functools.cached_property
+    def quarantine(self) -> SqlQuarantineStore:
+        return SqlQuarantineStore(self)
+
+    @functools.cached_property
+    def service(self) -> SqlServiceStore:
+        return SqlServiceStore(self)
+
+    @functools.cached_property
+    def conversations(self) -> SqlConversationStore:
+        return SqlConversationStore(self)
+
+    @functools.cached_property
+    def agent(self) -> SqlAgentStore:
+        return SqlAgentStore(self)
+
+    def parts(self) -> StoreParts:
+        """The optional parts ported so far (each built once), on this database and thread; the tool store and
+        the tenant archive are not yet."""
+        return StoreParts(
+            agent=self.agent, quarantine=self.quarantine, service=self.service, conversations=self.conversations
+        )
 
     def _connect(self) -> PgConnection:
         if self.blas_threads is not None:

@@ -31,7 +31,9 @@ class Cursor(Protocol):
 class Connection(Protocol):
     """The part of a DB-API connection the shared statements use (sqlite3's, or a backend's adapter)."""
 
-    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
+    def execute(self, sql: str, parameters: Any = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Any, /) -> Cursor: ...
 
     @property
     def in_transaction(self) -> bool: ...
@@ -49,6 +51,8 @@ class Dialect:
     begin_read: str
     # The driver's own errors: a savepoint that raised one is rolled back and the batch goes on.
     errors: tuple[type[Exception], ...]
+    # Its errors for a broken unique or foreign key constraint.
+    integrity_errors: tuple[type[Exception], ...]
     # A float32 vector as a statement parameter for an embedding column.
     vector_param: Callable[[Vector], Any]
     # The condition (and its parameters) matching a listing's search box against learnings, or None when the
@@ -59,6 +63,20 @@ class Dialect:
     scrub_source: Callable[[str], tuple[str, str]]
     # Run after the transaction that forgot a user commits (compacting what still holds their text).
     after_forget: Callable[[Connection], None]
+    # The larger of two values (a scalar function; SQLite's two-argument MAX).
+    greatest: str
+    # Appended to a SELECT ... LIMIT that picks rows to claim: rows another transaction is claiming are
+    # passed over (PostgreSQL's FOR UPDATE SKIP LOCKED; SQLite has one writer and needs nothing).
+    skip_locked: str
+    # The integer part of a non-negative number, as SQL (a cast truncates on SQLite, rounds on PostgreSQL).
+    whole: Callable[[str], str]
+    # JSON stored as text: a top-level key's value as text, as a number, and the length of an array under it.
+    json_text: Callable[[str, str], str]
+    json_number: Callable[[str, str], str]
+    json_length: Callable[[str, str], str]
+    # `column` (a JSON object as text) with a key set: the parameters are the key as a JSON string and the value
+    # as JSON text.
+    json_set_key: Callable[[str], str]
 
 
 def dialect_of(conn: object) -> Dialect:

@@ -13,8 +13,8 @@ from typing import Any
 
 from ...errors import ConflictError, ValidationError
 from ..archive import ArchiveRow
+from ..sql.jobs import ConnectionJobs
 from .connection import write_transaction
-from .jobs import ConnectionJobs
 
 __all__ = ["DERIVED", "KEYS", "KINDS", "SQLiteTenantArchive"]
 

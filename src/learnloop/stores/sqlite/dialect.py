@@ -58,10 +58,18 @@ SQLITE = Dialect(
     begin_write=("BEGIN IMMEDIATE",),
     begin_read="BEGIN",
     errors=(sqlite3.Error,),
+    integrity_errors=(sqlite3.IntegrityError,),
     vector_param=_vector_param,
     text_match=_text_match,
     scrub_source=_scrub_source,
     after_forget=_after_forget,
+    greatest="MAX",
+    skip_locked="",
+    whole=lambda expr: f"CAST({expr} AS INTEGER)",
+    json_text=lambda column, key: f"json_extract({column}, '$.{key}')",
+    json_number=lambda column, key: f"json_extract({column}, '$.{key}')",
+    json_length=lambda column, key: f"json_array_length({column}, '$.{key}')",
+    json_set_key=lambda column: f"json_set({column}, '$.' || ?, json(?))",
 )
 
 

@@ -5,7 +5,7 @@ forever they would outgrow everything else and slow the metrics that count them.
 (30 days by default) they are folded into `retrieval_counts` — per tenant, user and hour, the number of
 retrievals and of those that returned something — and deleted. Both happen in one transaction per batch, with
 the same predicate, so a pass killed at any point has either moved a batch whole or not at all, and running it
-again finds nothing twice. The metrics (`service.SQLiteServiceStore.metric_rows`) add the counts to the live
+again finds nothing twice. The metrics (`service.SqlServiceStore.metric_rows`) add the counts to the live
 events, so totals, series and hit rates do not change. The learnings' own events (the audit trail, the
 history of each learning) are never touched: only 'retrieved' events without a learning are compacted.
 """

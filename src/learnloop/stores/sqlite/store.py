@@ -19,14 +19,14 @@ from ...errors import StoreError, ValidationError
 from ...models import utcnow
 from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
+from ..sql.agent import AGENT_USER_TABLES, SqlAgentStore
+from ..sql.conversations import SqlConversationStore
+from ..sql.quarantine import SqlQuarantineStore
+from ..sql.service import SqlServiceStore
 from ..sql.store import SqlStore
-from .agent import AGENT_USER_TABLES, SQLiteAgentStore
 from .archive import SQLiteTenantArchive
 from .connection import connect
-from .conversations import SQLiteConversationStore
 from .partitions import SQLitePartitionSource, sqlite_partitions
-from .quarantine import SQLiteQuarantineStore
-from .service import SQLiteServiceStore
 from .tools import TOOL_USER_TABLES, SQLiteToolStore
 
 __all__ = ["SQLiteStore"]
@@ -95,9 +95,9 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         self._source.data_version_seen = version
 
     @functools.cached_property
-    def quarantine(self) -> SQLiteQuarantineStore:
+    def quarantine(self) -> SqlQuarantineStore:
         """The write gate's quarantine list and rule version, on this file and thread."""
-        return SQLiteQuarantineStore(self)
+        return SqlQuarantineStore(self)
 
     @functools.cached_property
     def archive(self) -> SQLiteTenantArchive:
@@ -105,9 +105,9 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         return SQLiteTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
 
     @functools.cached_property
-    def service(self) -> SQLiteServiceStore:
+    def service(self) -> SqlServiceStore:
         """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
-        return SQLiteServiceStore(self)
+        return SqlServiceStore(self)
 
     def parts(self) -> StoreParts:
         """Every optional part this backend offers (each built once), for the engine's constructor."""
@@ -121,14 +121,14 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         )
 
     @functools.cached_property
-    def conversations(self) -> SQLiteConversationStore:
+    def conversations(self) -> SqlConversationStore:
         """The conversation record and turn state of `loop.turn()`, on this file and thread."""
-        return SQLiteConversationStore(self)
+        return SqlConversationStore(self)
 
     @functools.cached_property
-    def agent(self) -> SQLiteAgentStore:
+    def agent(self) -> SqlAgentStore:
         """The learning agent's sessions, queue, experience files and knowledge base, on this file and thread."""
-        return SQLiteAgentStore(self)
+        return SqlAgentStore(self)
 
     # -- plumbing ------------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ...models import Scope
 from ...stores.base import Vector
@@ -43,10 +43,10 @@ from ...tools.shapes import Shaper
 from ..search import tool_routes
 from ..search.template_directions import TemplateDirections
 from ..search.tool_index import ToolIndex
+from ..sql.jobs import ConnectionJobs
 from ..tool_rows import PAIR_COLUMNS, SIGNAL_COLUMNS, pair_from_row, signal_from_row
 from . import tools_admin, tools_scrub
 from .connection import write_transaction
-from .jobs import ConnectionJobs
 from .tools_reads import (
     insight_inputs,
     read_insights,
@@ -63,7 +63,19 @@ __all__ = ["TOOL_USER_TABLES", "SQLiteToolStore"]
 
 T = TypeVar("T")
 
+
 # Tables holding a user's rows; `SQLiteStore.forget_user` deletes them.
+class ToolJobs(ConnectionJobs, Protocol):
+    """The store's jobs, and when another process last committed to the file."""
+
+    @property
+    def data_version_seen(self) -> int:
+        """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
+        ...
+
+    def note_data_version(self, version: int) -> None: ...
+
+
 TOOL_USER_TABLES = (
     "tool_signals",
     "tool_pairs",
@@ -89,7 +101,7 @@ def _has_any(conn: sqlite3.Connection, tenant: str) -> bool:
 
 
 class SQLiteToolStore:
-    def __init__(self, store: ConnectionJobs) -> None:
+    def __init__(self, store: ToolJobs) -> None:
         self._store = store
         self._keeper = sqlite_tool_indexes(store.dimension, store.embedding_model)
         self._directions = TemplateDirections()

@@ -1,25 +1,25 @@
-"""The write gate's quarantine on SQLite: which learnings a recheck put aside, and the gate version that last
+"""The write gate's quarantine: which learnings a recheck put aside, and the gate version that last
 checked the whole store (migration 0020). Moving a learning's status is the governed write's job (events, index);
 this module keeps the review list and reads learnings in id order for the recheck, across tenants."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ..quarantine import QuarantineRow, StoredText
-from .connection import write_transaction
+from .dialect import Connection
 from .jobs import ConnectionJobs
+from .transactions import write_transaction
 
-__all__ = ["QuarantineRow", "SQLiteQuarantineStore", "StoredText"]
+__all__ = ["QuarantineRow", "SqlQuarantineStore", "StoredText"]
 
 T = TypeVar("T")
 _ACTIVE = ("candidate", "verified")
 
 
-class SQLiteQuarantineStore:
+class SqlQuarantineStore:
     def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
 
@@ -54,12 +54,12 @@ class SQLiteQuarantineStore:
         await self._run(_mark_released, tenant, learning_id, actor)
 
 
-def _gate_version(conn: sqlite3.Connection) -> str | None:
+def _gate_version(conn: Connection) -> str | None:
     row = conn.execute("SELECT value FROM gate_state WHERE key = 'rule_version'").fetchone()
     return None if row is None else str(row[0])
 
 
-def _set_gate_version(conn: sqlite3.Connection, version: str) -> None:
+def _set_gate_version(conn: Connection, version: str) -> None:
     with write_transaction(conn):
         conn.execute(
             "INSERT INTO gate_state (key, value) VALUES ('rule_version', ?) "
@@ -68,17 +68,17 @@ def _set_gate_version(conn: sqlite3.Connection, version: str) -> None:
         )
 
 
-def _live_texts(conn: sqlite3.Connection, after_id: int, limit: int, unchecked_by: str | None) -> list[StoredText]:
+def _live_texts(conn: Connection, after_id: int, limit: int, unchecked_by: str | None) -> list[StoredText]:
     rows = conn.execute(
         "SELECT tenant, user_id, id, status, text, topic, tags, COALESCE(source_context, '') FROM learnings "
-        "WHERE id > ? AND status IN (?, ?) AND (? IS NULL OR gate_version IS NULL OR gate_version != ?) "
+        "WHERE id > ? AND status IN (?, ?) AND (CAST(? AS TEXT) IS NULL OR gate_version IS NULL OR gate_version != ?) "
         "ORDER BY id LIMIT ?",
         (after_id, *_ACTIVE, unchecked_by, unchecked_by, limit),
     ).fetchall()
     return [StoredText(r[0], r[1] or None, r[2], r[3], r[4], r[5], r[6], r[7]) for r in rows]
 
 
-def _mark_checked(conn: sqlite3.Connection, texts: list[StoredText], version: str) -> None:
+def _mark_checked(conn: Connection, texts: list[StoredText], version: str) -> None:
     if not texts:
         return
     with write_transaction(conn):
@@ -88,9 +88,7 @@ def _mark_checked(conn: sqlite3.Connection, texts: list[StoredText], version: st
         )
 
 
-def _add(
-    conn: sqlite3.Connection, tenant: str, learning_id: int, previous: str, rule: str, kind: str, version: str
-) -> None:
+def _add(conn: Connection, tenant: str, learning_id: int, previous: str, rule: str, kind: str, version: str) -> None:
     with write_transaction(conn):
         conn.execute(
             "INSERT INTO gate_quarantine (tenant, learning_id, previous_status, rule, kind, gate_version, at) "
@@ -104,7 +102,7 @@ def _add(
 _COLUMNS = "tenant, learning_id, previous_status, rule, kind, gate_version, at, released_at, released_by"
 
 
-def _listed(conn: sqlite3.Connection, tenant: str | None, include_released: bool) -> list[QuarantineRow]:
+def _listed(conn: Connection, tenant: str | None, include_released: bool) -> list[QuarantineRow]:
     where, args = [], []
     if tenant is not None:
         where.append("q.tenant = ?")
@@ -121,14 +119,14 @@ def _listed(conn: sqlite3.Connection, tenant: str | None, include_released: bool
     return [QuarantineRow(*row) for row in conn.execute(sql, args).fetchall()]
 
 
-def _get(conn: sqlite3.Connection, tenant: str, learning_id: int) -> QuarantineRow | None:
+def _get(conn: Connection, tenant: str, learning_id: int) -> QuarantineRow | None:
     row = conn.execute(
         f"SELECT {_COLUMNS} FROM gate_quarantine WHERE tenant = ? AND learning_id = ?", (tenant, learning_id)
     ).fetchone()
     return None if row is None else QuarantineRow(*row)
 
 
-def _mark_released(conn: sqlite3.Connection, tenant: str, learning_id: int, actor: str) -> None:
+def _mark_released(conn: Connection, tenant: str, learning_id: int, actor: str) -> None:
     with write_transaction(conn):
         conn.execute(
             "UPDATE gate_quarantine SET released_at = ?, released_by = ? WHERE tenant = ? AND learning_id = ?",

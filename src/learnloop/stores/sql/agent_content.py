@@ -8,7 +8,6 @@ changed only in the owner's own rows, like learnings.
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +25,7 @@ from ...agent.records import (
 )
 from ...errors import NotFound, ValidationError
 from ..base import Vector
+from .dialect import Connection
 
 __all__ = [
     "apply_experience",
@@ -67,7 +67,7 @@ def _owner(workspace: Workspace) -> str:
 # -- experience files ----------------------------------------------------------------------------------
 
 
-def read_file(conn: sqlite3.Connection, workspace: Workspace, path: str) -> ExperienceFile | None:
+def read_file(conn: Connection, workspace: Workspace, path: str) -> ExperienceFile | None:
     row = conn.execute(
         "SELECT path, content, updated_by_session, created_at, updated_at FROM agent_experience_files "
         "WHERE tenant = ? AND user_id = ? AND project = ? AND path = ?",
@@ -87,7 +87,7 @@ def read_file(conn: sqlite3.Connection, workspace: Workspace, path: str) -> Expe
     )
 
 
-def list_files(conn: sqlite3.Connection, workspace: Workspace) -> list[ExperienceFileInfo]:
+def list_files(conn: Connection, workspace: Workspace) -> list[ExperienceFileInfo]:
     rows = conn.execute(
         "SELECT path, LENGTH(content), updated_by_session, updated_at FROM agent_experience_files "
         "WHERE tenant = ? AND user_id = ? AND project = ? ORDER BY path",
@@ -96,7 +96,7 @@ def list_files(conn: sqlite3.Connection, workspace: Workspace) -> list[Experienc
     return [ExperienceFileInfo(path=r[0], chars=r[1], updated_by_session=r[2], updated_at=_dt(r[3])) for r in rows]
 
 
-def apply_experience(conn: sqlite3.Connection, op: ExperienceOp, now: float) -> ExperienceChange:
+def apply_experience(conn: Connection, op: ExperienceOp, now: float) -> ExperienceChange:
     """Apply a write or an edit (the caller holds the write transaction)."""
     workspace = op.workspace
     current = read_file(conn, workspace, op.path)
@@ -123,7 +123,7 @@ def apply_experience(conn: sqlite3.Connection, op: ExperienceOp, now: float) -> 
     )
 
 
-def delete_file(conn: sqlite3.Connection, workspace: Workspace, path: str) -> bool:
+def delete_file(conn: Connection, workspace: Workspace, path: str) -> bool:
     cursor = conn.execute(
         "DELETE FROM agent_experience_files WHERE tenant = ? AND user_id = ? AND project = ? AND path = ?",
         (workspace.tenant, _owner(workspace), workspace.project, path),
@@ -173,7 +173,7 @@ def _owners(workspace: Workspace, visible: bool) -> tuple[str, list[Any]]:
     return "tenant = ? AND project = ? AND user_id = ?", params
 
 
-def put_page(conn: sqlite3.Connection, workspace: Workspace, page: KnowledgePage, now: float) -> KnowledgePage:
+def put_page(conn: Connection, workspace: Workspace, page: KnowledgePage, now: float) -> KnowledgePage:
     conn.execute(
         "INSERT INTO agent_knowledge_pages (tenant, user_id, project, page_id, title, content, kind, "
         "cross_references, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -200,7 +200,7 @@ def put_page(conn: sqlite3.Connection, workspace: Workspace, page: KnowledgePage
 
 
 def put_pointer(
-    conn: sqlite3.Connection,
+    conn: Connection,
     workspace: Workspace,
     pointer: KnowledgePointer,
     vector: Vector | None,
@@ -237,7 +237,7 @@ def put_pointer(
     return found
 
 
-def get_page(conn: sqlite3.Connection, workspace: Workspace, page_id: str, *, visible: bool) -> KnowledgePage | None:
+def get_page(conn: Connection, workspace: Workspace, page_id: str, *, visible: bool) -> KnowledgePage | None:
     clause, params = _owners(workspace, visible)
     row = conn.execute(
         f"SELECT {_PAGE_COLUMNS} FROM agent_knowledge_pages WHERE {clause} AND page_id = ? "
@@ -247,9 +247,7 @@ def get_page(conn: sqlite3.Connection, workspace: Workspace, page_id: str, *, vi
     return None if row is None else _page(row)
 
 
-def get_pointer(
-    conn: sqlite3.Connection, workspace: Workspace, pointer_id: str, *, visible: bool
-) -> KnowledgePointer | None:
+def get_pointer(conn: Connection, workspace: Workspace, pointer_id: str, *, visible: bool) -> KnowledgePointer | None:
     clause, params = _owners(workspace, visible)
     row = conn.execute(
         f"SELECT {_POINTER_COLUMNS} FROM agent_knowledge_pointers WHERE {clause} AND pointer_id = ? "
@@ -259,7 +257,7 @@ def get_pointer(
     return None if row is None else _pointer(row)
 
 
-def list_pages(conn: sqlite3.Connection, workspace: Workspace, limit: int, offset: int) -> list[KnowledgePage]:
+def list_pages(conn: Connection, workspace: Workspace, limit: int, offset: int) -> list[KnowledgePage]:
     clause, params = _owners(workspace, True)
     rows = conn.execute(
         f"SELECT {_PAGE_COLUMNS} FROM agent_knowledge_pages WHERE {clause} ORDER BY page_id, user_id LIMIT ? OFFSET ?",
@@ -269,7 +267,7 @@ def list_pages(conn: sqlite3.Connection, workspace: Workspace, limit: int, offse
 
 
 def list_pointers(
-    conn: sqlite3.Connection, workspace: Workspace, page_id: str | None, limit: int, offset: int
+    conn: Connection, workspace: Workspace, page_id: str | None, limit: int, offset: int
 ) -> list[KnowledgePointer]:
     clause, params = _owners(workspace, True)
     if page_id is not None:
@@ -284,7 +282,7 @@ def list_pointers(
 
 
 def pointer_vectors(
-    conn: sqlite3.Connection, workspace: Workspace, embedding_model: str
+    conn: Connection, workspace: Workspace, embedding_model: str
 ) -> tuple[list[KnowledgePointer], Vector | None]:
     """Every visible pointer embedded with `embedding_model`, and their vectors as one matrix."""
     clause, params = _owners(workspace, True)
@@ -306,7 +304,7 @@ def pointer_vectors(
 
 
 def update_knowledge(
-    conn: sqlite3.Connection,
+    conn: Connection,
     workspace: Workspace,
     target: str,
     item_id: str,
@@ -336,7 +334,7 @@ def update_knowledge(
         raise NotFound(f"{target} {item_id!r} not found in this workspace's own knowledge", id=item_id)
 
 
-def delete_knowledge(conn: sqlite3.Connection, workspace: Workspace, target: str, item_id: str) -> bool:
+def delete_knowledge(conn: Connection, workspace: Workspace, target: str, item_id: str) -> bool:
     table, key = _TABLES[target]
     clause, params = _owners(workspace, False)
     cursor = conn.execute(f"DELETE FROM {table} WHERE {clause} AND {key} = ?", [*params, item_id])

@@ -1,4 +1,4 @@
-"""What the parts of the SQLite backend (tools, agent, quarantine, service) need of the store they share a
+"""What the parts of a SQL backend (tools, agent, quarantine, service) need of the store they share a
 file, a connection and a thread with. They take it through their constructor as this protocol, so they do not
 import the store that builds them (the store imports them)."""
 
@@ -15,20 +15,15 @@ T = TypeVar("T")
 
 class ConnectionJobs(Protocol):
     @property
-    def path(self) -> str: ...
+    def path(self) -> str:
+        """Where the database is, for messages: a file path, or a URL without its password."""
+        ...
 
     @property
     def embedding_model(self) -> str: ...
 
     @property
     def dimension(self) -> int: ...
-
-    @property
-    def data_version_seen(self) -> int:
-        """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
-        ...
-
-    def note_data_version(self, version: int) -> None: ...
 
     async def _run(self, fn: Callable[..., T], *args: Any, stale_ok: bool = False) -> T:
         """Run `fn(connection, *args)` on the store's thread."""

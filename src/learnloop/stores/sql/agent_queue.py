@@ -9,7 +9,6 @@ SELECT … FOR UPDATE SKIP LOCKED.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +17,8 @@ from ...errors import ConflictError, NotFound
 from ...models import Scope
 from ..agent_claims import Claim, waiting
 from ..sql.rows import from_ts
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
+from .transactions import write_transaction
 
 __all__ = [
     "Claim",
@@ -54,7 +54,7 @@ def session_from_row(row: tuple[Any, ...]) -> AgentSession:
     )
 
 
-def _session_row(conn: sqlite3.Connection, tenant: str, session: str) -> tuple[Any, ...] | None:
+def _session_row(conn: Connection, tenant: str, session: str) -> tuple[Any, ...] | None:
     row: tuple[Any, ...] | None = conn.execute(
         f"SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE tenant = ? AND session = ?", (tenant, session)
     ).fetchone()
@@ -65,14 +65,12 @@ def _visible(scope: Scope, row: tuple[Any, ...] | None) -> bool:
     return row is not None and (scope.user is None or row[2] == scope.user)
 
 
-def get_session(conn: sqlite3.Connection, scope: Scope, session: str) -> AgentSession | None:
+def get_session(conn: Connection, scope: Scope, session: str) -> AgentSession | None:
     row = _session_row(conn, scope.tenant, session)
     return session_from_row(row) if row is not None and _visible(scope, row) else None
 
 
-def _insert_session(
-    conn: sqlite3.Connection, scope: Scope, session: str, project: str, shared: bool, now: float
-) -> None:
+def _insert_session(conn: Connection, scope: Scope, session: str, project: str, shared: bool, now: float) -> None:
     conn.execute(
         "INSERT INTO agent_sessions (tenant, session, user_id, project, shared, status, created_at) "
         "VALUES (?, ?, ?, ?, ?, 'open', ?)",
@@ -81,7 +79,7 @@ def _insert_session(
 
 
 def open_session(
-    conn: sqlite3.Connection,
+    conn: Connection,
     scope: Scope,
     session: str,
     project: str | None,
@@ -113,7 +111,7 @@ def open_session(
     return session_from_row(found)
 
 
-def close_session(conn: sqlite3.Connection, scope: Scope, session: str, now: float) -> AgentSession:
+def close_session(conn: Connection, scope: Scope, session: str, now: float) -> AgentSession:
     with write_transaction(conn):
         row = _session_row(conn, scope.tenant, session)
         if not _visible(scope, row):
@@ -128,7 +126,7 @@ def close_session(conn: sqlite3.Connection, scope: Scope, session: str, now: flo
     return session_from_row(found)
 
 
-def list_sessions(conn: sqlite3.Connection, scope: Scope | None, status: SessionStatus | None) -> list[AgentSession]:
+def list_sessions(conn: Connection, scope: Scope | None, status: SessionStatus | None) -> list[AgentSession]:
     """Sessions of a scope, or of every tenant (`scope` None: what a restarted process rehydrates)."""
     where: list[str] = []
     params: list[Any] = []
@@ -149,7 +147,7 @@ def list_sessions(conn: sqlite3.Connection, scope: Scope | None, status: Session
 
 
 def enqueue(
-    conn: sqlite3.Connection,
+    conn: Connection,
     scope: Scope,
     session: str,
     package_id: str,
@@ -195,7 +193,7 @@ def enqueue(
 
 
 def _next(
-    conn: sqlite3.Connection, tenant: str, session: str, now: float, lease: float
+    conn: Connection, tenant: str, session: str, now: float, lease: float
 ) -> tuple[Claim | None, tuple[Any, ...] | None]:
     """What a claim finds: an answer that claims nothing (closed, idle, wait), or the queue row to claim."""
     state = conn.execute(
@@ -206,7 +204,7 @@ def _next(
     row: tuple[Any, ...] | None = conn.execute(
         "SELECT id, user_id, package_id, turn, body, status, attempts, not_before, claimed_at, claimed_by "
         "FROM agent_queue WHERE tenant = ? AND session = ? AND status IN ('pending', 'claimed') "
-        "ORDER BY id LIMIT 1",
+        f"ORDER BY id LIMIT 1{dialect_of(conn).skip_locked}",
         (tenant, session),
     ).fetchone()
     if row is None:
@@ -215,7 +213,7 @@ def _next(
     return (wait, None) if wait is not None else (None, row)
 
 
-def claim(conn: sqlite3.Connection, tenant: str, session: str, claimer: str, now: float, lease: float) -> Claim:
+def claim(conn: Connection, tenant: str, session: str, claimer: str, now: float, lease: float) -> Claim:
     # Look first without the write lock: an idle session's worker asks every poll, and taking BEGIN IMMEDIATE
     # only to find nothing would queue every poll behind (and in front of) the database's real writers.
     answer, _ = _next(conn, tenant, session, now, lease)
@@ -247,7 +245,7 @@ def claim(conn: sqlite3.Connection, tenant: str, session: str, claimer: str, now
     return Claim(job=job)
 
 
-def sessions_with_work(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+def sessions_with_work(conn: Connection) -> list[tuple[str, str]]:
     """Open sessions of every tenant with a package pending or claimed: the ones that need a worker. Reads
     only the partial index of unfinished packages, so its cost follows the work waiting, not the sessions."""
     rows = conn.execute(
@@ -258,7 +256,7 @@ def sessions_with_work(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     return [(tenant, session) for tenant, session in rows]
 
 
-def require_session(conn: sqlite3.Connection, tenant: str, session: str, user: str | None) -> None:
+def require_session(conn: Connection, tenant: str, session: str, user: str | None) -> None:
     """SessionGone unless the session still exists for `user` (forgetting the user deletes it). Called inside
     the transaction of a worker's write, so nothing lands after the forget has committed."""
     found = conn.execute(
@@ -269,7 +267,7 @@ def require_session(conn: sqlite3.Connection, tenant: str, session: str, user: s
         raise SessionGone(f"session {session!r} no longer exists", session=session)
 
 
-def renew(conn: sqlite3.Connection, job_id: int, claimer: str, now: float) -> bool:
+def renew(conn: Connection, job_id: int, claimer: str, now: float) -> bool:
     with write_transaction(conn):
         cursor = conn.execute(
             "UPDATE agent_queue SET claimed_at = ? WHERE id = ? AND claimed_by = ? AND status = 'claimed'",
@@ -278,7 +276,7 @@ def renew(conn: sqlite3.Connection, job_id: int, claimer: str, now: float) -> bo
     return cursor.rowcount == 1
 
 
-def retry_later(conn: sqlite3.Connection, job_id: int, claimer: str, error: str, not_before: float) -> bool:
+def retry_later(conn: Connection, job_id: int, claimer: str, error: str, not_before: float) -> bool:
     with write_transaction(conn):
         cursor = conn.execute(
             "UPDATE agent_queue SET status = 'pending', error = ?, not_before = ?, claimed_at = NULL, "
@@ -288,18 +286,19 @@ def retry_later(conn: sqlite3.Connection, job_id: int, claimer: str, error: str,
     return cursor.rowcount == 1
 
 
-def release(conn: sqlite3.Connection, job_id: int, claimer: str) -> bool:
+def release(conn: Connection, job_id: int, claimer: str) -> bool:
     """Give a job back untouched (the worker was stopped, not the package's fault): no attempt is counted."""
     with write_transaction(conn):
         cursor = conn.execute(
-            "UPDATE agent_queue SET status = 'pending', attempts = MAX(attempts - 1, 0), claimed_at = NULL, "
+            f"UPDATE agent_queue SET status = 'pending', attempts = {dialect_of(conn).greatest}(attempts - 1, 0), "
+            "claimed_at = NULL, "
             "claimed_by = NULL WHERE id = ? AND claimed_by = ? AND status = 'claimed'",
             (job_id, claimer),
         )
     return cursor.rowcount == 1
 
 
-def queue_counts(conn: sqlite3.Connection, scope: Scope, session: str | None) -> QueueCounts:
+def queue_counts(conn: Connection, scope: Scope, session: str | None) -> QueueCounts:
     where, params = ["tenant = ?"], [scope.tenant]
     if scope.user is not None:
         where.append("user_id = ?")

@@ -1,7 +1,7 @@
-"""`AgentStore` on the learnings' SQLite file: same connection, same executor thread, same transactions.
+"""`AgentStore` on the learnings' database: same connection, same executor thread, same transactions.
 
-`SQLiteStore.agent` hands out the one instance bound to a store. Every method runs as a job on the store's
-single executor thread (`SQLiteStore._run`), so a queued package, a tool step's effect, its ledger entry and
+The store's `agent` hands out the one instance bound to a store. Every method runs as a job on the store's
+single executor thread (`SqlStore._run`), so a queued package, a tool step's effect, its ledger entry and
 its events commit together, and events land in the same log as every other change.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -38,15 +37,16 @@ from ..base import AppendEvent, EventDraft, Vector
 from ..sql.writes import apply_operations
 from . import agent_content as content
 from . import agent_queue as queue
-from .connection import read_transaction, write_transaction
+from .dialect import Connection
 from .jobs import ConnectionJobs
+from .transactions import read_transaction, write_transaction
 
-__all__ = ["AGENT_USER_TABLES", "SQLiteAgentStore"]
+__all__ = ["AGENT_USER_TABLES", "SqlAgentStore"]
 
 T = TypeVar("T")
 log = logging.getLogger("learnloop.agent")
 
-# Tables holding a user's rows; `SQLiteStore.forget_user` deletes them.
+# Tables holding a user's rows; the store's `forget_user` deletes them.
 AGENT_USER_TABLES = (
     "agent_sessions",
     "agent_queue",
@@ -59,18 +59,18 @@ AGENT_USER_TABLES = (
 
 
 def _events(
-    conn: sqlite3.Connection, tenant: str, user: str | None, drafts: Sequence[EventDraft], now: datetime
+    conn: Connection, tenant: str, user: str | None, drafts: Sequence[EventDraft], now: datetime
 ) -> list[Event]:
     ops = [AppendEvent(event=draft, user=user) for draft in drafts]
     return apply_operations(conn, Scope(tenant=tenant, user=user), ops, now)[1]
 
 
-class SQLiteAgentStore:
+class SqlAgentStore:
     def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
 
     def __repr__(self) -> str:
-        return f"SQLiteAgentStore({self._store.path!r})"
+        return f"SqlAgentStore({self._store.path!r})"
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._store._run(fn, *args)
@@ -78,7 +78,7 @@ class SQLiteAgentStore:
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(conn, *args)` inside one write transaction."""
 
-        def job(conn: sqlite3.Connection) -> T:
+        def job(conn: Connection) -> T:
             with write_transaction(conn):
                 return fn(conn, *args)
 
@@ -145,7 +145,7 @@ class SQLiteAgentStore:
 
     def _finish(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         job: Job,
         failed: bool,
         error: str | None,
@@ -165,7 +165,7 @@ class SQLiteAgentStore:
             return _events(conn, job.tenant, job.user, [event], now)
 
     @staticmethod
-    def _trim(conn: sqlite3.Connection, tenant: str, session: str, budget_tokens: int) -> None:
+    def _trim(conn: Connection, tenant: str, session: str, budget_tokens: int) -> None:
         """Drop whole packages of the conversation, oldest first, until it fits the budget (the latest stays)."""
         groups = conn.execute(
             "SELECT MIN(id), SUM(tokens) FROM agent_messages WHERE tenant = ? AND session = ? "
@@ -187,7 +187,7 @@ class SQLiteAgentStore:
     async def messages(self, tenant: str, session: str) -> list[StoredMessage]:
         return await self._run(self._messages, tenant, session)
 
-    def _messages(self, conn: sqlite3.Connection, tenant: str, session: str) -> list[StoredMessage]:
+    def _messages(self, conn: Connection, tenant: str, session: str) -> list[StoredMessage]:
         rows = conn.execute(
             "SELECT id, package_id, body, tokens FROM agent_messages WHERE tenant = ? AND session = ? ORDER BY id",
             (tenant, session),
@@ -197,7 +197,7 @@ class SQLiteAgentStore:
     async def append_message(self, job: Job, message: Message, tokens: int, now: datetime) -> StoredMessage:
         """SessionGone (nothing written) if the job's session was deleted meanwhile (its user forgotten)."""
 
-        def append(conn: sqlite3.Connection) -> StoredMessage:
+        def append(conn: Connection) -> StoredMessage:
             queue.require_session(conn, job.tenant, job.session, job.user)
             return self._append_message(conn, job.tenant, job.user, job.session, job.package_id, message, tokens, now)
 
@@ -205,7 +205,7 @@ class SQLiteAgentStore:
 
     @staticmethod
     def _append_message(
-        conn: sqlite3.Connection,
+        conn: Connection,
         tenant: str,
         user: str | None,
         session: str,
@@ -216,16 +216,15 @@ class SQLiteAgentStore:
     ) -> StoredMessage:
         cursor = conn.execute(
             "INSERT INTO agent_messages (tenant, user_id, session, package_id, role, body, tokens, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (tenant, user or "", session, package_id, message.role, message.model_dump_json(), tokens, now.timestamp()),
         )
-        assert cursor.lastrowid is not None
-        return StoredMessage(cursor.lastrowid, package_id, message, tokens)
+        return StoredMessage(cursor.fetchone()[0], package_id, message, tokens)
 
     async def steps(self, tenant: str, package_id: str) -> dict[int, StepRecord]:
         return await self._run(self._steps, tenant, package_id)
 
-    def _steps(self, conn: sqlite3.Connection, tenant: str, package_id: str) -> dict[int, StepRecord]:
+    def _steps(self, conn: Connection, tenant: str, package_id: str) -> dict[int, StepRecord]:
         rows = conn.execute(
             "SELECT step, tool, call_digest, result FROM agent_effects WHERE tenant = ? AND package_id = ?",
             (tenant, package_id),
@@ -243,7 +242,7 @@ class SQLiteAgentStore:
 
     def _commit_step(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         commit: StepCommit,
         message: Callable[[dict[str, Any]], tuple[Message, int]],
         now: datetime,
@@ -301,7 +300,7 @@ class SQLiteAgentStore:
         return await self._run(content.read_file, workspace, path)
 
     async def read_files(self, workspace: Workspace, paths: Sequence[str]) -> list[ExperienceFile]:
-        def job(conn: sqlite3.Connection) -> list[ExperienceFile]:
+        def job(conn: Connection) -> list[ExperienceFile]:
             with read_transaction(conn):
                 found = [content.read_file(conn, workspace, path) for path in paths]
             return [f for f in found if f is not None]
@@ -316,7 +315,7 @@ class SQLiteAgentStore:
     ) -> tuple[ExperienceChange, list[Event]]:
         """A write or edit outside a package (an admin's), with its event."""
 
-        def job(conn: sqlite3.Connection) -> tuple[ExperienceChange, list[Event]]:
+        def job(conn: Connection) -> tuple[ExperienceChange, list[Event]]:
             change = content.apply_experience(conn, op, now.timestamp())
             draft = replace(event, data=event.data | change.facts())
             return change, _events(conn, op.workspace.tenant, event_user, [draft], now)

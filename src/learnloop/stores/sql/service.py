@@ -1,6 +1,6 @@
-"""What the HTTP service keeps in the learnings' SQLite file: API keys, write counters, metric aggregates.
+"""What the HTTP service keeps in the learnings' database: API keys, write counters, metric aggregates.
 
-Every method runs as a job on the store's single executor thread (`SQLiteStore._run`), on the connection
+Every method runs as a job on the store's single executor thread (`SqlStore._run`), on the connection
 that thread owns, so the service never opens a second writer connection. Bookkeeping the caller should not
 wait for (a key's last use, a refusal count) is queued on the same thread without awaiting it.
 """
@@ -8,7 +8,6 @@ wait for (a key's last use, a refusal count) is queued on the same thread withou
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from datetime import UTC, datetime
@@ -17,10 +16,11 @@ from typing import Any, TypeVar
 from ...models import Scope
 from ..service import COUNTER_BUCKET, KeyRecord, MetricRows, with_compacted_retrievals
 from ..sql.writes import visible_clause
-from .connection import read_transaction, write_transaction
+from .dialect import Connection, dialect_of
 from .jobs import ConnectionJobs
+from .transactions import read_transaction, write_transaction
 
-__all__ = ["COUNTER_BUCKET", "KeyRecord", "MetricRows", "SQLiteServiceStore"]
+__all__ = ["COUNTER_BUCKET", "KeyRecord", "MetricRows", "SqlServiceStore"]
 
 log = logging.getLogger("learnloop.server")
 
@@ -51,12 +51,12 @@ def _key_from_row(row: Sequence[Any]) -> KeyRecord:
     )
 
 
-class SQLiteServiceStore:
+class SqlServiceStore:
     def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
 
     def __repr__(self) -> str:
-        return f"SQLiteServiceStore({self._store.path!r})"
+        return f"SqlServiceStore({self._store.path!r})"
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._store._run(fn, *args)
@@ -80,7 +80,7 @@ class SQLiteServiceStore:
     async def create_key(self, record: KeyRecord) -> None:
         await self._run(self._create_key, record)
 
-    def _create_key(self, conn: sqlite3.Connection, r: KeyRecord) -> None:
+    def _create_key(self, conn: Connection, r: KeyRecord) -> None:
         with write_transaction(conn):
             conn.execute(
                 f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
@@ -90,14 +90,14 @@ class SQLiteServiceStore:
     async def get_key(self, key_id: str) -> KeyRecord | None:
         return await self._run(self._get_key, key_id)
 
-    def _get_key(self, conn: sqlite3.Connection, key_id: str) -> KeyRecord | None:
+    def _get_key(self, conn: Connection, key_id: str) -> KeyRecord | None:
         row = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,)).fetchone()
         return None if row is None else _key_from_row(row)
 
     async def list_keys(self, tenant: str | None = None) -> list[KeyRecord]:
         return await self._run(self._list_keys, tenant)
 
-    def _list_keys(self, conn: sqlite3.Connection, tenant: str | None) -> list[KeyRecord]:
+    def _list_keys(self, conn: Connection, tenant: str | None) -> list[KeyRecord]:
         if tenant is None:
             rows = conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created_at, key_id").fetchall()
         else:
@@ -109,7 +109,7 @@ class SQLiteServiceStore:
     async def has_active_admin(self, tenant: str) -> bool:
         return await self._run(self._has_active_admin, tenant)
 
-    def _has_active_admin(self, conn: sqlite3.Connection, tenant: str) -> bool:
+    def _has_active_admin(self, conn: Connection, tenant: str) -> bool:
         row = conn.execute(
             "SELECT 1 FROM api_keys WHERE tenant = ? AND role = 'admin' AND revoked_at IS NULL LIMIT 1", (tenant,)
         ).fetchone()
@@ -119,7 +119,7 @@ class SQLiteServiceStore:
         """Revoke a key; False if there is no such active key."""
         return await self._run(self._revoke_key, key_id, at.timestamp())
 
-    def _revoke_key(self, conn: sqlite3.Connection, key_id: str, at: float) -> bool:
+    def _revoke_key(self, conn: Connection, key_id: str, at: float) -> bool:
         with write_transaction(conn):
             cursor = conn.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL", (at, key_id)
@@ -129,7 +129,7 @@ class SQLiteServiceStore:
     def touch_key(self, key_id: str, at: datetime) -> None:
         self._queue(self._touch_key, key_id, at.timestamp())
 
-    def _touch_key(self, conn: sqlite3.Connection, key_id: str, at: float) -> None:
+    def _touch_key(self, conn: Connection, key_id: str, at: float) -> None:
         with write_transaction(conn):
             conn.execute("UPDATE api_keys SET last_used_at = ? WHERE key_id = ?", (at, key_id))
 
@@ -139,11 +139,11 @@ class SQLiteServiceStore:
         bucket = int(at.timestamp()) // COUNTER_BUCKET * COUNTER_BUCKET
         self._queue(self._add_count, tenant, name, bucket, value)
 
-    def _add_count(self, conn: sqlite3.Connection, tenant: str, name: str, bucket: int, value: int) -> None:
+    def _add_count(self, conn: Connection, tenant: str, name: str, bucket: int, value: int) -> None:
         with write_transaction(conn):
             conn.execute(
                 "INSERT INTO write_counters (tenant, name, bucket, value) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (tenant, name, bucket) DO UPDATE SET value = value + excluded.value",
+                "ON CONFLICT (tenant, name, bucket) DO UPDATE SET value = write_counters.value + excluded.value",
                 (tenant, name, bucket, value),
             )
 
@@ -157,7 +157,7 @@ class SQLiteServiceStore:
         """The sequence number after which the scope's last `count` events follow (for count 0: now)."""
         return await self._run(self._tail_start, scope, count)
 
-    def _tail_start(self, conn: sqlite3.Connection, scope: Scope, count: int) -> int:
+    def _tail_start(self, conn: Connection, scope: Scope, count: int) -> int:
         if count <= 0:
             return int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
         clause, params = visible_clause(scope)
@@ -171,10 +171,12 @@ class SQLiteServiceStore:
     async def metric_rows(self, scope: Scope, since: datetime, bucket_seconds: int, counters: bool) -> MetricRows:
         return await self._run(self._metric_rows, scope, since.timestamp(), bucket_seconds, counters)
 
-    def _metric_rows(self, conn: sqlite3.Connection, scope: Scope, since: float, b: int, counters: bool) -> MetricRows:
+    def _metric_rows(self, conn: Connection, scope: Scope, since: float, b: int, counters: bool) -> MetricRows:
         clause, params = visible_clause(scope)
         window = [*params, since]
-        bucket = f"CAST(at / {b} AS INTEGER) * {b}"
+        dialect = dialect_of(conn)
+        bucket = f"{dialect.whole(f'at / {b}')} * {b}"
+        before_status, after_status = dialect.json_text("before", "status"), dialect.json_text("after", "status")
         with read_transaction(conn):
             learnings = conn.execute(
                 f"SELECT status, origin, COUNT(*) FROM learnings WHERE {clause} GROUP BY status, origin", params
@@ -186,48 +188,52 @@ class SQLiteServiceStore:
                 f"SELECT {bucket}, action, COUNT(*) FROM events WHERE {clause} AND at >= ? GROUP BY 1, 2", window
             ).fetchall()
             moves = conn.execute(
-                f"SELECT {bucket}, json_extract(before, '$.status'), json_extract(after, '$.status'), COUNT(*) "
+                f"SELECT {bucket}, {before_status}, {after_status}, COUNT(*) "
                 f"FROM events WHERE {clause} AND at >= ? AND learning_id IS NOT NULL "
-                "AND json_extract(before, '$.status') IS NOT json_extract(after, '$.status') GROUP BY 1, 2, 3",
+                f"AND {before_status} IS DISTINCT FROM {after_status} GROUP BY 1, 2, 3",
                 window,
             ).fetchall()
             purged = conn.execute(
-                f"SELECT {bucket}, SUM(COALESCE(json_array_length(data, '$.ids'), 0)) FROM events "
+                f"SELECT {bucket}, CAST(SUM(COALESCE({dialect.json_length('data', 'ids')}, 0)) AS BIGINT) FROM events "
                 f"WHERE {clause} AND at >= ? AND action = 'purged' GROUP BY 1",
                 window,
             ).fetchall()
-            hit = "COALESCE(json_extract(data, '$.count'), 0) > 0"
+            hit = f"CASE WHEN COALESCE({dialect.json_number('data', 'count')}, 0) > 0 THEN 1 ELSE 0 END"
             retrievals = conn.execute(
-                f"SELECT {bucket}, COUNT(*), SUM({hit}) FROM events "
+                f"SELECT {bucket}, COUNT(*), CAST(SUM({hit}) AS BIGINT) FROM events "
                 f"WHERE {clause} AND at >= ? AND action = 'retrieved' GROUP BY 1",
                 window,
             ).fetchall()
             totals = conn.execute(
-                f"SELECT COUNT(*), COALESCE(SUM({hit}), 0) FROM events WHERE {clause} AND action = 'retrieved'",
+                f"SELECT COUNT(*), CAST(COALESCE(SUM({hit}), 0) AS BIGINT) FROM events "
+                f"WHERE {clause} AND action = 'retrieved'",
                 params,
             ).fetchone()
             # Retrieval events older than the retention live on as per-hour counts (see `event_retention`);
             # an hour counts from the one holding `since`, as the write counters do.
             first_hour = int(since) // COUNTER_BUCKET * COUNTER_BUCKET
             compacted = conn.execute(
-                f"SELECT CAST(bucket / {b} AS INTEGER) * {b}, SUM(retrievals), SUM(hits) FROM retrieval_counts "
+                f"SELECT {dialect.whole(f'bucket / {b}')} * {b}, CAST(SUM(retrievals) AS BIGINT), "
+                f"CAST(SUM(hits) AS BIGINT) FROM retrieval_counts "
                 f"WHERE {clause} AND bucket >= ? GROUP BY 1",
                 [*params, first_hour],
             ).fetchall()
             compacted_totals = conn.execute(
-                f"SELECT COALESCE(SUM(retrievals), 0), COALESCE(SUM(hits), 0) FROM retrieval_counts WHERE {clause}",
+                "SELECT CAST(COALESCE(SUM(retrievals), 0) AS BIGINT), CAST(COALESCE(SUM(hits), 0) AS BIGINT) "
+                f"FROM retrieval_counts WHERE {clause}",
                 params,
             ).fetchone()
             counter_rows: list[tuple[int, str, int]] = []
             counter_totals: list[tuple[str, int]] = []
             if counters:
                 counter_rows = conn.execute(
-                    f"SELECT CAST(bucket / {b} AS INTEGER) * {b}, name, SUM(value) FROM write_counters "
-                    "WHERE tenant = ? AND bucket >= ? GROUP BY 1, 2",
+                    f"SELECT {dialect.whole(f'bucket / {b}')} * {b}, name, CAST(SUM(value) AS BIGINT) "
+                    "FROM write_counters WHERE tenant = ? AND bucket >= ? GROUP BY 1, 2",
                     (scope.tenant, int(since) // COUNTER_BUCKET * COUNTER_BUCKET),
                 ).fetchall()
                 counter_totals = conn.execute(
-                    "SELECT name, SUM(value) FROM write_counters WHERE tenant = ? GROUP BY name", (scope.tenant,)
+                    "SELECT name, CAST(SUM(value) AS BIGINT) FROM write_counters WHERE tenant = ? GROUP BY name",
+                    (scope.tenant,),
                 ).fetchall()
         live = MetricRows(
             learnings=[(r[0], r[1], r[2]) for r in learnings],

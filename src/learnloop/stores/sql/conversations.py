@@ -1,4 +1,4 @@
-"""The conversation record and turn state on SQLite (`stores.conversations`), as SQL run on the store's thread.
+"""The conversation record and turn state (`stores.conversations`), as SQL run on the store's thread.
 
 Every state change is one BEGIN IMMEDIATE transaction that reads the row and moves it only from the state it
 expects, so a finish retried at the same moment as the first, or two workers claiming together, act once.
@@ -7,7 +7,6 @@ expects, so a finish retried at the same moment as the first, or two workers cla
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -17,10 +16,11 @@ from ...models import Scope
 from ..agent_claims import abandoned
 from ..conversations import ConversationTurn, FinishReceipt, NewTurn, SilenceVerdict, TurnStatus
 from ..sql.rows import from_ts
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
 from .jobs import ConnectionJobs
+from .transactions import write_transaction
 
-__all__ = ["SQLiteConversationStore"]
+__all__ = ["SqlConversationStore"]
 
 T = TypeVar("T")
 _COLUMNS = (
@@ -29,12 +29,12 @@ _COLUMNS = (
 )
 
 
-class SQLiteConversationStore:
+class SqlConversationStore:
     def __init__(self, store: ConnectionJobs) -> None:
         self._store = store
 
     def __repr__(self) -> str:
-        return f"SQLiteConversationStore({self._store.path!r})"
+        return f"SqlConversationStore({self._store.path!r})"
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._store._run(fn, *args)
@@ -120,20 +120,20 @@ def _owner_clause(scope: Scope) -> tuple[str, tuple[Any, ...]]:
     return "tenant = ? AND user_id = ?", (scope.tenant, scope.user)
 
 
-def _get(conn: sqlite3.Connection, scope: Scope, turn_id: str) -> ConversationTurn | None:
+def _get(conn: Connection, scope: Scope, turn_id: str) -> ConversationTurn | None:
     where, args = _owner_clause(scope)
     row = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE {where} AND id = ?", (*args, turn_id)).fetchone()
     return None if row is None else _turn(row)
 
 
-def _require(conn: sqlite3.Connection, scope: Scope, turn_id: str) -> ConversationTurn:
+def _require(conn: Connection, scope: Scope, turn_id: str) -> ConversationTurn:
     found = _get(conn, scope, turn_id)
     if found is None:
         raise NotFound(f"no turn {turn_id!r}")
     return found
 
 
-def _begin(conn: sqlite3.Connection, scope: Scope, turn: NewTurn) -> ConversationTurn:
+def _begin(conn: Connection, scope: Scope, turn: NewTurn) -> ConversationTurn:
     with write_transaction(conn):
         try:
             conn.execute(
@@ -151,14 +151,12 @@ def _begin(conn: sqlite3.Connection, scope: Scope, turn: NewTurn) -> Conversatio
                     turn.expires_at.timestamp(),
                 ),
             )
-        except sqlite3.IntegrityError as exc:
+        except dialect_of(conn).integrity_errors as exc:
             raise ConflictError(f"turn {turn.id!r} exists already") from exc
         return _require(conn, scope, turn.id)
 
 
-def _add_call(
-    conn: sqlite3.Connection, scope: Scope, turn_id: str, call: dict[str, Any], now: float, limit: int
-) -> int:
+def _add_call(conn: Connection, scope: Scope, turn_id: str, call: dict[str, Any], now: float, limit: int) -> int:
     with write_transaction(conn):
         turn = _require(conn, scope, turn_id)
         if turn.status != "open":
@@ -176,7 +174,7 @@ def _add_call(
 
 
 def _finish(
-    conn: sqlite3.Connection, scope: Scope, turn_id: str, response: str, meta: dict[str, Any], now: float
+    conn: Connection, scope: Scope, turn_id: str, response: str, meta: dict[str, Any], now: float
 ) -> FinishReceipt:
     with write_transaction(conn):
         turn = _require(conn, scope, turn_id)
@@ -192,7 +190,7 @@ def _finish(
         return FinishReceipt(_require(conn, scope, turn_id), first=True)
 
 
-def _claim(conn: sqlite3.Connection, claimer: str, now: float, lease: float) -> ConversationTurn | None:
+def _claim(conn: Connection, claimer: str, now: float, lease: float) -> ConversationTurn | None:
     # A plain read first: idle workers never take the write lock.
     if conn.execute("SELECT 1 FROM conversations WHERE status = 'finished' LIMIT 1").fetchone() is None:
         return None
@@ -223,15 +221,15 @@ def _free(claimed_by: str | None, held_until: float | None, now: float, lease: f
     return claimed_by is not None and abandoned(claimed_by, held_until - lease, now, lease)
 
 
-def _commit_step(conn: sqlite3.Connection, tenant: str, turn_id: str, step: str, result: str) -> None:
+def _commit_step(conn: Connection, tenant: str, turn_id: str, step: str, result: str) -> None:
     with write_transaction(conn):
         conn.execute(
-            "UPDATE conversations SET steps = json_set(steps, '$.' || ?, json(?)) WHERE tenant = ? AND id = ?",
+            f"UPDATE conversations SET steps = {dialect_of(conn).json_set_key('steps')} WHERE tenant = ? AND id = ?",
             (json.dumps(step), result, tenant, turn_id),
         )
 
 
-def _complete(conn: sqlite3.Connection, tenant: str, turn_id: str) -> None:
+def _complete(conn: Connection, tenant: str, turn_id: str) -> None:
     with write_transaction(conn):
         conn.execute(
             "UPDATE conversations SET status = 'done', claimed_by = NULL, claimed_at = NULL, error = NULL "
@@ -240,7 +238,7 @@ def _complete(conn: sqlite3.Connection, tenant: str, turn_id: str) -> None:
         )
 
 
-def _fail(conn: sqlite3.Connection, tenant: str, turn_id: str, error: str, retry_at: float) -> None:
+def _fail(conn: Connection, tenant: str, turn_id: str, error: str, retry_at: float) -> None:
     with write_transaction(conn):
         conn.execute(
             "UPDATE conversations SET claimed_by = NULL, claimed_at = ?, error = ? WHERE tenant = ? AND id = ?",
@@ -248,7 +246,7 @@ def _fail(conn: sqlite3.Connection, tenant: str, turn_id: str, error: str, retry
         )
 
 
-def _record_feedback(conn: sqlite3.Connection, scope: Scope, turn_id: str, kind: str, score: float) -> None:
+def _record_feedback(conn: Connection, scope: Scope, turn_id: str, kind: str, score: float) -> None:
     where, args = _owner_clause(scope)
     with write_transaction(conn):
         conn.execute(
@@ -257,7 +255,7 @@ def _record_feedback(conn: sqlite3.Connection, scope: Scope, turn_id: str, kind:
         )
 
 
-def _previous(conn: sqlite3.Connection, scope: Scope, session: str, before: float) -> ConversationTurn | None:
+def _previous(conn: Connection, scope: Scope, session: str, before: float) -> ConversationTurn | None:
     row = conn.execute(
         f"SELECT {_COLUMNS} FROM conversations WHERE tenant = ? AND user_id = ? AND session = ? AND started_at < ? "
         "ORDER BY started_at DESC LIMIT 1",
@@ -266,7 +264,7 @@ def _previous(conn: sqlite3.Connection, scope: Scope, session: str, before: floa
     return None if row is None else _turn(row)
 
 
-def _expire(conn: sqlite3.Connection, now: float, limit: int) -> list[ConversationTurn]:
+def _expire(conn: Connection, now: float, limit: int) -> list[ConversationTurn]:
     due = conn.execute("SELECT 1 FROM conversations WHERE status = 'open' AND expires_at <= ? LIMIT 1", (now,))
     if due.fetchone() is None:  # housekeeping with nothing to do takes no write lock
         return []
@@ -281,9 +279,7 @@ def _expire(conn: sqlite3.Connection, now: float, limit: int) -> list[Conversati
     return [_turn((*row[:5], "abandoned", *row[6:])) for row in rows]
 
 
-def _settle_silence(
-    conn: sqlite3.Connection, now: float, window: float, kind: str, score: float, limit: int
-) -> SilenceVerdict:
+def _settle_silence(conn: Connection, now: float, window: float, kind: str, score: float, limit: int) -> SilenceVerdict:
     verdict = SilenceVerdict()
     due = conn.execute(
         "SELECT 1 FROM conversations WHERE status = 'done' AND silence = 0 AND finished_at <= ? LIMIT 1",
@@ -325,7 +321,7 @@ def _settle_silence(
 
 
 def _list(
-    conn: sqlite3.Connection, scope: Scope, session: str | None, status: tuple[str, ...], limit: int
+    conn: Connection, scope: Scope, session: str | None, status: tuple[str, ...], limit: int
 ) -> list[ConversationTurn]:
     where, args = _owner_clause(scope)
     if session is not None:
