@@ -27,19 +27,34 @@ BREWING = {
 TEST_DIM = 16
 
 
-def _sqlite(folder: Path, **options: object) -> Store:
-    return SQLiteStore(folder / "contract.db", embedding_model="test:model", dimension=TEST_DIM, **options)  # type: ignore[arg-type]
+def database_target(backend: str, folder: Path, name: str = "contract.db") -> str:
+    """Where `backend` keeps the database of `folder` (a test's temporary folder), as `learnloop.open` takes it:
+    the file `name` in it, or a PostgreSQL database of the folder's own on the session's cluster
+    (tests.support.postgres). Stores opened on the same folder share it."""
+    if backend == "postgres":
+        from tests.support.postgres import database_url
+
+        return database_url(folder)
+    return str(folder / name)
 
 
-def _postgres(folder: Path, **options: object) -> Store:
-    """A store on the session's PostgreSQL cluster (tests.support.postgres), in a database of the folder's own."""
+def _sqlite(
+    folder: Path, *, embedding_model: str = "test:model", dimension: int = TEST_DIM, **options: object
+) -> Store:
+    return SQLiteStore(
+        database_target("sqlite", folder), embedding_model=embedding_model, dimension=dimension, **options
+    )  # type: ignore[arg-type]
+
+
+def _postgres(
+    folder: Path, *, embedding_model: str = "test:model", dimension: int = TEST_DIM, **options: object
+) -> Store:
     from learnloop.stores.postgres import PostgresStore
-    from tests.support.postgres import database_url
 
     return PostgresStore(
-        database_url(folder),
-        embedding_model="test:model",
-        dimension=TEST_DIM,
+        database_target("postgres", folder),
+        embedding_model=embedding_model,
+        dimension=dimension,
         ann_dir=folder / "contract.ann",
         **options,  # type: ignore[arg-type]
     )

@@ -25,7 +25,7 @@ from ...agent.records import (
 )
 from ...errors import NotFound, ValidationError
 from ..base import Vector
-from .dialect import Connection
+from .dialect import Connection, dialect_of
 
 __all__ = [
     "apply_experience",
@@ -207,7 +207,7 @@ def put_pointer(
     embedding_model: str | None,
     now: float,
 ) -> KnowledgePointer:
-    blob = None if vector is None else np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+    blob = None if vector is None else dialect_of(conn).vector_param(vector)
     conn.execute(
         "INSERT INTO agent_knowledge_pointers (tenant, user_id, project, pointer_id, page_id, title, description, "
         "cross_references, metadata, embedding, embedding_model, created_at, updated_at) "
@@ -324,7 +324,7 @@ def update_knowledge(
         params.append(json.dumps(value, default=str) if column in ("cross_references", "metadata") else value)
     if vector is not None:
         assignments += ["embedding = ?", "embedding_model = ?"]
-        params += [np.ascontiguousarray(vector, dtype=np.float32).tobytes(), embedding_model]
+        params += [dialect_of(conn).vector_param(vector), embedding_model]
     clause, owner_params = _owners(workspace, False)
     cursor = conn.execute(
         f"UPDATE {table} SET {', '.join(assignments)} WHERE {clause} AND {key} = ?",
