@@ -161,5 +161,7 @@ POSTGRES = Dialect(
     json_length=lambda column, key: f"jsonb_array_length({column}::jsonb -> '{key}')",
     # The key comes as a JSON string (SQLite's path syntax wants it quoted); #>> '{}' unquotes it.
     json_set_key=lambda column: f"jsonb_set({column}::jsonb, ARRAY[?::jsonb #>> '{{}}'], ?::jsonb)::text",
+    # The snapshot names the transactions still running: it moves when one of them commits, or a new one writes.
+    commit_stamp="SELECT pg_current_snapshot()::text",
 )
 PgConnection.dialect = POSTGRES

@@ -8,14 +8,14 @@ pgvector columns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionCache, PartitionKey
 from ..sql.transactions import read_transaction
-from .dialect import PgConnection
+from .dialect import POSTGRES, PgConnection
 
 __all__ = ["PostgresPartitionSource", "postgres_partitions"]
 
@@ -25,20 +25,32 @@ _LIVE = (
     "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
 )
 # (newest seq, highest seq pruned, forget epoch); the newest never goes back, even once pruned.
-_LOG_BOUNDS = (
-    "SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM vector_changes), 0), p.value), p.value, f.value "
+_LOG_BOUNDS_SELECT = "SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM vector_changes), 0), p.value), p.value, f.value"
+_LOG_BOUNDS_FROM = (
     "FROM store_meta AS p, store_meta AS f WHERE p.key = 'changes_pruned_through' AND f.key = 'forget_epoch'"
 )
+_LOG_BOUNDS = f"{_LOG_BOUNDS_SELECT} {_LOG_BOUNDS_FROM}"
+# With the commit stamp, in the same round trip.
+_STAMPED_BOUNDS = f"{_LOG_BOUNDS_SELECT}, {POSTGRES.commit_stamp.removeprefix('SELECT ')} {_LOG_BOUNDS_FROM}"
 
 
 class PostgresPartitionSource:
     def __init__(self, embedding_model: str) -> None:
         self.embedding_model = embedding_model
+        # The dialect's commit stamp as last read on the store's thread (every search reads it): the tool store
+        # tells from it whether another process may have committed since (see SqlToolStore.may_know).
+        self.commit_stamp_seen: Hashable = None
 
     def stamp(self, conn: PgConnection) -> LogBounds:
         """The log's bounds: while they stand still nothing was committed that a partition must replay (every
         write logs its learnings; forgetting a user moves the epoch)."""
-        return self.log_bounds(conn)
+        newest, pruned_through, epoch, self.commit_stamp_seen = conn.execute(_STAMPED_BOUNDS).fetchone() or (
+            0,
+            0,
+            0,
+            None,
+        )
+        return LogBounds(int(newest), int(pruned_through), int(epoch))
 
     def snapshot(self, conn: PgConnection) -> AbstractContextManager[object]:
         return read_transaction(conn)

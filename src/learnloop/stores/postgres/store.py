@@ -8,7 +8,7 @@ own is the connection (`connection`, `dialect`), the schema (`migrations/postgre
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +24,7 @@ from ..sql.conversations import SqlConversationStore
 from ..sql.quarantine import SqlQuarantineStore
 from ..sql.service import SqlServiceStore
 from ..sql.store import SqlStore
+from ..sql.tools import SqlToolStore
 from .connection import check_url, connect
 from .dialect import PgConnection
 from .partitions import PostgresPartitionSource, postgres_partitions
@@ -54,7 +55,7 @@ class PostgresStore(SqlStore[PgConnection]):
         self.url = url
         self.ann_threshold = ann_threshold
         self.blas_threads = blas_threads
-        source = PostgresPartitionSource(embedding_model)
+        self._source = source = PostgresPartitionSource(embedding_model)
         super().__init__(
             embedding_model=embedding_model,
             dimension=dimension,
@@ -78,6 +79,18 @@ class PostgresStore(SqlStore[PgConnection]):
         scheme, _, rest = self.url.partition("://")
         return f"{scheme}://{rest.rpartition('@')[2]}"
 
+    @property
+    def data_version_seen(self) -> Hashable:
+        """The commit stamp when the store's thread last read it; moves when another process commits."""
+        return self._source.commit_stamp_seen
+
+    def note_data_version(self, version: Hashable) -> None:
+        self._source.commit_stamp_seen = version
+
+    @functools.cached_property
+    def tools(self) -> SqlToolStore:
+        return SqlToolStore(self)
+
     @functools.cached_property
     def quarantine(self) -> SqlQuarantineStore:
         return SqlQuarantineStore(self)
@@ -95,10 +108,14 @@ class PostgresStore(SqlStore[PgConnection]):
         return SqlAgentStore(self)
 
     def parts(self) -> StoreParts:
-        """The optional parts ported so far (each built once), on this database and thread; the tool store and
-        the tenant archive are not yet."""
+        """The optional parts ported so far (each built once), on this database and thread; the tenant archive
+        is not yet."""
         return StoreParts(
-            agent=self.agent, quarantine=self.quarantine, service=self.service, conversations=self.conversations
+            tools=self.tools,
+            agent=self.agent,
+            quarantine=self.quarantine,
+            service=self.service,
+            conversations=self.conversations,
         )
 
     def _connect(self) -> PgConnection:

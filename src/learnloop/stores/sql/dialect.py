@@ -77,6 +77,9 @@ class Dialect:
     # `column` (a JSON object as text) with a key set: the parameters are the key as a JSON string and the value
     # as JSON text.
     json_set_key: Callable[[str], str]
+    # A query whose one value moves whenever another connection commits (SQLite's PRAGMA data_version): while it
+    # stands still, what this connection read is current.
+    commit_stamp: str
 
 
 def dialect_of(conn: object) -> Dialect:

@@ -70,6 +70,7 @@ SQLITE = Dialect(
     json_number=lambda column, key: f"json_extract({column}, '$.{key}')",
     json_length=lambda column, key: f"json_array_length({column}, '$.{key}')",
     json_set_key=lambda column: f"json_set({column}, '$.' || ?, json(?))",
+    commit_stamp="PRAGMA data_version",
 )
 
 

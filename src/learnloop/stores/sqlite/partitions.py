@@ -35,7 +35,7 @@ class SQLitePartitionSource:
     def __init__(self, embedding_model: str) -> None:
         self.embedding_model = embedding_model
         # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
-        # whole) to tell whether another process has committed since (see SQLiteToolStore.may_know).
+        # whole) to tell whether another process has committed since (see SqlToolStore.may_know).
         self.data_version_seen = -1
 
     def stamp(self, conn: sqlite3.Connection) -> tuple[int, int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,10 +24,10 @@ from ..sql.conversations import SqlConversationStore
 from ..sql.quarantine import SqlQuarantineStore
 from ..sql.service import SqlServiceStore
 from ..sql.store import SqlStore
+from ..sql.tools import TOOL_USER_TABLES, SqlToolStore
 from .archive import SQLiteTenantArchive
 from .connection import connect
 from .partitions import SQLitePartitionSource, sqlite_partitions
-from .tools import TOOL_USER_TABLES, SQLiteToolStore
 
 __all__ = ["SQLiteStore"]
 
@@ -81,18 +81,19 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         return f"SQLiteStore({self.path!r})"
 
     @functools.cached_property
-    def tools(self) -> SQLiteToolStore:
+    def tools(self) -> SqlToolStore:
         """Tool intelligence on this file, connection and executor thread (jobs go through `_run`)."""
-        return SQLiteToolStore(self)
+        return SqlToolStore(self)
 
     @property
     def data_version_seen(self) -> int:
         """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
         return self._source.data_version_seen
 
-    def note_data_version(self, version: int) -> None:
-        """Record a data_version read by a job on the store's thread."""
-        self._source.data_version_seen = version
+    def note_data_version(self, version: Hashable) -> None:
+        """Record a data_version (an int) read by a job on the store's thread."""
+        if isinstance(version, int):
+            self._source.data_version_seen = version
 
     @functools.cached_property
     def quarantine(self) -> SqlQuarantineStore:

@@ -14,12 +14,12 @@ clean tenant, checked once per process) costs a read.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from ...tools.shapes import Shaper
 from ..tool_rules import shared_insight, shared_recovery, shared_template_params
-from .connection import write_transaction
+from .dialect import Connection
+from .transactions import write_transaction
 
 __all__ = ["scrub_shared"]
 
@@ -28,7 +28,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
 
 
-def _template_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> list[tuple[str, int]]:
+def _template_changes(conn: Connection, tenant: str, shaper: Shaper) -> list[tuple[str, int]]:
     """(params, id) of the shared templates whose stored parameters are not what they may keep."""
     changes = []
     for template_id, tool, stored, origin in conn.execute(
@@ -41,7 +41,7 @@ def _template_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> 
     return changes
 
 
-def _recovery_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> list[tuple[str, str, str, int]]:
+def _recovery_changes(conn: Connection, tenant: str, shaper: Shaper) -> list[tuple[str, str, str, int]]:
     """(failed_params, recovery_params, description, id) of the shared recovery patterns to rewrite."""
     changes = []
     for recovery_id, failed_tool, failed_raw, tool, fixed_raw, description in conn.execute(
@@ -56,7 +56,7 @@ def _recovery_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> 
     return changes
 
 
-def _insight_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> list[tuple[str, str, str, str]]:
+def _insight_changes(conn: Connection, tenant: str, shaper: Shaper) -> list[tuple[str, str, str, str]]:
     seeds = {
         r[0]
         for r in conn.execute(
@@ -80,7 +80,7 @@ def _insight_changes(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> l
     return changes
 
 
-def _pending(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> bool:
+def _pending(conn: Connection, tenant: str, shaper: Shaper) -> bool:
     return bool(
         _template_changes(conn, tenant, shaper)
         or _recovery_changes(conn, tenant, shaper)
@@ -88,7 +88,7 @@ def _pending(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> bool:
     )
 
 
-def scrub_shared(conn: sqlite3.Connection, tenant: str, shaper: Shaper) -> int:
+def scrub_shared(conn: Connection, tenant: str, shaper: Shaper) -> int:
     if not _pending(conn, tenant, shaper):
         return 0
     with write_transaction(conn):

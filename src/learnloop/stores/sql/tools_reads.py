@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import defaultdict
 from datetime import datetime
 from typing import Any
@@ -13,7 +12,6 @@ from ...stores.base import Vector
 from ...tools.base import InsightInputs
 from ...tools.models import Insight, QueryTemplate, RecoveryPattern, ToolSignal, ToolStat
 from ..search.template_directions import DirectionRow, TemplateDirections, direction_similarity
-from ..sql.rows import vector_from_blob
 from ..tool_rows import (
     INSIGHT_COLUMNS,
     RECOVERY_COLUMNS,
@@ -25,6 +23,8 @@ from ..tool_rows import (
     stat_from_row,
     template_from_row,
 )
+from .dialect import Connection
+from .rows import vector_from_blob
 
 __all__ = [
     "insight_inputs",
@@ -37,7 +37,10 @@ __all__ = [
     "visible_owners",
 ]
 
-_STAT_SUMS = "intent, tool, SUM(successes), SUM(failures), SUM(latency_sum), SUM(latency_n), MAX(last_used_at)"
+_STAT_SUMS = (
+    "intent, tool, CAST(SUM(successes) AS BIGINT), CAST(SUM(failures) AS BIGINT), SUM(latency_sum), "
+    "CAST(SUM(latency_n) AS BIGINT), MAX(last_used_at)"
+)
 
 
 def visible_owners(scope: Scope) -> tuple[str, list[Any]]:
@@ -47,7 +50,7 @@ def visible_owners(scope: Scope) -> tuple[str, list[Any]]:
     return "tenant = ? AND user_id IN ('', ?)", [scope.tenant, scope.user]
 
 
-def _examples(conn: sqlite3.Connection, scope: Scope, ids: list[int]) -> dict[int, list[str]]:
+def _examples(conn: Connection, scope: Scope, ids: list[int]) -> dict[int, list[str]]:
     """Example queries are user text: a user sees only their own, however shared the template."""
     if not ids:
         return {}
@@ -68,7 +71,7 @@ def _examples(conn: sqlite3.Connection, scope: Scope, ids: list[int]) -> dict[in
 
 
 def read_templates(
-    conn: sqlite3.Connection,
+    conn: Connection,
     scope: Scope,
     now: datetime,
     *,
@@ -104,7 +107,7 @@ def read_templates(
     return out
 
 
-def _direction_rows(conn: sqlite3.Connection, tenant: str) -> list[DirectionRow]:
+def _direction_rows(conn: Connection, tenant: str) -> list[DirectionRow]:
     return conn.execute(
         "SELECT id, user_id, intent, embedding, embedding_model FROM tool_templates "
         "WHERE tenant = ? AND status = 'active'",
@@ -113,7 +116,7 @@ def _direction_rows(conn: sqlite3.Connection, tenant: str) -> list[DirectionRow]
 
 
 def relevant_templates(
-    conn: sqlite3.Connection,
+    conn: Connection,
     directions: TemplateDirections,
     scope: Scope,
     now: datetime,
@@ -127,7 +130,8 @@ def relevant_templates(
     # Moves whenever a template's vector or status can have changed (see `template_directions`).
     fingerprint = tuple(
         conn.execute(
-            "SELECT COUNT(*), SUM(status = 'active'), MAX(last_used_at) FROM tool_templates WHERE tenant = ?",
+            "SELECT COUNT(*), CAST(SUM(CASE WHEN status = 'active' THEN 1 ELSE 0 END) AS BIGINT), MAX(last_used_at) "
+            "FROM tool_templates WHERE tenant = ?",
             (scope.tenant,),
         ).fetchone()
     )
@@ -146,7 +150,7 @@ def relevant_templates(
 
 
 def read_recoveries(
-    conn: sqlite3.Connection,
+    conn: Connection,
     scope: Scope,
     now: datetime,
     *,
@@ -176,7 +180,7 @@ def read_recoveries(
     return [recovery_from_row(r, now) for r in rows]
 
 
-def read_recent_failures(conn: sqlite3.Connection, scope: Scope, since: datetime, limit: int = 20) -> list[ToolSignal]:
+def read_recent_failures(conn: Connection, scope: Scope, since: datetime, limit: int = 20) -> list[ToolSignal]:
     rows = conn.execute(
         f"SELECT {SIGNAL_COLUMNS} FROM tool_signals WHERE tenant = ? AND user_id = ? AND kind = 'call' "
         "AND ok = 0 AND at >= ? ORDER BY id DESC LIMIT ?",
@@ -185,7 +189,7 @@ def read_recent_failures(conn: sqlite3.Connection, scope: Scope, since: datetime
     return [signal_from_row(r) for r in rows]
 
 
-def read_stats(conn: sqlite3.Connection, scope: Scope, intent: str | None) -> list[ToolStat]:
+def read_stats(conn: Connection, scope: Scope, intent: str | None) -> list[ToolStat]:
     params: list[Any] = [scope.tenant]
     where = "tenant = ?"
     if scope.user is not None:
@@ -201,9 +205,7 @@ def read_stats(conn: sqlite3.Connection, scope: Scope, intent: str | None) -> li
     return [stat_from_row(r) for r in rows]
 
 
-def read_insights(
-    conn: sqlite3.Connection, tenant: str, now: datetime, type_: str | None, limit: int = 200
-) -> list[Insight]:
+def read_insights(conn: Connection, tenant: str, now: datetime, type_: str | None, limit: int = 200) -> list[Insight]:
     params: list[Any] = [tenant]
     where = "tenant = ?"
     if type_ is not None:
@@ -216,7 +218,7 @@ def read_insights(
     return [insight_from_row(r, now) for r in rows]
 
 
-def insight_inputs(conn: sqlite3.Connection, tenant: str, since: datetime, now: datetime) -> InsightInputs:
+def insight_inputs(conn: Connection, tenant: str, since: datetime, now: datetime) -> InsightInputs:
     """Aggregates over every user; only shared templates and recoveries (private ones stay private)."""
     tenant_scope = Scope(tenant=tenant)
     stats = read_stats(conn, tenant_scope, None)

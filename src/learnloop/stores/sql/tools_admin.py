@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -17,9 +16,10 @@ from ..search.tool_index import ToolIndex
 from ..search.tool_index_cache import ToolIndexes
 from ..tool_rows import at
 from ..tool_rules import pair_faded
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
 from .tools_reads import read_recoveries, read_templates, visible_owners
 from .tools_sync import trim_changes
+from .transactions import write_transaction
 
 __all__ = [
     "list_tools",
@@ -31,28 +31,26 @@ __all__ = [
     "template_feedback",
 ]
 
-# The tenants' routing indexes the tool store keeps (see `SQLiteToolStore`).
-Indexes = ToolIndexes[sqlite3.Connection]
+# The tenants' routing indexes the tool store keeps (see `SqlToolStore`).
+Indexes = ToolIndexes[Connection]
 
 # The change log only has to reach back as far as the slowest process; one that falls behind reloads. Kept
 # per tenant: one tenant's writes never trim another's entries.
 _CHANGES_KEPT = 50_000
 
 
-def put_tools(
-    conn: sqlite3.Connection, keeper: Indexes, tenant: str, entries: Sequence[CatalogEntry], now: float
-) -> None:
+def put_tools(conn: Connection, keeper: Indexes, tenant: str, entries: Sequence[CatalogEntry], now: float) -> None:
     def work(index: ToolIndex) -> None:
         for e in entries:
-            blob = None if e.vector is None else e.vector.astype("float32").tobytes()
+            blob = None if e.vector is None else dialect_of(conn).vector_param(e.vector)
             conn.execute(
                 "INSERT INTO tool_catalog (tenant, name, server, description, input_schema, digest, embedding, "
                 "embedding_model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (tenant, name) DO UPDATE SET server = excluded.server, "
                 "description = excluded.description, input_schema = excluded.input_schema, "
                 "digest = excluded.digest, updated_at = excluded.updated_at, "
-                "embedding = CASE WHEN ? THEN tool_catalog.embedding ELSE excluded.embedding END, "
-                "embedding_model = CASE WHEN ? THEN tool_catalog.embedding_model ELSE excluded.embedding_model END",
+                "embedding = CASE WHEN ? = 1 THEN tool_catalog.embedding ELSE excluded.embedding END, "
+                "embedding_model = CASE WHEN ? = 1 THEN tool_catalog.embedding_model ELSE excluded.embedding_model END",
                 (
                     tenant,
                     e.name,
@@ -73,9 +71,7 @@ def put_tools(
     keeper.write(conn, tenant, work)
 
 
-def list_tools(
-    conn: sqlite3.Connection, tenant: str, server: str | None, embedding_model: str | None
-) -> list[ToolInfo]:
+def list_tools(conn: Connection, tenant: str, server: str | None, embedding_model: str | None) -> list[ToolInfo]:
     params: list[Any] = [tenant]
     where = "tenant = ?"
     if server is not None:
@@ -101,14 +97,15 @@ def list_tools(
     ]
 
 
-def seed_templates(conn: sqlite3.Connection, tenant: str, seeds: Sequence[tuple[SeedTemplate, str]], now: float) -> int:
+def seed_templates(conn: Connection, tenant: str, seeds: Sequence[tuple[SeedTemplate, str]], now: float) -> int:
     added = 0
     with write_transaction(conn):
         for seed, signature in seeds:
             # A prior of one success and one failure: seed templates start at confidence 0.5 (seed 001 §8.2).
             cursor = conn.execute(
-                "INSERT OR IGNORE INTO tool_templates (tenant, user_id, intent, tool, signature, params, description, "
-                "prior, origin, created_at, last_used_at) VALUES (?, '', ?, ?, ?, ?, ?, 1, 'seed', ?, ?)",
+                "INSERT INTO tool_templates (tenant, user_id, intent, tool, signature, params, description, "
+                "prior, origin, created_at, last_used_at) VALUES (?, '', ?, ?, ?, ?, ?, 1, 'seed', ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 (
                     tenant,
                     seed.intent,
@@ -125,7 +122,7 @@ def seed_templates(conn: sqlite3.Connection, tenant: str, seeds: Sequence[tuple[
 
 
 def template_feedback(
-    conn: sqlite3.Connection, scope: Scope, ids: Sequence[int], score: float, now: datetime
+    conn: Connection, scope: Scope, ids: Sequence[int], score: float, now: datetime
 ) -> list[QueryTemplate]:
     if not ids:
         return []
@@ -143,7 +140,7 @@ def template_feedback(
 
 
 def put_insights(
-    conn: sqlite3.Connection, tenant: str, insights: Sequence[InsightDraft], now: float, stale_before: float
+    conn: Connection, tenant: str, insights: Sequence[InsightDraft], now: float, stale_before: float
 ) -> tuple[int, int]:
     with write_transaction(conn):
         for insight in insights:
@@ -168,7 +165,7 @@ def put_insights(
     return len(insights), pruned
 
 
-def set_privacy(conn: sqlite3.Connection, tenant: str, user: str, mode: PrivacyMode, now: float) -> None:
+def set_privacy(conn: Connection, tenant: str, user: str, mode: PrivacyMode, now: float) -> None:
     with write_transaction(conn):
         conn.execute(
             "INSERT INTO tool_privacy (tenant, user_id, mode, updated_at) VALUES (?, ?, ?, ?) "
@@ -190,14 +187,14 @@ def set_privacy(conn: sqlite3.Connection, tenant: str, user: str, mode: PrivacyM
             )
 
 
-def _archive(conn: sqlite3.Connection, table: str, ids: list[int]) -> None:
+def _archive(conn: Connection, table: str, ids: list[int]) -> None:
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
         conn.execute(f"UPDATE {table} SET status = 'archived' WHERE id IN ({marks})", chunk)
 
 
-def maintain(conn: sqlite3.Connection, keeper: Indexes, tenant: str, now: datetime) -> tuple[int, int, int]:
+def maintain(conn: Connection, keeper: Indexes, tenant: str, now: datetime) -> tuple[int, int, int]:
     """Archive templates and recovery patterns and delete learned pairs whose decayed confidence fell below
     `ARCHIVE_BELOW`; trim the change log."""
     everyone = Scope(tenant=tenant)

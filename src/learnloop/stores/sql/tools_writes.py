@@ -1,4 +1,4 @@
-"""The tool layer's writes, each run inside one SQLite transaction held by the caller.
+"""The tool layer's writes, each run inside one transaction held by the caller.
 
 A call signal is one transaction: the signal row, the learned pair (strong, very strong and discovery
 signals), the per-intent statistics, the template it reinforces or weakens, and the recovery pattern it
@@ -11,7 +11,6 @@ so it is reloaded from what was committed.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 import numpy as np
@@ -21,9 +20,10 @@ from ...tools.base import CallRecord, LearningPolicy, ObservationRecord
 from ...tools.models import RecoveryPattern, SignalReceipt, Strength
 from ...tools.recovery import describe_change, suggest
 from ..search.tool_index import PairRow, ToolIndex
-from ..sql.rows import vector_from_blob
 from ..tool_rows import RECOVERY_COLUMNS, at, recovery_from_row
 from ..tool_rules import added_direction, kept_arguments, reinforced, stronger
+from .dialect import Connection, dialect_of
+from .rows import vector_from_blob
 
 __all__ = ["flush_weak", "learn_pair", "write_call", "write_observation"]
 
@@ -33,7 +33,7 @@ def _dumps(value: Any) -> str:
 
 
 def learn_pair(
-    conn: sqlite3.Connection,
+    conn: Connection,
     index: ToolIndex,
     tenant: str,
     owner_id: str,
@@ -68,7 +68,7 @@ def learn_pair(
                 PairRow(target, owner_id, tool, row[4], vector_from_blob(row[3]), confidence, row[1] + 1, now)
             )
             return target
-    blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+    blob = dialect_of(conn).vector_param(vector)
     pair_id = int(
         conn.execute(
             # The same query may be stored with another embedding model's vector, invisible to this index:
@@ -89,13 +89,14 @@ def learn_pair(
     return pair_id
 
 
-def _upsert_stats(conn: sqlite3.Connection, scope: Scope, record: CallRecord, now: float) -> None:
+def _upsert_stats(conn: Connection, scope: Scope, record: CallRecord, now: float) -> None:
     latency = record.latency_ms
     conn.execute(
         "INSERT INTO tool_stats (tenant, user_id, intent, tool, successes, failures, latency_sum, latency_n, "
         "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, user_id, intent, tool) DO UPDATE SET "
-        "successes = successes + excluded.successes, failures = failures + excluded.failures, "
-        "latency_sum = latency_sum + excluded.latency_sum, latency_n = latency_n + excluded.latency_n, "
+        "successes = tool_stats.successes + excluded.successes, failures = tool_stats.failures + excluded.failures, "
+        "latency_sum = tool_stats.latency_sum + excluded.latency_sum, "
+        "latency_n = tool_stats.latency_n + excluded.latency_n, "
         "last_used_at = excluded.last_used_at",
         (
             scope.tenant,
@@ -112,14 +113,16 @@ def _upsert_stats(conn: sqlite3.Connection, scope: Scope, record: CallRecord, no
 
 
 def _template_success(
-    conn: sqlite3.Connection, scope: Scope, record: CallRecord, owner_id: str, policy: LearningPolicy, now: float
+    conn: Connection, scope: Scope, record: CallRecord, owner_id: str, policy: LearningPolicy, now: float
 ) -> int:
     latency = record.latency_ms
     row = conn.execute(
         "INSERT INTO tool_templates (tenant, user_id, intent, tool, signature, params, description, successes, "
         "latency_sum, latency_n, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) "
-        "ON CONFLICT (tenant, user_id, intent, tool, signature) DO UPDATE SET successes = successes + 1, "
-        "latency_sum = latency_sum + excluded.latency_sum, latency_n = latency_n + excluded.latency_n, "
+        "ON CONFLICT (tenant, user_id, intent, tool, signature) DO UPDATE SET "
+        "successes = tool_templates.successes + 1, "
+        "latency_sum = tool_templates.latency_sum + excluded.latency_sum, "
+        "latency_n = tool_templates.latency_n + excluded.latency_n, "
         "last_used_at = excluded.last_used_at, status = 'active' RETURNING id, embedding, embedding_model",
         (
             scope.tenant,
@@ -140,7 +143,11 @@ def _template_success(
         stored = vector_from_blob(row[1]) if row[1] is not None and row[2] == record.embedding_model else None
         conn.execute(
             "UPDATE tool_templates SET embedding = ?, embedding_model = ? WHERE id = ?",
-            (added_direction(record.vector, stored).tobytes(), record.embedding_model, template_id),
+            (
+                dialect_of(conn).vector_param(added_direction(record.vector, stored)),
+                record.embedding_model,
+                template_id,
+            ),
         )
     if record.example:
         conn.execute(
@@ -155,7 +162,7 @@ def _template_success(
     return template_id
 
 
-def _template_failure(conn: sqlite3.Connection, scope: Scope, record: CallRecord, owner_id: str) -> int | None:
+def _template_failure(conn: Connection, scope: Scope, record: CallRecord, owner_id: str) -> int | None:
     # Only the template whose exact call pattern failed is to blame (seed 001 §8.4: stale templates).
     row = conn.execute(
         "UPDATE tool_templates SET failures = failures + 1 WHERE tenant = ? AND user_id = ? AND intent = ? "
@@ -166,7 +173,7 @@ def _template_failure(conn: sqlite3.Connection, scope: Scope, record: CallRecord
 
 
 def _recovery(
-    conn: sqlite3.Connection,
+    conn: Connection,
     scope: Scope,
     record: CallRecord,
     owner_id: str,
@@ -191,7 +198,8 @@ def _recovery(
         "INSERT INTO tool_recoveries (tenant, user_id, fingerprint, error_type, failed_tool, failed_params, "
         "recovery_tool, recovery_params, recovery_signature, description, created_at, last_used_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, user_id, fingerprint, recovery_signature) "
-        "DO UPDATE SET times_applied = times_applied + 1, times_succeeded = times_succeeded + 1, "
+        "DO UPDATE SET times_applied = tool_recoveries.times_applied + 1, "
+        "times_succeeded = tool_recoveries.times_succeeded + 1, "
         f"last_used_at = excluded.last_used_at, status = 'active' RETURNING {RECOVERY_COLUMNS}",
         (
             scope.tenant,
@@ -211,9 +219,7 @@ def _recovery(
     return None if row is None else recovery_from_row(row, at(now))
 
 
-def _suggestion_patterns(
-    conn: sqlite3.Connection, scope: Scope, record: CallRecord, now: float
-) -> list[RecoveryPattern]:
+def _suggestion_patterns(conn: Connection, scope: Scope, record: CallRecord, now: float) -> list[RecoveryPattern]:
     owners = ["", scope.user] if scope.user else [""]
     marks = ", ".join("?" for _ in owners)
     rows = conn.execute(
@@ -225,7 +231,7 @@ def _suggestion_patterns(
 
 
 def write_call(
-    conn: sqlite3.Connection,
+    conn: Connection,
     index: ToolIndex,
     scope: Scope,
     record: CallRecord,
@@ -245,7 +251,7 @@ def write_call(
         "user_id = ? AND session = ? AND kind = 'call' ORDER BY id DESC LIMIT 1",
         (scope.tenant, user_id, record.session),
     ).fetchone()
-    pending_vector = None if apply_now or record.vector is None else record.vector.astype(np.float32).tobytes()
+    pending_vector = None if apply_now or record.vector is None else dialect_of(conn).vector_param(record.vector)
     signal_id = int(
         conn.execute(
             "INSERT INTO tool_signals (tenant, user_id, session, kind, tool, arguments, ok, error_type, error, "
@@ -317,7 +323,7 @@ def write_call(
     )
 
 
-def write_observation(conn: sqlite3.Connection, scope: Scope, record: ObservationRecord, now: float) -> int:
+def write_observation(conn: Connection, scope: Scope, record: ObservationRecord, now: float) -> int:
     return int(
         conn.execute(
             "INSERT INTO tool_signals (tenant, user_id, session, kind, tools, intent, query_hash, query_text, at) "
@@ -338,7 +344,7 @@ def write_observation(conn: sqlite3.Connection, scope: Scope, record: Observatio
 
 
 def flush_weak(
-    conn: sqlite3.Connection,
+    conn: Connection,
     index: ToolIndex,
     tenant: str,
     policy: LearningPolicy,

@@ -1,15 +1,14 @@
-"""`ToolStore` on the learnings' SQLite file: same connection, same executor thread, same transactions.
+"""`ToolStore` on the learnings' database: same connection, same executor thread, same transactions.
 
-`SQLiteStore.tools` hands out the one instance bound to a store. Every method runs as a job on the store's
-single executor thread (`SQLiteStore._run`), which owns the connection and, here, one in-memory routing
+The store's `tools` hands out the one instance bound to a store. Every method runs as a job on the store's
+single executor thread (`SqlStore._run`), which owns the connection and, here, one in-memory routing
 index per tenant, so a signal is written, made durable and indexed in one job, with no second writer
 connection and no locks.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
@@ -43,10 +42,10 @@ from ...tools.shapes import Shaper
 from ..search import tool_routes
 from ..search.template_directions import TemplateDirections
 from ..search.tool_index import ToolIndex
-from ..sql.jobs import ConnectionJobs
 from ..tool_rows import PAIR_COLUMNS, SIGNAL_COLUMNS, pair_from_row, signal_from_row
 from . import tools_admin, tools_scrub
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
+from .jobs import ConnectionJobs
 from .tools_reads import (
     insight_inputs,
     read_insights,
@@ -56,24 +55,25 @@ from .tools_reads import (
     read_templates,
     relevant_templates,
 )
-from .tools_sync import sqlite_tool_indexes
+from .tools_sync import sql_tool_indexes
 from .tools_writes import flush_weak, write_call, write_observation
+from .transactions import write_transaction
 
-__all__ = ["TOOL_USER_TABLES", "SQLiteToolStore"]
+__all__ = ["TOOL_USER_TABLES", "SqlToolStore"]
 
 T = TypeVar("T")
 
 
-# Tables holding a user's rows; `SQLiteStore.forget_user` deletes them.
+# Tables holding a user's rows; the store's `forget_user` deletes them.
 class ToolJobs(ConnectionJobs, Protocol):
     """The store's jobs, and when another process last committed to the file."""
 
     @property
-    def data_version_seen(self) -> int:
-        """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
+    def data_version_seen(self) -> Hashable:
+        """The dialect's commit stamp when the store's thread last read it; moves when another process commits."""
         ...
 
-    def note_data_version(self, version: int) -> None: ...
+    def note_data_version(self, version: Hashable) -> None: ...
 
 
 TOOL_USER_TABLES = (
@@ -87,7 +87,7 @@ TOOL_USER_TABLES = (
 )
 
 
-def _has_any(conn: sqlite3.Connection, tenant: str) -> bool:
+def _has_any(conn: Connection, tenant: str) -> bool:
     """Whether any user of the tenant has tool knowledge a retrieval could show."""
     return bool(
         conn.execute(
@@ -100,10 +100,10 @@ def _has_any(conn: sqlite3.Connection, tenant: str) -> bool:
     )
 
 
-class SQLiteToolStore:
+class SqlToolStore:
     def __init__(self, store: ToolJobs) -> None:
         self._store = store
-        self._keeper = sqlite_tool_indexes(store.dimension, store.embedding_model)
+        self._keeper = sql_tool_indexes(store.dimension, store.embedding_model)
         self._directions = TemplateDirections()
         # Writes made through this store (other processes' show in PRAGMA data_version), and per tenant the
         # (data_version, writes) at which it was last seen to hold no tool knowledge at all.
@@ -111,7 +111,7 @@ class SQLiteToolStore:
         self._known_empty: dict[str, tuple[int, int]] = {}
 
     def __repr__(self) -> str:
-        return f"SQLiteToolStore({self._store.path!r})"
+        return f"SqlToolStore({self._store.path!r})"
 
     async def _run(self, fn: Callable[..., T], *args: Any, stale_ok: bool = False) -> T:
         return await self._store._run(fn, *args, stale_ok=stale_ok)
@@ -142,7 +142,7 @@ class SQLiteToolStore:
     async def remove_tools(self, tenant: str, names: Sequence[str]) -> int:
         return await self._run(self._remove_tools, tenant, list(names))
 
-    def _remove_tools(self, conn: sqlite3.Connection, tenant: str, names: list[str]) -> int:
+    def _remove_tools(self, conn: Connection, tenant: str, names: list[str]) -> int:
         if not names:
             return 0
         marks = ", ".join("?" for _ in names)
@@ -167,7 +167,7 @@ class SQLiteToolStore:
         return await self._run(self._record_call, scope, record, policy, now.timestamp())
 
     def _record_call(
-        self, conn: sqlite3.Connection, scope: Scope, record: CallRecord, policy: LearningPolicy, now: float
+        self, conn: Connection, scope: Scope, record: CallRecord, policy: LearningPolicy, now: float
     ) -> SignalReceipt:
         model = self.embedding_model
         receipt = self._keeper.write(
@@ -179,14 +179,14 @@ class SQLiteToolStore:
     async def record_observation(self, scope: Scope, record: ObservationRecord, now: datetime) -> int:
         return await self._run(self._record_observation, scope, record, now.timestamp())
 
-    def _record_observation(self, conn: sqlite3.Connection, scope: Scope, record: ObservationRecord, now: float) -> int:
+    def _record_observation(self, conn: Connection, scope: Scope, record: ObservationRecord, now: float) -> int:
         with write_transaction(conn):
             return write_observation(conn, scope, record, now)
 
     async def flush_weak(self, tenant: str, policy: LearningPolicy, now: datetime, limit: int = 500) -> int:
         return await self._run(self._flush_weak, tenant, policy, now.timestamp(), limit)
 
-    def _flush_weak(self, conn: sqlite3.Connection, tenant: str, policy: LearningPolicy, now: float, limit: int) -> int:
+    def _flush_weak(self, conn: Connection, tenant: str, policy: LearningPolicy, now: float, limit: int) -> int:
         model = self.embedding_model
         return self._keeper.write(
             conn, tenant, lambda index: flush_weak(conn, index, tenant, policy, model, now, limit)
@@ -219,17 +219,18 @@ class SQLiteToolStore:
     async def evidence(self, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
         return await self._run(self._evidence, scope, request)
 
-    def _evidence(self, conn: sqlite3.Connection, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
+    def _evidence(self, conn: Connection, scope: Scope, request: EvidenceRequest) -> list[ToolEvidence]:
         return tool_routes.evidence(self._keeper.index(conn, scope.tenant), scope, request)
 
     async def popular_tools(self, scope: Scope, limit: int) -> list[ToolEvidence]:
         return await self._run(self._popular, scope, limit)
 
-    def _popular(self, conn: sqlite3.Connection, scope: Scope, limit: int) -> list[ToolEvidence]:
+    def _popular(self, conn: Connection, scope: Scope, limit: int) -> list[ToolEvidence]:
         index = self._keeper.index(conn, scope.tenant)
         uses: dict[str, int] = dict(
             conn.execute(
-                "SELECT tool, SUM(successes) FROM tool_stats WHERE tenant = ? GROUP BY tool", (scope.tenant,)
+                "SELECT tool, CAST(SUM(successes) AS BIGINT) FROM tool_stats WHERE tenant = ? GROUP BY tool",
+                (scope.tenant,),
             ).fetchall()
         )
         return tool_routes.popular(index, uses, limit)
@@ -322,8 +323,8 @@ class SQLiteToolStore:
     ) -> ToolKnowledge:
         model = self.embedding_model
 
-        def read(conn: sqlite3.Connection) -> ToolKnowledge:
-            data_version = conn.execute("PRAGMA data_version").fetchone()[0]
+        def read(conn: Connection) -> ToolKnowledge:
+            data_version = conn.execute(dialect_of(conn).commit_stamp).fetchone()[0]
             self._store.note_data_version(data_version)
             version = (data_version, self._writes)
             if self._known_empty.get(scope.tenant) == version:

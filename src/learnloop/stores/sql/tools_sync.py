@@ -9,16 +9,16 @@ the last sequence number trimmed (the triggers' own catalog entries have ref 0).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 from ..search.tool_index import CatalogRow, PairRow
 from ..search.tool_index_cache import ToolChange, ToolIndexes
-from ..sql.rows import vector_from_blob
-from .connection import read_transaction, write_transaction
+from .dialect import Connection
+from .rows import vector_from_blob
+from .transactions import read_transaction, write_transaction
 
-__all__ = ["SQLiteToolChanges", "sqlite_tool_indexes", "trim_changes"]
+__all__ = ["SqlToolChanges", "sql_tool_indexes", "trim_changes"]
 
 _PAIR_SELECT = (
     "SELECT id, user_id, tool, query_hash, embedding, confidence, uses, last_used_at FROM tool_pairs "
@@ -26,25 +26,25 @@ _PAIR_SELECT = (
 )
 
 
-class SQLiteToolChanges:
+class SqlToolChanges:
     def __init__(self, embedding_model: str) -> None:
         self.embedding_model = embedding_model
 
-    def snapshot(self, conn: sqlite3.Connection) -> AbstractContextManager[object]:
+    def snapshot(self, conn: Connection) -> AbstractContextManager[object]:
         return read_transaction(conn)
 
-    def write_transaction(self, conn: sqlite3.Connection) -> AbstractContextManager[object]:
+    def write_transaction(self, conn: Connection) -> AbstractContextManager[object]:
         return write_transaction(conn)
 
-    def newest(self, conn: sqlite3.Connection) -> int:
+    def newest(self, conn: Connection) -> int:
         return int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM tool_changes").fetchone()[0])
 
-    def changes(self, conn: sqlite3.Connection, tenant: str, after: int) -> list[ToolChange]:
+    def changes(self, conn: Connection, tenant: str, after: int) -> list[ToolChange]:
         return conn.execute(
             "SELECT seq, kind, ref FROM tool_changes WHERE tenant = ? AND seq > ? ORDER BY seq", (tenant, after)
         ).fetchall()
 
-    def catalog(self, conn: sqlite3.Connection, tenant: str) -> list[CatalogRow]:
+    def catalog(self, conn: Connection, tenant: str) -> list[CatalogRow]:
         return [
             CatalogRow(
                 name,
@@ -60,7 +60,7 @@ class SQLiteToolChanges:
             )
         ]
 
-    def pairs(self, conn: sqlite3.Connection, tenant: str, ids: Sequence[int] | None) -> list[PairRow]:
+    def pairs(self, conn: Connection, tenant: str, ids: Sequence[int] | None) -> list[PairRow]:
         sql, params = _PAIR_SELECT, [tenant, self.embedding_model, *(ids or ())]
         if ids is not None:
             sql += f" AND id IN ({', '.join('?' for _ in ids)})"
@@ -70,11 +70,11 @@ class SQLiteToolChanges:
         ]
 
 
-def sqlite_tool_indexes(dimension: int, embedding_model: str) -> ToolIndexes[sqlite3.Connection]:
-    return ToolIndexes(SQLiteToolChanges(embedding_model), dimension)
+def sql_tool_indexes(dimension: int, embedding_model: str) -> ToolIndexes[Connection]:
+    return ToolIndexes(SqlToolChanges(embedding_model), dimension)
 
 
-def trim_changes(conn: sqlite3.Connection, tenant: str, keep: int) -> int:
+def trim_changes(conn: Connection, tenant: str, keep: int) -> int:
     """Delete the tenant's change-log entries but its newest `keep`, leaving a marker (see the module
     docstring); runs in the caller's write transaction. Returns how many were deleted."""
     row = conn.execute(
