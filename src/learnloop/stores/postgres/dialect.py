@@ -143,6 +143,22 @@ def _after_forget(conn: Connection) -> None:
     return None
 
 
+def _after_import(conn: Connection, table: str) -> None:
+    # Rows inserted with their own ids leave an identity's sequence behind them: move it past the largest (and
+    # never back: a sequence that went back would hand out an event cursor again).
+    found = conn.execute(
+        "SELECT a.attname, pg_get_serial_sequence(?, a.attname) FROM pg_attribute a "
+        "WHERE a.attrelid = ?::regclass AND a.attidentity != ''",
+        (table, table),
+    ).fetchone()
+    if found is not None:
+        column, sequence = found
+        conn.execute(
+            f"SELECT setval(?, GREATEST((SELECT MAX({column}) FROM {table}), pg_sequence_last_value(?::regclass), 1))",
+            (sequence, sequence),
+        )
+
+
 POSTGRES = Dialect(
     name="postgres",
     begin_write=("BEGIN", f"SELECT pg_advisory_xact_lock({WRITER_LOCK})"),
@@ -163,5 +179,14 @@ POSTGRES = Dialect(
     json_set_key=lambda column: f"jsonb_set({column}::jsonb, ARRAY[?::jsonb #>> '{{}}'], ?::jsonb)::text",
     # The snapshot names the transactions still running: it moves when one of them commits, or a new one writes.
     commit_stamp="SELECT pg_current_snapshot()::text",
+    columns_query=(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = ? AND is_generated = 'NEVER' ORDER BY ordinal_position"
+    ),
+    page_query=lambda table, columns: (
+        f"SELECT ctid::text, {columns} FROM {table} WHERE tenant = ? AND ctid > ?::tid ORDER BY ctid LIMIT ?"
+    ),
+    first_position="(0,0)",
+    after_import=_after_import,
 )
 PgConnection.dialect = POSTGRES

@@ -20,6 +20,7 @@ from ...errors import StoreError, ValidationError
 from ...models import utcnow
 from ..parts import StoreParts
 from ..sql.agent import SqlAgentStore
+from ..sql.archive import SqlTenantArchive
 from ..sql.conversations import SqlConversationStore
 from ..sql.quarantine import SqlQuarantineStore
 from ..sql.service import SqlServiceStore
@@ -92,6 +93,10 @@ class PostgresStore(SqlStore[PgConnection]):
         return SqlToolStore(self)
 
     @functools.cached_property
+    def archive(self) -> SqlTenantArchive:
+        return SqlTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
+
+    @functools.cached_property
     def quarantine(self) -> SqlQuarantineStore:
         return SqlQuarantineStore(self)
 
@@ -108,9 +113,9 @@ class PostgresStore(SqlStore[PgConnection]):
         return SqlAgentStore(self)
 
     def parts(self) -> StoreParts:
-        """The optional parts ported so far (each built once), on this database and thread; the tenant archive
-        is not yet."""
+        """Every optional part this backend offers (each built once), on this database and thread."""
         return StoreParts(
+            archive=self.archive,
             tools=self.tools,
             agent=self.agent,
             quarantine=self.quarantine,

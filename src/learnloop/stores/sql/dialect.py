@@ -80,6 +80,14 @@ class Dialect:
     # A query whose one value moves whenever another connection commits (SQLite's PRAGMA data_version): while it
     # stands still, what this connection read is current.
     commit_stamp: str
+    # Whole-table reads and writes of the tenant archive: the stored (not generated) column names of the table
+    # named by the parameter; a page of a tenant's rows after a position, each led by its position, and the
+    # position before the first row; and what to do after rows were inserted with their own ids (move the id
+    # sequence past them, where the database does not).
+    columns_query: str
+    page_query: Callable[[str, str], str]
+    first_position: Any
+    after_import: Callable[[Connection, str], None]
 
 
 def dialect_of(conn: object) -> Dialect:

@@ -71,6 +71,12 @@ SQLITE = Dialect(
     json_length=lambda column, key: f"json_array_length({column}, '$.{key}')",
     json_set_key=lambda column: f"json_set({column}, '$.' || ?, json(?))",
     commit_stamp="PRAGMA data_version",
+    columns_query="SELECT name FROM pragma_table_info(?)",
+    page_query=lambda table, columns: (
+        f"SELECT rowid, {columns} FROM {table} WHERE tenant = ? AND rowid > ? ORDER BY rowid LIMIT ?"
+    ),
+    first_position=0,
+    after_import=lambda conn, table: None,  # AUTOINCREMENT keeps its counter past every id inserted
 )
 
 

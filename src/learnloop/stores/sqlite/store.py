@@ -20,12 +20,12 @@ from ...models import utcnow
 from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
 from ..sql.agent import AGENT_USER_TABLES, SqlAgentStore
+from ..sql.archive import SqlTenantArchive
 from ..sql.conversations import SqlConversationStore
 from ..sql.quarantine import SqlQuarantineStore
 from ..sql.service import SqlServiceStore
 from ..sql.store import SqlStore
 from ..sql.tools import TOOL_USER_TABLES, SqlToolStore
-from .archive import SQLiteTenantArchive
 from .connection import connect
 from .partitions import SQLitePartitionSource, sqlite_partitions
 
@@ -101,9 +101,9 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         return SqlQuarantineStore(self)
 
     @functools.cached_property
-    def archive(self) -> SQLiteTenantArchive:
+    def archive(self) -> SqlTenantArchive:
         """Whole-tenant export and import, on this file and thread."""
-        return SQLiteTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
+        return SqlTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
 
     @functools.cached_property
     def service(self) -> SqlServiceStore:

@@ -1,4 +1,4 @@
-"""Whole-tenant archives on SQLite (`stores.archive.TenantArchive`): each kind is the table of that name.
+"""Whole-tenant archives (`stores.archive.TenantArchive`): each kind is the table of that name.
 
 Derived tables are not archived: the full-text index and the tool change log are kept by triggers as the rows
 are inserted, and the import writes the partitions' change log (`vector_changes`) for every learning it adds,
@@ -7,16 +7,17 @@ so a process that has the tenant's partitions loaded catches up as after any oth
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from ...errors import ConflictError, ValidationError
 from ..archive import ArchiveRow
-from ..sql.jobs import ConnectionJobs
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
+from .jobs import ConnectionJobs
+from .rows import vector_from_blob
+from .transactions import write_transaction
 
-__all__ = ["DERIVED", "KEYS", "KINDS", "SQLiteTenantArchive"]
+__all__ = ["DERIVED", "KEYS", "KINDS", "SqlTenantArchive"]
 
 # In insert order. Every one has a `tenant` column; those with an integer `id` keep it.
 KINDS = (
@@ -54,7 +55,7 @@ _PAGE = 1_000
 _CHECK = 500
 
 
-class SQLiteTenantArchive:
+class SqlTenantArchive:
     def __init__(self, store: ConnectionJobs, imported: Callable[[str], None] = lambda tenant: None) -> None:
         self._store = store
         # Told on the store's thread, after an import commits: caches of this process that remember a tenant
@@ -63,7 +64,7 @@ class SQLiteTenantArchive:
 
     async def export_tenant(self, tenant: str, *, keys: bool = False) -> AsyncIterator[ArchiveRow]:
         for kind in (*KINDS, KEYS) if keys else KINDS:
-            after = 0
+            after: Any = None  # the position of the last row read (SQLite's rowid, PostgreSQL's ctid)
             while True:
                 page = await self._store._run(_page, kind, tenant, after)
                 for rowid, row in page:
@@ -83,22 +84,23 @@ class SQLiteTenantArchive:
         return await self._store._run(_import, tenant, by_kind, self._imported)
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [row[1] for row in conn.execute(f"PRAGMA table_info('{table}')")]
+def _columns(conn: Connection, table: str) -> list[str]:
+    """The table's stored columns (not generated ones), in order."""
+    return [row[0] for row in conn.execute(dialect_of(conn).columns_query, (table,))]
 
 
-def _page(conn: sqlite3.Connection, table: str, tenant: str, after: int) -> list[tuple[int, dict[str, Any]]]:
+def _page(conn: Connection, table: str, tenant: str, after: Any) -> list[tuple[Any, dict[str, Any]]]:
+    dialect = dialect_of(conn)
     columns = _columns(conn, table)
-    names = ", ".join(columns)
     found = conn.execute(
-        f"SELECT rowid, {names} FROM {table} WHERE tenant = ? AND rowid > ? ORDER BY rowid LIMIT ?",
-        (tenant, after, _PAGE),
+        dialect.page_query(table, ", ".join(columns)),
+        (tenant, dialect.first_position if after is None else after, _PAGE),
     ).fetchall()
     return [(row[0], dict(zip(columns, row[1:], strict=True))) for row in found]
 
 
 def _import(
-    conn: sqlite3.Connection,
+    conn: Connection,
     tenant: str,
     by_kind: dict[str, list[dict[str, Any]]],
     imported: Callable[[str], None],
@@ -123,10 +125,11 @@ def _import(
             marks = ", ".join("?" for _ in columns)
             try:
                 conn.executemany(
-                    f"INSERT INTO {kind} ({names}) VALUES ({marks})", [[r.get(c) for c in columns] for r in rows]
+                    f"INSERT INTO {kind} ({names}) VALUES ({marks})", [_values(conn, r, columns) for r in rows]
                 )
-            except sqlite3.IntegrityError as exc:
+            except dialect_of(conn).integrity_errors as exc:
                 raise ConflictError(f"cannot import {kind}: {exc}") from exc
+            dialect_of(conn).after_import(conn, kind)
             counts[kind] = len(rows)
         conn.executemany(
             "INSERT INTO vector_changes (tenant, user_id, learning_id) VALUES (?, ?, ?)",
@@ -136,7 +139,17 @@ def _import(
     return counts
 
 
-def _refuse_taken_ids(conn: sqlite3.Connection, table: str, ids: list[int]) -> None:
+def _values(conn: Connection, row: dict[str, Any], columns: list[str]) -> list[Any]:
+    """A row's values in column order; embeddings (float32 bytes in an archive) as the backend stores them."""
+    values = [row.get(c) for c in columns]
+    for i, column in enumerate(columns):
+        blob = values[i]
+        if column == "embedding" and isinstance(blob, bytes):
+            values[i] = dialect_of(conn).vector_param(vector_from_blob(blob))
+    return values
+
+
+def _refuse_taken_ids(conn: Connection, table: str, ids: list[int]) -> None:
     for start in range(0, len(ids), _CHECK):
         chunk = ids[start : start + _CHECK]
         marks = ", ".join("?" for _ in chunk)
