@@ -19,8 +19,9 @@ from learnloop.factory import build_engine
 from learnloop.models import EventAction, Scope
 from learnloop.server.metrics import Bucket, Metrics, compute_metrics
 from learnloop.stores.base import AppendEvent, EventDraft
+from learnloop.stores.sql import event_retention
 from learnloop.stores.sql.service import SqlServiceStore
-from learnloop.stores.sqlite import SQLiteStore, event_retention
+from learnloop.stores.sqlite import SQLiteStore
 from tests.conftest import BREWING, TEST_DIM, _Shared
 from tests.stores.test_contract import ALICE, BOB, OTHER_TENANT, TENANT, insert
 from tests.support.clock import Clock

@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import re
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -159,6 +161,16 @@ def _after_import(conn: Connection, table: str) -> None:
         )
 
 
+@contextmanager
+def _without_waiting(conn: Connection) -> Iterator[None]:
+    """A lock another connection holds (the writer lock first) fails at once with LockNotAvailable."""
+    conn.execute("SET lock_timeout = '1ms'")
+    try:
+        yield
+    finally:
+        conn.execute("RESET lock_timeout")
+
+
 POSTGRES = Dialect(
     name="postgres",
     begin_write=("BEGIN", f"SELECT pg_advisory_xact_lock({WRITER_LOCK})"),
@@ -188,5 +200,7 @@ POSTGRES = Dialect(
     ),
     first_position="(0,0)",
     after_import=_after_import,
+    without_waiting=_without_waiting,
+    busy=lambda exc: isinstance(exc, psycopg.errors.LockNotAvailable),
 )
 PgConnection.dialect = POSTGRES

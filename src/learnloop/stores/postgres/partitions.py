@@ -8,12 +8,15 @@ pgvector columns.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionCache, PartitionKey
+from ..sql.changelog import LOG_BOUNDS, change_log_pruner
+from ..sql.event_retention import retrieval_compactor
 from ..sql.transactions import read_transaction
 from .dialect import POSTGRES, PgConnection
 
@@ -24,14 +27,8 @@ _LIVE = (
     f"SELECT {_COLUMNS} FROM learnings "
     "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
 )
-# (newest seq, highest seq pruned, forget epoch); the newest never goes back, even once pruned.
-_LOG_BOUNDS_SELECT = "SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM vector_changes), 0), p.value), p.value, f.value"
-_LOG_BOUNDS_FROM = (
-    "FROM store_meta AS p, store_meta AS f WHERE p.key = 'changes_pruned_through' AND f.key = 'forget_epoch'"
-)
-_LOG_BOUNDS = f"{_LOG_BOUNDS_SELECT} {_LOG_BOUNDS_FROM}"
-# With the commit stamp, in the same round trip.
-_STAMPED_BOUNDS = f"{_LOG_BOUNDS_SELECT}, {POSTGRES.commit_stamp.removeprefix('SELECT ')} {_LOG_BOUNDS_FROM}"
+# The log's bounds with the commit stamp, in one round trip.
+_STAMPED_BOUNDS = LOG_BOUNDS.replace(" FROM ", f", {POSTGRES.commit_stamp.removeprefix('SELECT ')} FROM ", 1)
 
 
 class PostgresPartitionSource:
@@ -56,7 +53,7 @@ class PostgresPartitionSource:
         return read_transaction(conn)
 
     def log_bounds(self, conn: PgConnection) -> LogBounds:
-        newest, pruned_through, epoch = conn.execute(_LOG_BOUNDS).fetchone() or (0, 0, 0)
+        newest, pruned_through, epoch = conn.execute(LOG_BOUNDS).fetchone() or (0, 0, 0)
         return LogBounds(int(newest), int(pruned_through), int(epoch))
 
     def live_rows(self, conn: PgConnection, key: PartitionKey, ids: Sequence[int] | None) -> list[Any]:
@@ -74,10 +71,19 @@ class PostgresPartitionSource:
 
 
 def postgres_partitions(
-    source: PostgresPartitionSource, *, dimension: int, ann_threshold: int, max_vectors: int, ann_dir: Path | None
+    source: PostgresPartitionSource,
+    *,
+    dimension: int,
+    ann_threshold: int,
+    max_vectors: int,
+    ann_dir: Path | None,
+    change_retention: timedelta,
+    retrieval_retention: timedelta,
+    clock: Callable[[], datetime],
 ) -> PartitionCache[PgConnection]:
     """The database's partition cache. `ann_dir` keeps its HNSW indexes between runs (checked against the change
-    log when loaded, so one folder must serve one database only); None rebuilds them in memory."""
+    log when loaded, so one folder must serve one database only); None rebuilds them in memory. The idle passes
+    that prune the change log and fold old retrieval events are the shared ones (`stores.sql`)."""
     return PartitionCache(
         source,
         embedding_model=source.embedding_model,
@@ -85,4 +91,8 @@ def postgres_partitions(
         ann_threshold=ann_threshold,
         max_vectors=max_vectors,
         ann_dir=ann_dir,
+        passes=(
+            change_log_pruner(change_retention, clock).step,
+            retrieval_compactor(retrieval_retention, clock).step,
+        ),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 from ...errors import StoreError, ValidationError
 from ...models import utcnow
 from ..parts import StoreParts
+from ..retention import DEFAULT_RETENTION
 from ..sql.agent import SqlAgentStore
 from ..sql.archive import SqlTenantArchive
 from ..sql.conversations import SqlConversationStore
@@ -38,7 +39,7 @@ T = TypeVar("T")
 class PostgresStore(SqlStore[PgConnection]):
     """`Store` on the PostgreSQL database at `url` (postgresql://user:password@host:port/database). `ann_dir` is
     a folder of this database's own where the search partitions' HNSW indexes are kept between runs (None:
-    rebuilt after a restart)."""
+    rebuilt after a restart). The retentions are as for `SQLiteStore`."""
 
     def __init__(
         self,
@@ -51,6 +52,8 @@ class PostgresStore(SqlStore[PgConnection]):
         blas_threads: int | None = 1,
         clock: Callable[[], datetime] = utcnow,
         ann_dir: str | Path | None = None,
+        change_log_retention: timedelta = DEFAULT_RETENTION.change_log,
+        retrieval_event_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
     ) -> None:
         check_url(url)
         self.url = url
@@ -67,6 +70,9 @@ class PostgresStore(SqlStore[PgConnection]):
                 ann_threshold=ann_threshold,
                 max_vectors=max_cached_vectors,
                 ann_dir=None if ann_dir is None else Path(ann_dir),
+                change_retention=change_log_retention,
+                retrieval_retention=retrieval_event_retention,
+                clock=clock,
             ),
             thread_name="learnloop-postgres",
         )

@@ -9,6 +9,7 @@ of a listing's search box, JSON paths, and what each does after forgetting a use
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,6 +89,10 @@ class Dialect:
     page_query: Callable[[str, str], str]
     first_position: Any
     after_import: Callable[[Connection, str], None]
+    # Inside `without_waiting(conn)`, taking a lock another connection holds fails at once with an error that
+    # `busy` recognises (housekeeping then tries again later instead of queueing behind real writers).
+    without_waiting: Callable[[Connection], AbstractContextManager[None]]
+    busy: Callable[[BaseException], bool]
 
 
 def dialect_of(conn: object) -> Dialect:

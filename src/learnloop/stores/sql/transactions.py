@@ -16,9 +16,10 @@ C = TypeVar("C", bound=Connection)
 @contextmanager
 def write_transaction(conn: C) -> Iterator[C]:
     """Takes the writer lock up front (SQLite: BEGIN IMMEDIATE), so two writers never deadlock on an upgrade."""
-    for statement in dialect_of(conn).begin_write:
-        conn.execute(statement)
     try:
+        # Inside the try: a writer lock that cannot be had (no waiting allowed) leaves an open transaction.
+        for statement in dialect_of(conn).begin_write:
+            conn.execute(statement)
         yield conn
         conn.execute("COMMIT")
     except BaseException:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -53,6 +55,24 @@ def _after_forget(conn: Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+@contextmanager
+def _without_waiting(conn: Connection) -> Iterator[None]:
+    """busy_timeout 0 inside: a write lock held by another connection raises SQLITE_BUSY at once."""
+    previous = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(previous)}")
+
+
+def _busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode & 0xFF in (
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+    )
+
+
 SQLITE = Dialect(
     name="sqlite",
     begin_write=("BEGIN IMMEDIATE",),
@@ -77,6 +97,8 @@ SQLITE = Dialect(
     ),
     first_position=0,
     after_import=lambda conn, table: None,  # AUTOINCREMENT keeps its counter past every id inserted
+    without_waiting=_without_waiting,
+    busy=_busy,
 )
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from ..retention import DEFAULT_RETENTION
 from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionCache, PartitionKey
-from .changelog import LOG_BOUNDS, change_log_pruner
+from ..sql.changelog import LOG_BOUNDS, change_log_pruner
+from ..sql.event_retention import retrieval_compactor
 from .connection import read_transaction
-from .event_retention import retrieval_compactor
 
 __all__ = ["SQLitePartitionSource", "sqlite_partitions"]
 

@@ -3,28 +3,22 @@ never waiting for another writer."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 
 from ..retention import PassSchedule
+from .dialect import Connection, dialect_of
 
 __all__ = ["IdlePass", "without_waiting"]
 
 # One pass: (connection, now as epoch seconds) -> (rows handled, whether more are due now).
-Pass = Callable[[sqlite3.Connection, float], tuple[int, bool]]
+Pass = Callable[[Connection, float], tuple[int, bool]]
 
 
-@contextmanager
-def without_waiting(conn: sqlite3.Connection) -> Iterator[None]:
-    """busy_timeout 0 inside: a write lock held by another connection raises SQLITE_BUSY at once."""
-    previous = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(previous)}")
+def without_waiting(conn: Connection) -> AbstractContextManager[None]:
+    """Inside, a write lock held by another connection raises at once (an error the dialect calls `busy`)."""
+    return dialect_of(conn).without_waiting(conn)
 
 
 class IdlePass:
@@ -35,15 +29,15 @@ class IdlePass:
         self.run = run
         self.schedule = PassSchedule(every, clock)
 
-    def step(self, conn: sqlite3.Connection) -> bool:
+    def step(self, conn: Connection) -> bool:
         """Run if a pass is due; True while a backlog remains for the next idle step."""
         now = self.schedule.start(busy=conn.in_transaction)
         if now is None:
             return False
         try:
             _, more = self.run(conn, now)
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        except Exception as exc:
+            if not dialect_of(conn).busy(exc):
                 raise
             self.schedule.blocked()
             return False

@@ -12,13 +12,13 @@ history of each learning) are never touched: only 'retrieved' events without a l
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from ..retention import COMPACT_EVERY, COUNTER_BUCKET
-from .connection import write_transaction
+from .dialect import Connection, dialect_of
 from .idle_pass import IdlePass, without_waiting
+from .transactions import write_transaction
 
 __all__ = ["COMPACT_EVERY", "compact_retrievals", "retrieval_compactor"]
 
@@ -30,11 +30,11 @@ _BATCH = 10_000
 _DUE = "action = 'retrieved' AND learning_id IS NULL AND at < ?"
 
 
-def compact_retrievals(conn: sqlite3.Connection, now: float, retention: float, batch: int = _BATCH) -> tuple[int, bool]:
+def compact_retrievals(conn: Connection, now: float, retention: float, batch: int = _BATCH) -> tuple[int, bool]:
     """One write transaction: fold up to about `batch` retrieval events older than `retention` seconds into
     `retrieval_counts` and delete them. Returns (events folded, whether more are due now). Writes nothing, and
-    takes no lock, when nothing is due: an idle process stays read-only. Raises SQLITE_BUSY at once, rather
-    than waiting, while another connection writes."""
+    takes no lock, when nothing is due: an idle process stays read-only. Raises at once (SQLite: SQLITE_BUSY),
+    rather than waiting, while another connection writes."""
     cutoff = now - retention
     if conn.execute(f"SELECT 1 FROM events WHERE {_DUE} LIMIT 1", (cutoff,)).fetchone() is None:
         return 0, False
@@ -47,12 +47,15 @@ def compact_retrievals(conn: sqlite3.Connection, now: float, retention: float, b
         more = row is not None
         upto = cutoff if row is None else row[0]
         where = f"{_DUE} AND at <= ?"
+        dialect = dialect_of(conn)
+        hit = f"CASE WHEN COALESCE({dialect.json_number('data', 'count')}, 0) > 0 THEN 1 ELSE 0 END"
         conn.execute(
             "INSERT INTO retrieval_counts (tenant, user_id, bucket, retrievals, hits) "
-            f"SELECT tenant, user_id, CAST(at / {COUNTER_BUCKET} AS INTEGER) * {COUNTER_BUCKET}, COUNT(*), "
-            f"SUM(COALESCE(json_extract(data, '$.count'), 0) > 0) FROM events WHERE {where} GROUP BY 1, 2, 3 "
+            f"SELECT tenant, user_id, {dialect.whole(f'at / {COUNTER_BUCKET}')} * {COUNTER_BUCKET}, COUNT(*), "
+            f"SUM({hit}) FROM events WHERE {where} GROUP BY 1, 2, 3 "
             "ON CONFLICT (tenant, user_id, bucket) DO UPDATE SET "
-            "retrievals = retrievals + excluded.retrievals, hits = hits + excluded.hits",
+            "retrievals = retrieval_counts.retrievals + excluded.retrievals, "
+            "hits = retrieval_counts.hits + excluded.hits",
             (cutoff, upto),
         )
         folded = conn.execute(f"DELETE FROM events WHERE {where}", (cutoff, upto)).rowcount

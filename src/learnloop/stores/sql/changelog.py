@@ -11,13 +11,13 @@ log no longer covers its gap and loads again from the learnings table.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from ..retention import PRUNE_EVERY
-from .connection import write_transaction
+from .dialect import Connection
 from .idle_pass import IdlePass, without_waiting
+from .transactions import write_transaction
 
 __all__ = ["LOG_BOUNDS", "PRUNE_EVERY", "change_log_pruner", "prune_changes"]
 
@@ -25,11 +25,12 @@ __all__ = ["LOG_BOUNDS", "PRUNE_EVERY", "change_log_pruner", "prune_changes"]
 # write lock for long, and continues on the next idle step.
 _BATCH = 10_000
 
-# (newest seq, highest seq pruned, forget epoch) in one statement; the max is the newest seq even when
-# every row has been pruned (seq is AUTOINCREMENT, so new rows always come after the pruned ones).
+# (newest seq, highest seq pruned, forget epoch) in one statement; the larger is the newest seq even when
+# every row has been pruned (seq never repeats, so new rows always come after the pruned ones).
 LOG_BOUNDS = (
-    "SELECT MAX(COALESCE((SELECT MAX(seq) FROM vector_changes), 0), p.value), p.value, f.value "
-    "FROM store_meta AS p, store_meta AS f WHERE p.key = 'changes_pruned_through' AND f.key = 'forget_epoch'"
+    "SELECT CASE WHEN c.newest > p.value THEN c.newest ELSE p.value END, p.value, f.value "
+    "FROM (SELECT COALESCE(MAX(seq), 0) AS newest FROM vector_changes) AS c, store_meta AS p, store_meta AS f "
+    "WHERE p.key = 'changes_pruned_through' AND f.key = 'forget_epoch'"
 )
 
 # Whether a pass has anything to do: changes newer than the newest mark, or rows under a mark old enough.
@@ -39,11 +40,11 @@ _WORK_DUE = (
 )
 
 
-def prune_changes(conn: sqlite3.Connection, now: float, retention: float, batch: int = _BATCH) -> tuple[int, bool]:
+def prune_changes(conn: Connection, now: float, retention: float, batch: int = _BATCH) -> tuple[int, bool]:
     """One write transaction: mark the newest seq as of `now`, then delete up to `batch` rows covered by a mark
     older than `retention` seconds. Returns (rows deleted, whether more are due now). Writes nothing, and
-    takes no lock, when there is nothing to mark or delete: an idle process stays read-only. Raises
-    SQLITE_BUSY at once, rather than waiting, while another connection writes."""
+    takes no lock, when there is nothing to mark or delete: an idle process stays read-only. Raises at once
+    (SQLite: SQLITE_BUSY), rather than waiting, while another connection writes."""
     old_enough = now - retention
     if not conn.execute(_WORK_DUE, (old_enough,)).fetchone()[0]:
         return 0, False
@@ -51,23 +52,23 @@ def prune_changes(conn: sqlite3.Connection, now: float, retention: float, batch:
         newest = conn.execute(LOG_BOUNDS).fetchone()[0]
         conn.execute(
             "INSERT INTO vector_change_marks (seq, at) "
-            "SELECT ?1, ?2 WHERE ?1 > (SELECT COALESCE(MAX(seq), 0) FROM vector_change_marks)",
-            (newest, now),
+            "SELECT ?, ? WHERE ? > (SELECT COALESCE(MAX(seq), 0) FROM vector_change_marks)",
+            (newest, now, newest),
         )
         cutoff = conn.execute("SELECT MAX(seq) FROM vector_change_marks WHERE at <= ?", (old_enough,)).fetchone()[0]
         if cutoff is None:
             return 0, False
         conn.execute("DELETE FROM vector_change_marks WHERE seq < ?", (cutoff,))  # superseded by the cutoff mark
         last = conn.execute(
-            "SELECT MAX(seq) FROM (SELECT seq FROM vector_changes WHERE seq <= ? ORDER BY seq LIMIT ?)",
+            "SELECT MAX(seq) FROM (SELECT seq FROM vector_changes WHERE seq <= ? ORDER BY seq LIMIT ?) AS batch",
             (cutoff, batch),
         ).fetchone()[0]
         if last is None:
             return 0, False
         deleted = conn.execute("DELETE FROM vector_changes WHERE seq <= ?", (last,)).rowcount
         conn.execute(
-            "UPDATE store_meta SET value = MAX(value, ?) WHERE key = 'changes_pruned_through'",
-            (last,),
+            "UPDATE store_meta SET value = ? WHERE key = 'changes_pruned_through' AND value < ?",
+            (last, last),
         )
     return int(deleted), last < cutoff
 
