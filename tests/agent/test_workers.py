@@ -20,6 +20,7 @@ from learnloop.stores.sql.dialect import Connection
 from learnloop.stores.sql.store import SqlStore
 from learnloop.stores.sqlite import SQLiteStore
 from tests.agent.support import LearningScript, build_loop, calls
+from tests.conftest import database_target
 from tests.support.scripted_openai import Reply, Request, ScriptedOpenAI
 
 AGENT_TABLES = ("agent_sessions", "agent_queue", "agent_messages", "agent_effects", "agent_experience_files")
@@ -74,10 +75,10 @@ async def test_an_idle_worker_polls_without_writing(
 
 
 async def test_an_idle_worker_retires_and_the_next_package_brings_it_back(
-    tmp_path: Path, scripted_openai: ScriptedOpenAI
+    backend: str, tmp_path: Path, scripted_openai: ScriptedOpenAI
 ) -> None:
     scripted_openai.chat.respond(LearningScript([Reply.text("ok")]))
-    db = tmp_path / "retire.db"
+    db = database_target(backend, tmp_path, "retire.db")
     loop = build_loop(db, scripted_openai.settings(), idle_polls=3)
     elsewhere = build_loop(db, scripted_openai.settings(), run_workers=False)
     workers = loop.agent.runtime.workers
