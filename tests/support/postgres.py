@@ -106,29 +106,28 @@ def start_cluster() -> PostgresCluster:
     bin_dir = _binaries()
     base = "/dev/shm" if Path("/dev/shm").is_dir() else None
     root = Path(tempfile.mkdtemp(prefix="learnloop-pg.", dir=base))
-    if os.geteuid() == 0:
-        _as_cluster_user(["true"])  # creates the user if missing
-        shutil.chown(root, RUN_AS, RUN_AS)
-    data = root / "data"
-    _run(
-        _as_cluster_user(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C"]
-        ),
-        "initdb",
-    )
-    port = _free_port()
-    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off -c max_connections=300"
-    _run(
-        _as_cluster_user(
-            [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"), "-w", "-o", options, "start"]
-        ),
-        "starting the server",
-    )
-    found = PostgresCluster(bin_dir, root, port)
+    found = PostgresCluster(bin_dir, root, _free_port())
     try:
+        if os.geteuid() == 0:
+            _as_cluster_user(["true"])  # creates the user if missing
+            shutil.chown(root, RUN_AS, RUN_AS)
+        data = root / "data"
+        _run(
+            _as_cluster_user(
+                [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C"]
+            ),
+            "initdb",
+        )
+        options = f"-c listen_addresses=127.0.0.1 -p {found.port} -k {root} -c fsync=off -c max_connections=300"
+        _run(
+            _as_cluster_user(
+                [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"), "-w", "-o", options, "start"]
+            ),
+            "starting the server",
+        )
         _make_template(found)
     except BaseException:
-        found.stop()
+        found.stop()  # whatever was started, and the folder
         raise
     return found
 
