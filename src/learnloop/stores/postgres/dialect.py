@@ -45,7 +45,7 @@ def translate(sql: str) -> str:
             return "%%"
         if text == "+":
             return ""
-        return text
+        return text.replace("%", "%%")  # a literal: psycopg reads % even there, and ? is text
 
     return _TOKENS.sub(token, sql)
 
