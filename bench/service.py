@@ -43,8 +43,8 @@ from corpus import learnings, questions
 from learnloop.config import Settings
 from learnloop.embedders import resolve_embedder
 from learnloop.server.keys import issue_key
+from learnloop.stores.sql.service import SqlServiceStore
 from learnloop.stores.sqlite import SQLiteStore
-from learnloop.stores.sqlite.service import SQLiteServiceStore
 from retrieval import TENANT, USER, bulk_insert, embed_cached
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +62,7 @@ async def prepare(folder: Path, size: int, quiet: bool) -> tuple[Path, str]:
     progress(f"loading {size} learnings into {db}", quiet)
     await bulk_insert(store, USER, texts, vectors, embedder.model_id)
     issued = issue_key(TENANT, "app", name="bench")
-    await SQLiteServiceStore(store).create_key(issued.record)
+    await SqlServiceStore(store).create_key(issued.record)
     await store.aclose()
     await embedder.aclose()
     return db, issued.key

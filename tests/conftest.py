@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +27,44 @@ BREWING = {
 TEST_DIM = 16
 
 
-def _sqlite(folder: Path, **options: object) -> Store:
-    return SQLiteStore(folder / "contract.db", embedding_model="test:model", dimension=TEST_DIM, **options)  # type: ignore[arg-type]
+def database_target(backend: str, folder: Path, name: str = "contract.db") -> str:
+    """Where `backend` keeps the database of `folder` (a test's temporary folder), as `learnloop.open` takes it:
+    the file `name` in it, or a PostgreSQL database of the folder's own on the session's cluster
+    (tests.support.postgres). Stores opened on the same folder share it."""
+    if backend == "postgres":
+        from tests.support.postgres import database_url
 
+        return database_url(folder)
+    return str(folder / name)
+
+
+def _sqlite(
+    folder: Path, *, embedding_model: str = "test:model", dimension: int = TEST_DIM, **options: object
+) -> Store:
+    return SQLiteStore(
+        database_target("sqlite", folder), embedding_model=embedding_model, dimension=dimension, **options
+    )  # type: ignore[arg-type]
+
+
+def _postgres(
+    folder: Path, *, embedding_model: str = "test:model", dimension: int = TEST_DIM, **options: object
+) -> Store:
+    from learnloop.stores.postgres import PostgresStore
+
+    return PostgresStore(
+        database_target("postgres", folder),
+        embedding_model=embedding_model,
+        dimension=dimension,
+        ann_dir=folder / "contract.ann",
+        **options,  # type: ignore[arg-type]
+    )
+
+
+_MARKS = {"postgres": [pytest.mark.postgres]}
 
 # Every backend the contract suites run against (the `backend` fixture): its name and how to open a fresh store
 # in a folder, with the store's options. A second backend is one more entry here.
-BACKENDS: dict[str, Callable[..., Store]] = {"sqlite": _sqlite}
+BACKENDS: dict[str, Callable[..., Store]] = {"sqlite": _sqlite, "postgres": _postgres}
 
 
 def unit_vector(seed: int | str, dim: int = TEST_DIM) -> np.ndarray:
@@ -46,9 +77,17 @@ def make_store(backend: str, folder: Path, **options: object) -> Store:
     return BACKENDS[backend](folder, **options)
 
 
-@pytest.fixture(params=list(BACKENDS))
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+@pytest.fixture(
+    params=[pytest.param(name, marks=[pytest.mark.postgres] if name == "postgres" else []) for name in BACKENDS]
+)
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A backend's name (tests of it carry its marker: `-m "not postgres"` leaves those out). The PostgreSQL
+    cluster starts on first use; if it cannot, those tests fail with the reason rather than skip."""
+    yield str(request.param)
+    if request.param == "postgres":
+        from tests.support.postgres import drop_databases
+
+        drop_databases()
 
 
 @pytest.fixture

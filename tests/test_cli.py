@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 
-def learnloop(db: Path, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+def learnloop(
+    db: Path | str, *args: str, input: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "learnloop", "--db", str(db), *args],
         capture_output=True,
@@ -28,6 +30,21 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "session 2 (new process" in out
     assert '- [verified/equipment] "Grainfather Gen 1 boil-off rate is ~3.5 L/hr' in out
     return db
+
+
+@pytest.mark.postgres
+def test_a_postgres_url_serves_the_demo_and_the_listing(tmp_path: Path) -> None:
+    from tests.support.postgres import database_url, drop_databases
+
+    url = database_url(tmp_path)
+    try:
+        out = learnloop(url, "demo").stdout
+        assert "session 2 (new process" in out
+        assert learnloop(url, "learnings", "list").stdout.startswith("#1 [verified/equipment] Grainfather Gen 1")
+        refused = learnloop(url.rsplit("/", 1)[0] + "/no_such_database", "learnings", "list", check=False)
+        assert refused.returncode != 0 and "CREATE DATABASE no_such_database" in refused.stderr
+    finally:
+        drop_databases()
 
 
 def test_demo_is_idempotent(demo_db: Path) -> None:

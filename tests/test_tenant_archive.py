@@ -10,12 +10,18 @@ from typing import Any
 import pytest
 
 import learnloop
+from learnloop.embedders.base import Embedder
 from learnloop.errors import ConflictError
+from learnloop.factory import build_engine
 from learnloop.server.keys import issue_key
 from learnloop.server.state import service_store_for
-from learnloop.stores.sqlite.archive import DERIVED, KEYS, KINDS
+from learnloop.stores.sql import archive as archive_tables
+from learnloop.stores.sql.archive import DERIVED, KEYS, KINDS
+from learnloop.stores.sql.store import SqlStore
 from learnloop.stores.sqlite.connection import connect
 from learnloop.tenant_archive import export_tenant, import_tenant
+from tests.conftest import BREWING, _Shared, make_store
+from tests.support.postgres import drop_databases
 
 TENANT = "acme"
 LOOKUP = {
@@ -100,6 +106,50 @@ async def test_a_tenant_moves_to_a_fresh_database_row_for_row(
     finally:
         await keyed.aclose()
     assert rows(tmp_path / "keyed.db", KEYS, TENANT) == rows(tmp_path / "source.db", KEYS, TENANT) != []
+
+
+def _loop_on(backend: str, folder: Path, embedder: Embedder) -> learnloop.Loop:
+    store = make_store(backend, folder, embedding_model=embedder.model_id, dimension=embedder.dimension)
+    vocabulary = learnloop.Vocabulary.from_mapping(BREWING)
+    return learnloop.Loop(build_engine(store, _Shared(embedder), default_vocabulary=vocabulary))  # type: ignore[arg-type]
+
+
+async def _stored(loop: learnloop.Loop, table: str) -> list[dict[str, Any]]:
+    """The tenant's rows of `table` as the archive reads them (events without their database's cursor)."""
+    store = loop.engine.store
+    assert isinstance(store, SqlStore)
+    found = [row for _, row in await store._run(archive_tables._page, table, TENANT, None)]
+    if table == "events":
+        return [{k: v for k, v in row.items() if k != "seq"} for row in sorted(found, key=lambda r: r["seq"])]
+    return sorted(found, key=repr)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("origin", "destination"), [("sqlite", "postgres"), ("postgres", "sqlite")])
+async def test_a_tenant_moves_between_backends_row_for_row(
+    origin: str, destination: str, tmp_path: Path, embedder: Embedder
+) -> None:
+    source = _loop_on(origin, tmp_path / "source", embedder)
+    target = _loop_on(destination, tmp_path / "target", embedder)
+    try:
+        await populate(source.for_tenant(TENANT))
+        archive = tmp_path / "acme.jsonl"
+        counts = await export_tenant(source.engine, TENANT, archive, keys=True)
+        with archive.open("rb") as lines:
+            report = await import_tenant(target.engine, lines)
+        assert report.rows == counts
+        for table in (*KINDS, KEYS):
+            assert await _stored(target, table) == await _stored(source, table), table
+        moved = await target.for_tenant(TENANT).retrieve_context("alice", "what mash temperature?")
+        assert "65 C" in moved.block
+        # The target's own writes come after the imported ids (PostgreSQL's id sequences moved past them).
+        saved = await target.for_tenant(TENANT).save("Sparge at 78 C", user="alice", category="technique")
+        assert saved.learning is not None
+        assert saved.learning.id > max(row["id"] for row in await _stored(source, "learnings"))
+    finally:
+        await source.aclose()
+        await target.aclose()
+        drop_databases()
 
 
 def test_every_table_a_tenant_owns_is_archived_or_derived() -> None:

@@ -1,4 +1,4 @@
-"""Fixtures of the learning-agent tests: a loop on a SQLite file, wired to the scripted model server."""
+"""Fixtures of the learning-agent tests: a loop on each backend, wired to the scripted model server."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import pytest
 
 from learnloop.loop import Loop
 from tests.agent.support import build_loop
+from tests.conftest import database_target
 from tests.support.scripted_openai import ScriptedOpenAI
 
 
 @pytest.fixture
-async def agent_loop(tmp_path: Path, scripted_openai: ScriptedOpenAI) -> AsyncIterator[Loop]:
-    loop = build_loop(tmp_path / "agent.db", scripted_openai.settings())
+async def agent_loop(backend: str, tmp_path: Path, scripted_openai: ScriptedOpenAI) -> AsyncIterator[Loop]:
+    loop = build_loop(database_target(backend, tmp_path, "agent.db"), scripted_openai.settings())
     yield loop
     await loop.aclose()

@@ -1,7 +1,7 @@
 """Building loops for the learning-agent tests, and scripting the learning agent's model by round.
 
-Everything is real: the SQLite store on a file, learnloop's OpenAI-compatible chat and embedding clients,
-and the scripted chat-completions server on loopback standing in for the hosted model.
+Everything is real: the store (a SQLite file, or a PostgreSQL database), learnloop's OpenAI-compatible chat and
+embedding clients, and the scripted chat-completions server on loopback standing in for the hosted model.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from learnloop.embedders import resolve_embedder
 from learnloop.factory import build_engine
 from learnloop.llms import resolve_llm
 from learnloop.loop import Loop
-from learnloop.stores.sqlite import SQLiteStore
+from learnloop.stores import open_store
 from tests.support.scripted_openai import Reply, Request
 
 DIMENSION = 64
@@ -28,10 +28,11 @@ AGENT_MARK = "You are the Learning agent"
 def build_loop(
     db: Path | str, settings: Settings, *, tenant: str = "acme", with_llm: bool = True, **options: Any
 ) -> Loop:
-    """A loop on `db` whose embedder and chat model are the scripted server's (`settings` point at it)."""
+    """A loop on `db` (a file or a database URL) whose embedder and chat model are the scripted server's
+    (`settings` point at it)."""
     embedder = resolve_embedder(EMBEDDER, settings)
     llm = resolve_llm("openai:scripted-model", settings) if with_llm else None
-    store = SQLiteStore(db, embedding_model=embedder.model_id, dimension=DIMENSION)
+    store = open_store(str(db), settings, embedding_model=embedder.model_id, dimension=DIMENSION)
     loop = Loop(build_engine(store, embedder, llm=llm), tenant)
     # Workers retire after `idle_polls` empty polls; at 0.05 s a poll the production default (30) would retire
     # them between two steps of a test, so tests that want retirement ask for it.

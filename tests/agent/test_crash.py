@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent.support import LearningScript, build_loop, calls
+from tests.conftest import database_target
 from tests.support.scripted_openai import Reply, ScriptedOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +22,7 @@ METRIC = "- Answer in metric units.\n"
 PUMPS = "- Pump questions: read extended/pumps.md\n"
 
 
-def _worker(db: Path, server: ScriptedOpenAI, *extra: str) -> subprocess.Popen[str]:
+def _worker(db: Path | str, server: ScriptedOpenAI, *extra: str) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "tests.agent.worker_process", "--db", str(db), "--base-url", server.base_url]
     return subprocess.Popen([*command, *extra], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -36,7 +37,7 @@ def _wait_for(condition, what: str, seconds: float = 60.0) -> None:  # type: ign
 
 @pytest.mark.slow
 async def test_a_killed_worker_is_replaced_and_the_package_takes_effect_once(
-    tmp_path: Path, scripted_openai: ScriptedOpenAI
+    backend: str, tmp_path: Path, scripted_openai: ScriptedOpenAI
 ) -> None:
     script = LearningScript(
         [
@@ -55,7 +56,7 @@ async def test_a_killed_worker_is_replaced_and_the_package_takes_effect_once(
         hold={1: 60.0},
     )
     scripted_openai.chat.respond(script)
-    db = tmp_path / "crash.db"
+    db = database_target(backend, tmp_path, "crash.db")
     app = build_loop(db, scripted_openai.settings(), run_workers=False)
     try:
         await app.agent.open_session("s1", user="alice")

@@ -13,6 +13,7 @@ from learnloop.errors import ConflictError, NotConfigured, NotFound, ValidationE
 from learnloop.loop import Loop
 from learnloop.models import Event
 from tests.agent.support import LearningScript, build_loop, calls, package_text
+from tests.conftest import database_target
 from tests.support.scripted_openai import Reply, ScriptedOpenAI
 
 
@@ -21,10 +22,10 @@ def _done_turns(events: list[Event]) -> list[tuple[str, int, str]]:
 
 
 async def test_closing_a_session_cancels_its_worker_and_a_restart_resumes_open_ones(
-    tmp_path: Path, scripted_openai: ScriptedOpenAI
+    backend: str, tmp_path: Path, scripted_openai: ScriptedOpenAI
 ) -> None:
     scripted_openai.chat.respond(LearningScript([Reply.text("Nothing to learn.")]))
-    db = tmp_path / "agent.db"
+    db = database_target(backend, tmp_path, "agent.db")
     first = build_loop(db, scripted_openai.settings())
     await first.agent.open_session("keep", user="alice")
     await first.agent.open_session("gone", user="bob")
@@ -164,10 +165,10 @@ async def test_sessions_are_scoped_and_validated(agent_loop: Loop, scripted_open
 
 
 async def test_a_worker_picks_up_packages_queued_by_another_process(
-    tmp_path: Path, scripted_openai: ScriptedOpenAI
+    backend: str, tmp_path: Path, scripted_openai: ScriptedOpenAI
 ) -> None:
     scripted_openai.chat.respond(LearningScript([Reply.text("ok")]))
-    db = tmp_path / "shared.db"
+    db = database_target(backend, tmp_path, "shared.db")
     worker_side = build_loop(db, scripted_openai.settings())
     api_side = build_loop(db, scripted_openai.settings(), run_workers=False)
     try:
@@ -186,10 +187,10 @@ async def test_a_worker_picks_up_packages_queued_by_another_process(
 
 
 async def test_a_package_that_keeps_losing_its_worker_is_given_up(
-    tmp_path: Path, scripted_openai: ScriptedOpenAI
+    backend: str, tmp_path: Path, scripted_openai: ScriptedOpenAI
 ) -> None:
     scripted_openai.chat.respond(LearningScript([Reply.text("ok")]))
-    db = tmp_path / "poison.db"
+    db = database_target(backend, tmp_path, "poison.db")
     queuer = build_loop(db, scripted_openai.settings(), run_workers=False)
     await queuer.agent.open_session("s", user="alice")
     receipt = await queuer.submit_interaction("s", "crashes every worker", user="alice")

@@ -9,7 +9,6 @@ deletes their session: a worker still busy with it is refused its next write and
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from learnloop.loop import Loop
+from learnloop.stores.sql.dialect import Connection
+from learnloop.stores.sql.store import SqlStore
 from learnloop.stores.sqlite import SQLiteStore
 from tests.agent.support import LearningScript, build_loop, calls
+from tests.conftest import database_target
 from tests.support.scripted_openai import Reply, Request, ScriptedOpenAI
 
 AGENT_TABLES = ("agent_sessions", "agent_queue", "agent_messages", "agent_effects", "agent_experience_files")
@@ -40,14 +42,20 @@ def _sqlite(loop: Loop) -> SQLiteStore:
 
 
 async def _rows_of(loop: Loop, user: str) -> dict[str, int]:
-    def count(conn: sqlite3.Connection) -> dict[str, int]:
+    def count(conn: Connection) -> dict[str, int]:
         query = "SELECT COUNT(*) FROM {} WHERE tenant = 'acme' AND user_id = ?"
         return {t: conn.execute(query.format(t), (user,)).fetchone()[0] for t in (*AGENT_TABLES, "learnings")}
 
-    return await _sqlite(loop)._run(count)
+    store = loop.engine.store
+    assert isinstance(store, SqlStore)
+    return await store._run(count)
 
 
-async def test_an_idle_worker_polls_without_writing(agent_loop: Loop, scripted_openai: ScriptedOpenAI) -> None:
+async def test_an_idle_worker_polls_without_writing(
+    agent_loop: Loop, scripted_openai: ScriptedOpenAI, backend: str
+) -> None:
+    if backend != "sqlite":
+        pytest.skip("watches the statements through SQLite's trace callback")
     loop = agent_loop
     scripted_openai.chat.respond(LearningScript([Reply.text("ok")]))
     await loop.agent.open_session("quiet", user="alice")
@@ -67,10 +75,10 @@ async def test_an_idle_worker_polls_without_writing(agent_loop: Loop, scripted_o
 
 
 async def test_an_idle_worker_retires_and_the_next_package_brings_it_back(
-    tmp_path: Path, scripted_openai: ScriptedOpenAI
+    backend: str, tmp_path: Path, scripted_openai: ScriptedOpenAI
 ) -> None:
     scripted_openai.chat.respond(LearningScript([Reply.text("ok")]))
-    db = tmp_path / "retire.db"
+    db = database_target(backend, tmp_path, "retire.db")
     loop = build_loop(db, scripted_openai.settings(), idle_polls=3)
     elsewhere = build_loop(db, scripted_openai.settings(), run_workers=False)
     workers = loop.agent.runtime.workers

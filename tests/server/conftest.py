@@ -23,14 +23,15 @@ import pytest
 import uvicorn
 
 import learnloop
+from learnloop.config import Settings
 from learnloop.embedders.base import Embedder
 from learnloop.factory import build_engine
 from learnloop.server import ServiceOptions, create_app
 from learnloop.server.keys import issue_key
 from learnloop.server.state import service_store_for
 from learnloop.server.wire import MAX_REQUEST_HEAD_BYTES
-from learnloop.stores.sqlite import SQLiteStore
-from tests.conftest import BREWING, _Shared
+from learnloop.stores import open_store
+from tests.conftest import _MARKS, BACKENDS, BREWING, _Shared, database_target
 
 T = TypeVar("T")
 
@@ -38,7 +39,7 @@ T = TypeVar("T")
 @dataclass
 class RunningServer:
     url: str
-    db: Path
+    db: Path | str  # a SQLite file, or a database URL
     loop: learnloop.Loop
     server: uvicorn.Server
     thread: threading.Thread
@@ -80,8 +81,11 @@ def free_port() -> socket.socket:
 
 
 @contextlib.contextmanager
-def running_server(db: Path, embedder: Embedder, options: ServiceOptions | None = None) -> Iterator[RunningServer]:
-    store = SQLiteStore(db, embedding_model=embedder.model_id, dimension=embedder.dimension)
+def running_server(
+    db: Path | str, embedder: Embedder, options: ServiceOptions | None = None
+) -> Iterator[RunningServer]:
+    """The service on `db`: a SQLite file, or a database URL."""
+    store = open_store(str(db), Settings(), embedding_model=embedder.model_id, dimension=embedder.dimension)
     engine = build_engine(store, _Shared(embedder), default_vocabulary=learnloop.Vocabulary.from_mapping(BREWING))  # type: ignore[arg-type]
     loop = learnloop.Loop(engine)
     app = create_app(loop, options=options or ServiceOptions(poll_interval=0.2, heartbeat=1.0))
@@ -126,6 +130,20 @@ def running_server(db: Path, embedder: Embedder, options: ServiceOptions | None 
 def service(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[RunningServer]:
     with running_server(tmp_path_factory.mktemp("server") / "service.db", embedder) as running:
         yield running
+
+
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=_MARKS.get(name, [])) for name in BACKENDS])
+def service_on_each_backend(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+) -> Iterator[RunningServer]:
+    """A service per backend, for a module whose tests hold whatever the database (it overrides `service`)."""
+    backend = str(request.param)
+    with running_server(database_target(backend, tmp_path_factory.mktemp("server"), "service.db"), embedder) as running:
+        yield running
+    if backend == "postgres":
+        from tests.support.postgres import drop_databases
+
+        drop_databases()
 
 
 def file_contains(path: Path, needle: bytes) -> bool:

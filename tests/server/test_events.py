@@ -26,6 +26,12 @@ from tests.server.conftest import RunningServer, running_server
 
 pytestmark = pytest.mark.server
 
+
+@pytest.fixture(scope="module")
+def service(service_on_each_backend: RunningServer) -> RunningServer:
+    return service_on_each_backend
+
+
 TENANT = "events"
 
 

@@ -17,6 +17,12 @@ from tests.server.conftest import RunningServer, error_of
 
 pytestmark = pytest.mark.server
 
+
+@pytest.fixture(scope="module")
+def service(service_on_each_backend: RunningServer) -> RunningServer:
+    return service_on_each_backend
+
+
 A, B = "iso-a", "iso-b"
 
 

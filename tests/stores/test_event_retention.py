@@ -19,8 +19,9 @@ from learnloop.factory import build_engine
 from learnloop.models import EventAction, Scope
 from learnloop.server.metrics import Bucket, Metrics, compute_metrics
 from learnloop.stores.base import AppendEvent, EventDraft
-from learnloop.stores.sqlite import SQLiteStore, event_retention
-from learnloop.stores.sqlite.service import SQLiteServiceStore
+from learnloop.stores.sql import event_retention
+from learnloop.stores.sql.service import SqlServiceStore
+from learnloop.stores.sqlite import SQLiteStore
 from tests.conftest import BREWING, TEST_DIM, _Shared
 from tests.stores.test_contract import ALICE, BOB, OTHER_TENANT, TENANT, insert
 from tests.support.clock import Clock
@@ -68,7 +69,7 @@ async def retrieval(store: SQLiteStore, scope: Scope, ids: list[int]) -> None:
 
 
 async def all_metrics(store: SQLiteStore, now: datetime) -> list[Metrics]:
-    service = SQLiteServiceStore(store)
+    service = SqlServiceStore(store)
     return [
         await compute_metrics(service, scope, now=now, days=days, bucket=bucket, counters=True)
         for scope in SCOPES
@@ -227,7 +228,7 @@ async def test_forgetting_a_user_removes_their_compacted_counts(tmp_path: Path) 
         assert read(path, "SELECT COUNT(*) FROM retrieval_counts WHERE tenant = 't1' AND user_id = 'alice'") == [(0,)]
         assert read(path, "SELECT COUNT(*) FROM retrieval_counts WHERE user_id = 'bob'") != [(0,)]
         metrics = await compute_metrics(
-            SQLiteServiceStore(store), ALICE, now=clock(), days=30, bucket=None, counters=False
+            SqlServiceStore(store), ALICE, now=clock(), days=30, bucket=None, counters=False
         )
         # What alice still sees is the tenant's global retrievals only.
         assert (
@@ -258,7 +259,7 @@ async def test_through_the_loop_retrievals_age_out_and_the_metrics_stay(tmp_path
             await loop.retrieve_context("alice", questions[i % 2])
             clock.advance(minutes=20)
         history = await loop.history(saved.learning.id, user="alice")
-        service = SQLiteServiceStore(store)
+        service = SqlServiceStore(store)
         later = clock() + timedelta(days=31)
         buckets: tuple[Bucket, ...] = ("hour", "day")
 

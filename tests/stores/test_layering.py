@@ -11,7 +11,7 @@ from pathlib import Path
 import learnloop
 
 PACKAGE = Path(learnloop.__file__).parent
-BACKENDS = ("learnloop.stores.sqlite",)
+BACKENDS = ("learnloop.stores.sqlite", "learnloop.stores.postgres")
 # The one place a path or URL becomes a backend.
 FACTORY = "learnloop.stores"
 
@@ -69,6 +69,22 @@ def test_only_the_factory_resolves_a_backend_in_stores() -> None:
         if _is_backend(name)
     )
     assert offenders == []
+
+
+def test_no_backend_imports_another() -> None:
+    """What two backends share lives above them (`stores.sql`), not in one that the other imports."""
+    offenders = sorted(
+        f"{module} imports {name}"
+        for module in MODULES
+        if _is_backend(module)
+        for name in _imports(module)
+        if _is_backend(name) and _backend_of(name) != _backend_of(module)
+    )
+    assert offenders == []
+
+
+def _backend_of(name: str) -> str:
+    return next(backend for backend in BACKENDS if name == backend or name.startswith(backend + "."))
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -19,7 +19,8 @@ from learnloop.stores.search.keywords import TermCodebook
 from learnloop.stores.search.partition import Partition
 from learnloop.stores.search.row_codes import Codebook, RowCodes
 from learnloop.stores.search.snapshot import read_snapshot, write_snapshot
-from learnloop.stores.sqlite import SQLiteStore, changelog
+from learnloop.stores.sql import changelog
+from learnloop.stores.sqlite import SQLiteStore
 from learnloop.stores.sqlite.partitions import SQLitePartitionSource
 from tests.conftest import TEST_DIM, unit_vector
 from tests.stores.test_contract import ALICE, BOB, created, record

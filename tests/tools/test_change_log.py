@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import learnloop
-from learnloop.stores.sqlite import tools_admin
+from learnloop.stores.sql import tools_admin
 from tests.tools.conftest import CATALOG, Clock
 
 QUERY = "will it rain in Paris tomorrow?"

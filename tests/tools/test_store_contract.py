@@ -75,7 +75,9 @@ async def open_pair(backend: str, folder: Path) -> tuple[Store, ToolStore]:
     store = make_store(backend, folder)
     await store.start()
     tools = parts_of(store).tools
-    assert tools is not None, f"{backend} offers no ToolStore"
+    if tools is None:  # as the other parts' contract does (tests/stores/test_parts_contract.py)
+        await store.aclose()
+        pytest.skip(f"{backend} offers no ToolStore")
     return store, tools
 
 

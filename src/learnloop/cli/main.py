@@ -25,7 +25,9 @@ from .terminal import printable, safe_json_line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", envvar="LEARNLOOP_DB", help="Database file (default: learnloop.db in this folder).")
+@click.option(
+    "--db", envvar="LEARNLOOP_DB", help="Database file (default: learnloop.db in this folder) or postgresql:// URL."
+)
 @click.option("--tenant", envvar="LEARNLOOP_TENANT", help="Tenant to act on (default: default).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output, one JSON value per line.")
 @click.version_option(package_name="learnloop")

@@ -101,8 +101,9 @@ class ImportJobs:
 
     @classmethod
     def beside(cls, db_path: str) -> ImportJobs:
-        """Jobs for the database at `db_path`, kept in `<db>.imports/` (a temporary folder for `:memory:`)."""
-        if db_path == ":memory:" or db_path.startswith("file:"):
+        """Jobs for the database at `db_path`, kept in `<db>.imports/` (a temporary folder for `:memory:` and for a
+        database server's URL, which has no file to keep them beside)."""
+        if db_path == ":memory:" or db_path.startswith("file:") or "://" in db_path:
             return cls(Path(tempfile.mkdtemp(prefix="learnloop-imports-")))
         return cls(Path(db_path + ".imports"))
 

@@ -21,9 +21,23 @@ def open_store(
     dimension: int,
     clock: Callable[[], datetime] = utcnow,
 ) -> Store:
-    """A file path (or `sqlite:///path`) opens the embedded SQLite backend."""
+    """A file path (or `sqlite:///path`) opens the embedded SQLite backend; a `postgresql://` (or `postgres://`)
+    URL the PostgreSQL one (the `postgres` extra: pip install 'learnloop[postgres]')."""
     if target.startswith(("postgresql://", "postgres://")):
-        raise ConfigurationError("the PostgreSQL backend is not part of this build yet; use a SQLite path")
+        try:
+            from .postgres import PostgresStore
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"a PostgreSQL URL needs the postgres extra: pip install 'learnloop[postgres]' ({exc})"
+            ) from exc
+        return PostgresStore(
+            target,
+            embedding_model=embedding_model,
+            dimension=dimension,
+            ann_threshold=settings.ann_threshold,
+            blas_threads=settings.blas_threads,
+            clock=clock,
+        )
     path = target.removeprefix("sqlite:///").removeprefix("sqlite://")
     if not path:
         raise ConfigurationError("db must be a file path, ':memory:' or a database URL")

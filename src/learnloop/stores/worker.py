@@ -40,6 +40,9 @@ class _Job(Generic[Conn]):
     fn: Callable[[Conn], Any]
     future: Future[Any]
     stale_ok: bool
+    # The closing job: without a connection (it never opened: the database was unreachable) there is nothing
+    # to close, and opening one only to close it would fail again.
+    final: bool = False
 
 
 class ConnectionWorker(Generic[Conn]):
@@ -103,7 +106,7 @@ class ConnectionWorker(Generic[Conn]):
             if self._closed:
                 return
             self._closed = True
-            self._jobs.put(_Job(final, done, stale_ok=False))
+            self._jobs.put(_Job(final, done, stale_ok=False, final=True))
             self._jobs.put(None)
         done.result()
         self._thread.join()
@@ -126,6 +129,9 @@ class ConnectionWorker(Generic[Conn]):
             if not job.stale_ok:
                 self._flush()
             if not job.future.set_running_or_notify_cancel():
+                continue
+            if job.final and self.connection is None:
+                job.future.set_result(None)
                 continue
             try:
                 job.future.set_result(job.fn(self._connection()))

@@ -5,18 +5,19 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from ...errors import ConfigurationError, StoreError
 from ..migrations import migrations_for
+from ..sql.transactions import read_transaction, write_transaction
+from .dialect import SQLiteConnection
 
 __all__ = ["connect", "read_transaction", "write_transaction"]
 
 _SYNCHRONOUS = {"OFF", "NORMAL", "FULL", "EXTRA"}
 
 
-def connect(path: Path | str, synchronous: str = "NORMAL") -> sqlite3.Connection:
+def connect(path: Path | str, synchronous: str = "NORMAL") -> SQLiteConnection:
     """Open (creating if needed) and migrate a learnloop database.
 
     WAL with synchronous=NORMAL survives a killed process (kill -9) without losing a committed
@@ -28,7 +29,9 @@ def connect(path: Path | str, synchronous: str = "NORMAL") -> sqlite3.Connection
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
+        conn = sqlite3.connect(
+            str(path), isolation_level=None, check_same_thread=False, timeout=30.0, factory=SQLiteConnection
+        )
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open SQLite database {str(path)!r}: {exc}") from exc
     conn.execute("PRAGMA busy_timeout = 30000")
@@ -94,31 +97,3 @@ def _statements(script: str) -> Iterator[str]:
             buffer = []
     if "".join(buffer).strip():
         raise StoreError("migration script ends with an incomplete statement")
-
-
-@contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE takes the write lock up front, so two writers never deadlock on an upgrade."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        # Also when COMMIT itself fails (disk full, I/O error): the one connection must not stay inside a
-        # transaction, or every later write on it would fail.
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-@contextmanager
-def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A consistent snapshot across several SELECTs (inside a transaction already open, that one's)."""
-    if conn.in_transaction:
-        yield conn
-        return
-    conn.execute("BEGIN")
-    try:
-        yield conn
-    finally:
-        conn.execute("COMMIT")

@@ -10,13 +10,13 @@ VACUUM, left to the operator, returns the freed pages to the file system.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 
 from ..search.embeddings import embedding_blob, embedding_vector
-from .connection import write_transaction
-from .idle_pass import IdlePass, without_waiting
+from ..sql.dialect import Connection
+from ..sql.idle_pass import IdlePass, without_waiting
+from ..sql.transactions import write_transaction
 
 __all__ = ["embedding_shrinker", "shrink_embeddings"]
 
@@ -34,7 +34,7 @@ class _Cursor:
         self.stored = 0  # as recorded in the file
 
 
-def shrink_embeddings(conn: sqlite3.Connection, cursor: _Cursor, batch: int = _BATCH) -> tuple[int, bool]:
+def shrink_embeddings(conn: Connection, cursor: _Cursor, batch: int = _BATCH) -> tuple[int, bool]:
     """Check the next `batch` learnings after the cursor; rewrite the float32 ones in one write transaction.
     Returns (rows rewritten, whether more remain)."""
     if cursor.checked is None:

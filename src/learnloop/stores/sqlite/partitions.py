@@ -17,10 +17,10 @@ from typing import Any
 
 from ..retention import DEFAULT_RETENTION
 from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionCache, PartitionKey
-from .changelog import LOG_BOUNDS, change_log_pruner
+from ..sql.changelog import LOG_BOUNDS, change_log_pruner
+from ..sql.event_retention import retrieval_compactor
 from .connection import read_transaction
 from .embedding_storage import embedding_shrinker
-from .event_retention import retrieval_compactor
 
 __all__ = ["SQLitePartitionSource", "sqlite_partitions"]
 
@@ -36,7 +36,7 @@ class SQLitePartitionSource:
     def __init__(self, embedding_model: str) -> None:
         self.embedding_model = embedding_model
         # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
-        # whole) to tell whether another process has committed since (see SQLiteToolStore.may_know).
+        # whole) to tell whether another process has committed since (see SqlToolStore.may_know).
         self.data_version_seen = -1
 
     def stamp(self, conn: sqlite3.Connection) -> tuple[int, int]:

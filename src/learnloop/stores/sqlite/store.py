@@ -1,16 +1,14 @@
 """The embedded backend: one SQLite file (WAL), FTS5 full text, in-memory search partitions.
 
-Every call is a job on one thread that owns the connection and the partitions (`stores.worker.ConnectionWorker`),
-so the event loop never blocks on disk or numpy and the caches need no locks.
+The statements and the thread that runs them are the shared ones (`stores.sql.store.SqlStore`); what is SQLite's
+own is here: the file and its pragmas, the optional parts on the same file, and `PRAGMA data_version`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,44 +16,25 @@ from typing import Any, TypeVar
 from threadpoolctl import threadpool_limits
 
 from ...errors import StoreError, ValidationError
-from ...models import Event, Learning, LearningLink, Page, Provenance, Scope, Vocabulary, utcnow
-from ..base import (
-    ApplyResult,
-    Candidate,
-    EventDraft,
-    FollowUp,
-    ListQuery,
-    Operation,
-    Plan,
-    SearchRequest,
-    Select,
-    TurnRecord,
-    Vector,
-)
+from ...models import utcnow
 from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
-from ..worker import ConnectionWorker
-from . import event_log, maintenance, review, turns, vocabularies
-from .agent import AGENT_USER_TABLES, SQLiteAgentStore
-from .archive import SQLiteTenantArchive
-from .bookkeeping import Bookkeeping, apply_bookkeeping
-from .connection import connect, write_transaction
-from .conversations import SQLiteConversationStore
-from .listing import list_learnings
+from ..sql.agent import AGENT_USER_TABLES, SqlAgentStore
+from ..sql.archive import SqlTenantArchive
+from ..sql.conversations import SqlConversationStore
+from ..sql.quarantine import SqlQuarantineStore
+from ..sql.service import SqlServiceStore
+from ..sql.store import SqlStore
+from ..sql.tools import TOOL_USER_TABLES, SqlToolStore
+from .connection import connect
 from .partitions import SQLitePartitionSource, sqlite_partitions
-from .quarantine import SQLiteQuarantineStore
-from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
-from .search import candidates
-from .service import SQLiteServiceStore
-from .tools import TOOL_USER_TABLES, SQLiteToolStore
-from .writes import apply_operations, visible_clause
 
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
 
 
-class SQLiteStore:
+class SQLiteStore(SqlStore[sqlite3.Connection]):
     """`Store` on a SQLite file. `path` may be ":memory:" for throwaway use. `change_log_retention` is how long
     other processes have to catch up from the change log before they must reload a search partition.
     `retrieval_event_retention` is how long 'retrieved' events stay in the event log before they are folded
@@ -76,59 +55,60 @@ class SQLiteStore:
         retrieval_event_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
     ) -> None:
         self.path = str(path)
-        self.embedding_model = embedding_model
-        self.dimension = dimension
         self.synchronous = synchronous
         self.ann_threshold = ann_threshold
         self.max_cached_vectors = max_cached_vectors
-        self.clock = clock
         self.blas_threads = blas_threads
         self._source = SQLitePartitionSource(embedding_model)
-        self._partitions = sqlite_partitions(
-            self.path,
-            self._source,
+        super().__init__(
+            embedding_model=embedding_model,
             dimension=dimension,
-            ann_threshold=ann_threshold,
-            max_vectors=max_cached_vectors,
-            change_retention=change_log_retention,
-            retrieval_retention=retrieval_event_retention,
             clock=clock,
-        )
-        self._worker: ConnectionWorker[sqlite3.Connection] = ConnectionWorker(
-            self._connect, self._apply_deferred, name="learnloop-sqlite", idle=self._partitions.housekeeping
+            partitions=sqlite_partitions(
+                self.path,
+                self._source,
+                dimension=dimension,
+                ann_threshold=ann_threshold,
+                max_vectors=max_cached_vectors,
+                change_retention=change_log_retention,
+                retrieval_retention=retrieval_event_retention,
+                clock=clock,
+            ),
+            thread_name="learnloop-sqlite",
         )
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
 
     @functools.cached_property
-    def tools(self) -> SQLiteToolStore:
+    def tools(self) -> SqlToolStore:
         """Tool intelligence on this file, connection and executor thread (jobs go through `_run`)."""
-        return SQLiteToolStore(self)
+        return SqlToolStore(self)
 
     @property
     def data_version_seen(self) -> int:
         """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
         return self._source.data_version_seen
 
-    def note_data_version(self, version: int) -> None:
-        """Record a data_version read by a job on the store's thread."""
-        self._source.data_version_seen = version
+    def note_data_version(self, version: Hashable) -> None:
+        """Record a data_version (an int) read by a job on the store's thread."""
+        if isinstance(version, int):
+            self._source.data_version_seen = version
 
     @functools.cached_property
-    def quarantine(self) -> SQLiteQuarantineStore:
+    def quarantine(self) -> SqlQuarantineStore:
         """The write gate's quarantine list and rule version, on this file and thread."""
-        return SQLiteQuarantineStore(self)
+        return SqlQuarantineStore(self)
 
     @functools.cached_property
-    def archive(self) -> SQLiteTenantArchive:
+    def archive(self) -> SqlTenantArchive:
         """Whole-tenant export and import, on this file and thread."""
-        return SQLiteTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
+        return SqlTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
 
     @functools.cached_property
-    def service(self) -> SQLiteServiceStore:
+    def service(self) -> SqlServiceStore:
         """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
-        return SQLiteServiceStore(self)
+        return SqlServiceStore(self)
 
     def parts(self) -> StoreParts:
         """Every optional part this backend offers (each built once), for the engine's constructor."""
@@ -142,14 +122,14 @@ class SQLiteStore:
         )
 
     @functools.cached_property
-    def conversations(self) -> SQLiteConversationStore:
+    def conversations(self) -> SqlConversationStore:
         """The conversation record and turn state of `loop.turn()`, on this file and thread."""
-        return SQLiteConversationStore(self)
+        return SqlConversationStore(self)
 
     @functools.cached_property
-    def agent(self) -> SQLiteAgentStore:
+    def agent(self) -> SqlAgentStore:
         """The learning agent's sessions, queue, experience files and knowledge base, on this file and thread."""
-        return SQLiteAgentStore(self)
+        return SqlAgentStore(self)
 
     # -- plumbing ------------------------------------------------------------------------------------
 
@@ -170,208 +150,6 @@ class SQLiteStore:
 
         return job
 
-    async def _run(self, fn: Callable[..., T], *args: Any, stale_ok: bool = False) -> T:
-        """Run `fn(connection, *args)` on the store's thread. `stale_ok` jobs may run before deferred
-        bookkeeping writes that are still gathering (see `worker`)."""
-        return await self._worker.run(self._guarded(fn, args), stale_ok=stale_ok)
-
-    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Queue `fn(connection, *args)` after the jobs already queued, without waiting for it."""
-        return self._worker.submit(self._guarded(fn, args))
-
-    async def start(self) -> None:
-        await self._run(lambda conn: None)
-
-    async def aclose(self) -> None:
-        if self._worker.closing:
-            return
-        await asyncio.to_thread(self._worker.close, self._close)
-
-    def _close(self, conn: sqlite3.Connection) -> None:
-        self._partitions.close()
-        conn.close()
-
-    # -- writes --------------------------------------------------------------------------------------
-
-    async def apply(self, scope: Scope, operations: Sequence[Operation]) -> ApplyResult:
-        return await self._run(self._apply, scope, list(operations))
-
-    def _apply(self, conn: sqlite3.Connection, scope: Scope, operations: list[Operation]) -> ApplyResult:
-        touched: list[Learning] = []
-        with write_transaction(conn):
-            learnings, events = apply_operations(conn, scope, operations, self.clock(), touched=touched)
-        self._partitions.touch(scope, touched)
-        return ApplyResult(learnings=learnings, events=events)
-
-    def submit(
-        self, scope: Scope, operations: Sequence[Operation], *, then: FollowUp | None = None
-    ) -> Future[ApplyResult]:
-        return self._worker.defer(Bookkeeping(scope, list(operations), then))
-
-    def _apply_deferred(self, conn: sqlite3.Connection, batch: list[tuple[Any, Future[Any]]]) -> None:
-        apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
-
-    # -- simple reads --------------------------------------------------------------------------------
-
-    async def get(self, scope: Scope, learning_id: int) -> Learning | None:
-        found = await self.get_many(scope, [learning_id])
-        return found[0] if found else None
-
-    async def get_many(self, scope: Scope, ids: Sequence[int]) -> list[Learning]:
-        return await self._run(self._get_many, scope, list(ids))
-
-    def _get_many(self, conn: sqlite3.Connection, scope: Scope, ids: list[int]) -> list[Learning]:
-        if not ids:
-            return []
-        clause, params = visible_clause(scope, by_id=True)
-        marks = ", ".join("?" for _ in ids)
-        rows = conn.execute(
-            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
-        ).fetchall()
-        by_id = {row[0]: learning_from_row(row) for row in rows}
-        return [by_id[i] for i in ids if i in by_id]
-
-    async def get_vectors(self, scope: Scope, ids: Sequence[int]) -> dict[int, Vector]:
-        return await self._run(self._get_vectors, scope, list(ids))
-
-    def _get_vectors(self, conn: sqlite3.Connection, scope: Scope, ids: list[int]) -> dict[int, Vector]:
-        if not ids:
-            return {}
-        clause, params = visible_clause(scope, by_id=True)
-        marks = ", ".join("?" for _ in ids)
-        rows = conn.execute(
-            f"SELECT id, embedding FROM learnings WHERE id IN ({marks}) AND {clause} "
-            "AND embedding IS NOT NULL AND embedding_model = ?",
-            [*ids, *params, self.embedding_model],
-        )
-        return {row[0]: vector_from_blob(row[1]) for row in rows}
-
-    async def list_learnings(self, scope: Scope, query: ListQuery) -> Page[Learning]:
-        return await self._run(list_learnings, scope, query)
-
-    # -- search --------------------------------------------------------------------------------------
-
-    async def search(self, scope: Scope, request: SearchRequest, *, select: Select | None = None) -> list[Candidate]:
-        # Ranking may trail the gathering hit counts by a few milliseconds; not waiting for them is the point.
-        return await self._run(self._search, scope, request, select, stale_ok=True)
-
-    def _search(
-        self, conn: sqlite3.Connection, scope: Scope, request: SearchRequest, select: Select | None
-    ) -> list[Candidate]:
-        found, ranking = self._partitions.search(conn, scope, request)
-        return candidates(conn, scope, found, ranking, select)
-
-    async def near_duplicates(
-        self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
-    ) -> list[tuple[int, int]]:
-        return await self._run(
-            self._partitions.near_simhash, scope, int(simhash64, 16), max_distance, namespace, include_global
-        )
-
-    async def similar(
-        self, owner: Scope, vector: Vector, namespace: str | None, k: int, *, min_similarity: float = -1.0
-    ) -> list[tuple[Learning, float]]:
-        return await self._run(self._similar, owner, vector, namespace, k, min_similarity)
-
-    def _similar(
-        self,
-        conn: sqlite3.Connection,
-        owner: Scope,
-        vector: Vector,
-        namespace: str | None,
-        k: int,
-        min_similarity: float,
-    ) -> list[tuple[Learning, float]]:
-        hits = [hit for hit in self._partitions.nearest(conn, owner, vector, namespace, k) if hit[1] >= min_similarity]
-        learnings = {learning.id: learning for learning in self._get_many(conn, owner, [i for i, _ in hits])}
-        return [(learnings[i], similarity) for i, similarity in hits if i in learnings]
-
-    async def plan_and_apply(
-        self,
-        scope: Scope,
-        owner: Scope,
-        vector: Vector,
-        namespace: str | None,
-        k: int,
-        plan: Plan,
-        *,
-        min_similarity: float = -1.0,
-    ) -> ApplyResult:
-        return await self._run(self._plan_and_apply, scope, owner, vector, namespace, k, plan, min_similarity)
-
-    def _plan_and_apply(
-        self,
-        conn: sqlite3.Connection,
-        scope: Scope,
-        owner: Scope,
-        vector: Vector,
-        namespace: str | None,
-        k: int,
-        plan: Plan,
-        min_similarity: float,
-    ) -> ApplyResult:
-        with write_transaction(conn):
-            operations = list(plan(self._similar(conn, owner, vector, namespace, k, min_similarity)))
-            learnings, events = apply_operations(conn, scope, operations, self.clock())
-        return ApplyResult(learnings=learnings, events=events)
-
-    async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:
-        return await self._run(self._existing_texts, owner, namespace, list(texts))
-
-    def _existing_texts(self, conn: sqlite3.Connection, owner: Scope, namespace: str, texts: list[str]) -> set[str]:
-        if not texts:
-            return set()
-        marks = ", ".join("?" for _ in texts)
-        rows = conn.execute(
-            f"SELECT text FROM learnings WHERE tenant = ? AND user_id = ? AND namespace = ? AND text IN ({marks})",
-            [owner.tenant, owner.user or "", namespace, *texts],
-        )
-        return {row[0] for row in rows}
-
-    # -- observer turns ------------------------------------------------------------------------------
-
-    async def claim_turn(
-        self, owner: Scope, turn: TurnRecord, duplicate_window_seconds: float
-    ) -> tuple[TurnRecord | None, int | None]:
-        return await self._run(turns.claim_turn, owner, turn, duplicate_window_seconds)
-
-    async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
-        await self._run(turns.put_turn, owner, turn)
-
-    # -- events --------------------------------------------------------------------------------------
-
-    async def history(self, scope: Scope, learning_id: int) -> list[Event]:
-        return await self.events(scope, learning_id=learning_id, limit=10_000)
-
-    async def events(
-        self, scope: Scope, *, after: int = 0, limit: int = 100, learning_id: int | None = None
-    ) -> list[Event]:
-        return await self._run(event_log.read_events, scope, after, limit, learning_id)
-
-    # -- vocabularies --------------------------------------------------------------------------------
-
-    async def get_vocabulary(self, tenant: str, namespace: str) -> Vocabulary | None:
-        return await self._run(vocabularies.get_vocabulary, tenant, namespace)
-
-    async def list_vocabularies(self, tenant: str) -> list[Vocabulary]:
-        return await self._run(vocabularies.list_vocabularies, tenant)
-
-    async def put_vocabulary(self, tenant: str, vocabulary: Vocabulary, event: EventDraft) -> Event:
-        return await self._run(vocabularies.put_vocabulary, tenant, vocabulary, event, self.clock())
-
-    # -- maintenance ---------------------------------------------------------------------------------
-
-    async def purge_deprecated(self, scope: Scope, older_than: datetime, actor: str) -> list[int]:
-        return await self._run(maintenance.purge_deprecated, scope, older_than, actor, self.clock())
-
-    async def forget_user(self, tenant: str, user: str) -> dict[str, int]:
-        return await self._run(self._forget_user, tenant, user)
-
-    def _forget_user(self, conn: sqlite3.Connection, tenant: str, user: str) -> dict[str, int]:
-        removed = maintenance.forget_user(conn, tenant, user, self.user_tables, self.clock())
-        self._partitions.forget((tenant, user))
-        return removed
-
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
     user_tables: tuple[str, ...] = (
         "turns",
@@ -383,35 +161,3 @@ class SQLiteStore:
         "learning_sources",
         "conversations",
     )
-
-    # -- review ---------------------------------------------------------------------------------------
-
-    async def links(
-        self,
-        scope: Scope,
-        *,
-        open_only: bool = True,
-        learning_id: int | None = None,
-        offset: int = 0,
-        limit: int = 50,
-    ) -> Page[LearningLink]:
-        return await self._run(review.list_links, scope, open_only, learning_id, offset, limit)
-
-    async def get_link(self, scope: Scope, link_id: int) -> LearningLink | None:
-        return await self._run(review.get_link, scope, link_id)
-
-    async def provenance(self, scope: Scope, learning_id: int) -> list[Provenance]:
-        return await self._run(review.provenance, scope, learning_id)
-
-    async def conflict_partners(self, scope: Scope, ids: Sequence[int]) -> dict[int, list[int]]:
-        return await self._run(review.conflict_partners, scope, list(ids), stale_ok=True)
-
-    async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
-        last_id = 0
-        while True:
-            batch = await self._run(maintenance.export_batch, scope, last_id)
-            if not batch:
-                return
-            for learning, vector in batch:
-                yield learning, vector
-            last_id = batch[-1][0].id

@@ -1,0 +1,5 @@
+"""The PostgreSQL + pgvector backend."""
+
+from .store import PostgresStore
+
+__all__ = ["PostgresStore"]

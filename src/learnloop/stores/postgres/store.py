@@ -1,0 +1,171 @@
+"""The PostgreSQL backend: learnings, events and the change log in PostgreSQL, vectors in pgvector columns,
+per-user exact search in the shared in-memory partitions (`stores.search`).
+
+The statements and the worker thread are the shared ones (`stores.sql.store.SqlStore`); what is PostgreSQL's
+own is the connection (`connection`, `dialect`), the schema (`migrations/postgres`) and how its errors read.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psycopg
+from threadpoolctl import threadpool_limits
+
+from ...errors import StoreError, ValidationError
+from ...models import utcnow
+from ..parts import StoreParts
+from ..retention import DEFAULT_RETENTION
+from ..sql.agent import SqlAgentStore
+from ..sql.archive import SqlTenantArchive
+from ..sql.conversations import SqlConversationStore
+from ..sql.quarantine import SqlQuarantineStore
+from ..sql.service import SqlServiceStore
+from ..sql.store import SqlStore
+from ..sql.tools import SqlToolStore
+from .connection import check_url, connect
+from .dialect import PgConnection
+from .partitions import PostgresPartitionSource, postgres_partitions
+
+__all__ = ["PostgresStore"]
+
+T = TypeVar("T")
+
+
+class PostgresStore(SqlStore[PgConnection]):
+    """`Store` on the PostgreSQL database at `url` (postgresql://user:password@host:port/database). `ann_dir` is
+    a folder of this database's own where the search partitions' HNSW indexes are kept between runs (None:
+    rebuilt after a restart). The retentions are as for `SQLiteStore`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        embedding_model: str,
+        dimension: int,
+        ann_threshold: int = 8_192,
+        max_cached_vectors: int = 2_000_000,
+        blas_threads: int | None = 1,
+        clock: Callable[[], datetime] = utcnow,
+        ann_dir: str | Path | None = None,
+        change_log_retention: timedelta = DEFAULT_RETENTION.change_log,
+        retrieval_event_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
+    ) -> None:
+        check_url(url)
+        self.url = url
+        self.ann_threshold = ann_threshold
+        self.blas_threads = blas_threads
+        self._source = source = PostgresPartitionSource(embedding_model)
+        super().__init__(
+            embedding_model=embedding_model,
+            dimension=dimension,
+            clock=clock,
+            partitions=postgres_partitions(
+                source,
+                dimension=dimension,
+                ann_threshold=ann_threshold,
+                max_vectors=max_cached_vectors,
+                ann_dir=None if ann_dir is None else Path(ann_dir),
+                change_retention=change_log_retention,
+                retrieval_retention=retrieval_event_retention,
+                clock=clock,
+            ),
+            thread_name="learnloop-postgres",
+        )
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.path!r})"
+
+    @property
+    def path(self) -> str:
+        """Where the database is, for messages: the URL without user or password."""
+        scheme, _, rest = self.url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
+
+    @property
+    def data_version_seen(self) -> Hashable:
+        """The commit stamp when the store's thread last read it; moves when another process commits."""
+        return self._source.commit_stamp_seen
+
+    def note_data_version(self, version: Hashable) -> None:
+        self._source.commit_stamp_seen = version
+
+    @functools.cached_property
+    def tools(self) -> SqlToolStore:
+        return SqlToolStore(self)
+
+    @functools.cached_property
+    def archive(self) -> SqlTenantArchive:
+        return SqlTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
+
+    @functools.cached_property
+    def quarantine(self) -> SqlQuarantineStore:
+        return SqlQuarantineStore(self)
+
+    @functools.cached_property
+    def service(self) -> SqlServiceStore:
+        return SqlServiceStore(self)
+
+    @functools.cached_property
+    def conversations(self) -> SqlConversationStore:
+        return SqlConversationStore(self)
+
+    @functools.cached_property
+    def agent(self) -> SqlAgentStore:
+        return SqlAgentStore(self)
+
+    def parts(self) -> StoreParts:
+        """Every optional part this backend offers (each built once), on this database and thread."""
+        return StoreParts(
+            archive=self.archive,
+            tools=self.tools,
+            agent=self.agent,
+            quarantine=self.quarantine,
+            service=self.service,
+            conversations=self.conversations,
+        )
+
+    def _connect(self) -> PgConnection:
+        if self.blas_threads is not None:
+            threadpool_limits(limits=self.blas_threads, user_api="blas")
+        return connect(self.url)
+
+    @staticmethod
+    def _guarded(fn: Callable[..., T], args: tuple[Any, ...]) -> Callable[[PgConnection], T]:
+        def job(conn: PgConnection) -> T:
+            try:
+                return fn(conn, *args)
+            except psycopg.DataError as exc:  # a NUL in text, a number out of range
+                raise ValidationError(f"a value PostgreSQL cannot store: {exc}") from exc
+            except psycopg.Error as exc:
+                raise StoreError(f"PostgreSQL error: {exc}") from exc
+
+        return job
+
+    # Every table of the schema that carries (tenant, user_id), forgotten with the user.
+    user_tables: tuple[str, ...] = (
+        "turns",
+        "tool_signals",
+        "tool_pairs",
+        "tool_stats",
+        "tool_templates",
+        "tool_template_examples",
+        "tool_recoveries",
+        "tool_privacy",
+        "api_keys",
+        "agent_sessions",
+        "agent_queue",
+        "agent_messages",
+        "agent_effects",
+        "agent_experience_files",
+        "agent_knowledge_pages",
+        "agent_knowledge_pointers",
+        "retrieval_counts",
+        "learning_links",
+        "learning_sources",
+        "conversations",
+    )

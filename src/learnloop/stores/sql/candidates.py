@@ -1,0 +1,59 @@
+"""The rows behind a search's hits (see `stores.search.fusion`)."""
+
+from __future__ import annotations
+
+import functools
+
+from ...models import Scope
+from ..base import Candidate, Select
+from ..search.fusion import Hits, Ranking, chosen_candidates
+from . import review
+from .dialect import Connection
+from .rows import LEARNING_COLUMNS, learning_from_row
+from .writes import visible_clause
+
+__all__ = ["candidates"]
+
+
+def candidates(conn: Connection, scope: Scope, found: Hits, ranking: Ranking, select: Select | None) -> list[Candidate]:
+    """The visible rows behind `found` as candidates, built from what the partitions hold (`ranking`): all of
+    them, or (with `select`) only those `select` keeps, in its order, so whole rows are read for those only."""
+    chosen = chosen_candidates(found, ranking, select)
+    if not chosen:
+        return []
+    clause, params = visible_clause(scope, by_id=True)
+    marks = ", ".join("?" for _ in chosen)
+    whole = conn.execute(
+        f"SELECT {LEARNING_COLUMNS}, gate_version FROM learnings WHERE id IN ({marks}) AND {clause}",
+        [*(c.id for c in chosen), *params],
+    ).fetchall()
+    by_id = {row[0]: row for row in whole}
+    kept = []
+    for candidate in chosen:
+        row = by_id.get(candidate.id)
+        if row is not None:
+            candidate.build = functools.partial(learning_from_row, row[:-1])
+            candidate.gate_version = row[-1]
+            kept.append(candidate)
+    _attach_conflicts(conn, scope, kept)
+    return kept
+
+
+def _attach_conflicts(conn: Connection, scope: Scope, kept: list[Candidate]) -> None:
+    """Give each kept candidate the live learnings it has an open possible-conflict link with: the block shows
+    such pairs together, newer first, so the model sees that something changed."""
+    partners = review.conflict_partners(conn, scope, [c.id for c in kept])
+    if not partners:
+        return
+    wanted = sorted({i for ids in partners.values() for i in ids})
+    clause, params = visible_clause(scope, by_id=True)
+    marks = ", ".join("?" for _ in wanted)
+    rows = conn.execute(
+        f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause} AND status != 'deprecated'",
+        [*wanted, *params],
+    ).fetchall()
+    live = {row[0]: learning_from_row(row) for row in rows}
+    for candidate in kept:
+        found = tuple(live[i] for i in partners.get(candidate.id, ()) if i in live)
+        if found:
+            candidate.conflicts = found

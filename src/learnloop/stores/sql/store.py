@@ -1,0 +1,313 @@
+"""The `Store` contract on a SQL database, written once for every SQL backend.
+
+Every call is a job on one thread that owns a connection and the in-memory search partitions
+(`stores.worker.ConnectionWorker`), so the event loop never blocks on the database or numpy and the caches need
+no locks. A backend subclasses `SqlStore` with how it connects (its connection class names its `Dialect`),
+which of its driver's errors mean what, and the partition cache over its change log; the statements are the
+shared ones of `stores.sql`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import Future
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from ...models import Event, Learning, LearningLink, Page, Provenance, Scope, Vocabulary
+from ..base import (
+    ApplyResult,
+    Candidate,
+    EventDraft,
+    FollowUp,
+    ListQuery,
+    Operation,
+    Plan,
+    SearchRequest,
+    Select,
+    TurnRecord,
+    Vector,
+)
+from ..search.partition_cache import PartitionCache
+from ..worker import ConnectionWorker
+from . import event_log, maintenance, review, turns, vocabularies
+from .bookkeeping import Bookkeeping, apply_bookkeeping
+from .candidates import candidates
+from .dialect import Connection
+from .listing import list_learnings
+from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
+from .transactions import write_transaction
+from .writes import apply_operations, visible_clause
+
+__all__ = ["SqlStore"]
+
+T = TypeVar("T")
+C = TypeVar("C", bound=Connection)
+
+
+class SqlStore(Generic[C]):
+    """The backend-neutral body of a SQL `Store`. Subclasses give `_connect`, `_guarded` (the driver's errors
+    as learnloop's) and `user_tables`, and build the partition cache they pass here."""
+
+    # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
+    user_tables: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        *,
+        embedding_model: str,
+        dimension: int,
+        clock: Callable[[], datetime],
+        partitions: PartitionCache[C],
+        thread_name: str,
+    ) -> None:
+        self.embedding_model = embedding_model
+        self.dimension = dimension
+        self.clock = clock
+        self._partitions = partitions
+        self._worker: ConnectionWorker[C] = ConnectionWorker(
+            self._connect, self._apply_deferred, name=thread_name, idle=self._partitions.housekeeping
+        )
+
+    # -- plumbing ------------------------------------------------------------------------------------
+
+    def _connect(self) -> C:
+        raise NotImplementedError
+
+    @staticmethod
+    def _guarded(fn: Callable[..., T], args: tuple[Any, ...]) -> Callable[[C], T]:
+        """`fn(connection, *args)` with the driver's errors raised as learnloop's."""
+        raise NotImplementedError
+
+    async def _run(self, fn: Callable[..., T], *args: Any, stale_ok: bool = False) -> T:
+        """Run `fn(connection, *args)` on the store's thread. `stale_ok` jobs may run before deferred
+        bookkeeping writes that are still gathering (see `worker`)."""
+        return await self._worker.run(self._guarded(fn, args), stale_ok=stale_ok)
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Queue `fn(connection, *args)` after the jobs already queued, without waiting for it."""
+        return self._worker.submit(self._guarded(fn, args))
+
+    async def start(self) -> None:
+        await self._run(lambda conn: None)
+
+    async def aclose(self) -> None:
+        if self._worker.closing:
+            return
+        await asyncio.to_thread(self._worker.close, self._close)
+
+    def _close(self, conn: C) -> None:
+        self._partitions.close()
+        conn.close()
+
+    # -- writes --------------------------------------------------------------------------------------
+
+    async def apply(self, scope: Scope, operations: Sequence[Operation]) -> ApplyResult:
+        return await self._run(self._apply, scope, list(operations))
+
+    def _apply(self, conn: C, scope: Scope, operations: list[Operation]) -> ApplyResult:
+        touched: list[Learning] = []
+        with write_transaction(conn):
+            learnings, events = apply_operations(conn, scope, operations, self.clock(), touched=touched)
+        self._partitions.touch(scope, touched)
+        return ApplyResult(learnings=learnings, events=events)
+
+    def submit(
+        self, scope: Scope, operations: Sequence[Operation], *, then: FollowUp | None = None
+    ) -> Future[ApplyResult]:
+        return self._worker.defer(Bookkeeping(scope, list(operations), then))
+
+    def _apply_deferred(self, conn: C, batch: list[tuple[Any, Future[Any]]]) -> None:
+        apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
+
+    # -- simple reads --------------------------------------------------------------------------------
+
+    async def get(self, scope: Scope, learning_id: int) -> Learning | None:
+        found = await self.get_many(scope, [learning_id])
+        return found[0] if found else None
+
+    async def get_many(self, scope: Scope, ids: Sequence[int]) -> list[Learning]:
+        return await self._run(self._get_many, scope, list(ids))
+
+    def _get_many(self, conn: C, scope: Scope, ids: list[int]) -> list[Learning]:
+        if not ids:
+            return []
+        clause, params = visible_clause(scope, by_id=True)
+        marks = ", ".join("?" for _ in ids)
+        rows = conn.execute(
+            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
+        ).fetchall()
+        by_id = {row[0]: learning_from_row(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    async def get_vectors(self, scope: Scope, ids: Sequence[int]) -> dict[int, Vector]:
+        return await self._run(self._get_vectors, scope, list(ids))
+
+    def _get_vectors(self, conn: C, scope: Scope, ids: list[int]) -> dict[int, Vector]:
+        if not ids:
+            return {}
+        clause, params = visible_clause(scope, by_id=True)
+        marks = ", ".join("?" for _ in ids)
+        rows = conn.execute(
+            f"SELECT id, embedding FROM learnings WHERE id IN ({marks}) AND {clause} "
+            "AND embedding IS NOT NULL AND embedding_model = ?",
+            [*ids, *params, self.embedding_model],
+        )
+        return {row[0]: vector_from_blob(row[1]) for row in rows}
+
+    async def list_learnings(self, scope: Scope, query: ListQuery) -> Page[Learning]:
+        return await self._run(list_learnings, scope, query)
+
+    # -- search --------------------------------------------------------------------------------------
+
+    async def search(self, scope: Scope, request: SearchRequest, *, select: Select | None = None) -> list[Candidate]:
+        # Ranking may trail the gathering hit counts by a few milliseconds; not waiting for them is the point.
+        return await self._run(self._search, scope, request, select, stale_ok=True)
+
+    def _search(self, conn: C, scope: Scope, request: SearchRequest, select: Select | None) -> list[Candidate]:
+        found, ranking = self._partitions.search(conn, scope, request)
+        return candidates(conn, scope, found, ranking, select)
+
+    async def near_duplicates(
+        self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
+    ) -> list[tuple[int, int]]:
+        return await self._run(
+            self._partitions.near_simhash, scope, int(simhash64, 16), max_distance, namespace, include_global
+        )
+
+    async def similar(
+        self, owner: Scope, vector: Vector, namespace: str | None, k: int, *, min_similarity: float = -1.0
+    ) -> list[tuple[Learning, float]]:
+        return await self._run(self._similar, owner, vector, namespace, k, min_similarity)
+
+    def _similar(
+        self,
+        conn: C,
+        owner: Scope,
+        vector: Vector,
+        namespace: str | None,
+        k: int,
+        min_similarity: float,
+    ) -> list[tuple[Learning, float]]:
+        hits = [hit for hit in self._partitions.nearest(conn, owner, vector, namespace, k) if hit[1] >= min_similarity]
+        learnings = {learning.id: learning for learning in self._get_many(conn, owner, [i for i, _ in hits])}
+        return [(learnings[i], similarity) for i, similarity in hits if i in learnings]
+
+    async def plan_and_apply(
+        self,
+        scope: Scope,
+        owner: Scope,
+        vector: Vector,
+        namespace: str | None,
+        k: int,
+        plan: Plan,
+        *,
+        min_similarity: float = -1.0,
+    ) -> ApplyResult:
+        return await self._run(self._plan_and_apply, scope, owner, vector, namespace, k, plan, min_similarity)
+
+    def _plan_and_apply(
+        self,
+        conn: C,
+        scope: Scope,
+        owner: Scope,
+        vector: Vector,
+        namespace: str | None,
+        k: int,
+        plan: Plan,
+        min_similarity: float,
+    ) -> ApplyResult:
+        with write_transaction(conn):
+            operations = list(plan(self._similar(conn, owner, vector, namespace, k, min_similarity)))
+            learnings, events = apply_operations(conn, scope, operations, self.clock())
+        return ApplyResult(learnings=learnings, events=events)
+
+    async def existing_texts(self, owner: Scope, namespace: str, texts: Sequence[str]) -> set[str]:
+        return await self._run(self._existing_texts, owner, namespace, list(texts))
+
+    def _existing_texts(self, conn: C, owner: Scope, namespace: str, texts: list[str]) -> set[str]:
+        if not texts:
+            return set()
+        marks = ", ".join("?" for _ in texts)
+        rows = conn.execute(
+            f"SELECT text FROM learnings WHERE tenant = ? AND user_id = ? AND namespace = ? AND text IN ({marks})",
+            [owner.tenant, owner.user or "", namespace, *texts],
+        )
+        return {row[0] for row in rows}
+
+    # -- observer turns ------------------------------------------------------------------------------
+
+    async def claim_turn(
+        self, owner: Scope, turn: TurnRecord, duplicate_window_seconds: float
+    ) -> tuple[TurnRecord | None, int | None]:
+        return await self._run(turns.claim_turn, owner, turn, duplicate_window_seconds)
+
+    async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
+        await self._run(turns.put_turn, owner, turn)
+
+    # -- events --------------------------------------------------------------------------------------
+
+    async def history(self, scope: Scope, learning_id: int) -> list[Event]:
+        return await self.events(scope, learning_id=learning_id, limit=10_000)
+
+    async def events(
+        self, scope: Scope, *, after: int = 0, limit: int = 100, learning_id: int | None = None
+    ) -> list[Event]:
+        return await self._run(event_log.read_events, scope, after, limit, learning_id)
+
+    # -- vocabularies --------------------------------------------------------------------------------
+
+    async def get_vocabulary(self, tenant: str, namespace: str) -> Vocabulary | None:
+        return await self._run(vocabularies.get_vocabulary, tenant, namespace)
+
+    async def list_vocabularies(self, tenant: str) -> list[Vocabulary]:
+        return await self._run(vocabularies.list_vocabularies, tenant)
+
+    async def put_vocabulary(self, tenant: str, vocabulary: Vocabulary, event: EventDraft) -> Event:
+        return await self._run(vocabularies.put_vocabulary, tenant, vocabulary, event, self.clock())
+
+    # -- maintenance ---------------------------------------------------------------------------------
+
+    async def purge_deprecated(self, scope: Scope, older_than: datetime, actor: str) -> list[int]:
+        return await self._run(maintenance.purge_deprecated, scope, older_than, actor, self.clock())
+
+    async def forget_user(self, tenant: str, user: str) -> dict[str, int]:
+        return await self._run(self._forget_user, tenant, user)
+
+    def _forget_user(self, conn: C, tenant: str, user: str) -> dict[str, int]:
+        removed = maintenance.forget_user(conn, tenant, user, self.user_tables, self.clock())
+        self._partitions.forget((tenant, user))
+        return removed
+
+    # -- review ---------------------------------------------------------------------------------------
+
+    async def links(
+        self,
+        scope: Scope,
+        *,
+        open_only: bool = True,
+        learning_id: int | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> Page[LearningLink]:
+        return await self._run(review.list_links, scope, open_only, learning_id, offset, limit)
+
+    async def get_link(self, scope: Scope, link_id: int) -> LearningLink | None:
+        return await self._run(review.get_link, scope, link_id)
+
+    async def provenance(self, scope: Scope, learning_id: int) -> list[Provenance]:
+        return await self._run(review.provenance, scope, learning_id)
+
+    async def conflict_partners(self, scope: Scope, ids: Sequence[int]) -> dict[int, list[int]]:
+        return await self._run(review.conflict_partners, scope, list(ids), stale_ok=True)
+
+    async def export(self, scope: Scope) -> AsyncIterator[tuple[Learning, Vector | None]]:
+        last_id = 0
+        while True:
+            batch = await self._run(maintenance.export_batch, scope, last_id)
+            if not batch:
+                return
+            for learning, vector in batch:
+                yield learning, vector
+            last_id = batch[-1][0].id

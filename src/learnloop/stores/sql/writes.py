@@ -1,0 +1,320 @@
+"""Applying write operations inside one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ...errors import ConflictError, NotFound, PermissionDenied, ValidationError
+from ...models import Event, Learning, Scope
+from ..base import (
+    NEW_ID,
+    AddLink,
+    AddSource,
+    CarryLinks,
+    Delete,
+    EventDraft,
+    Insert,
+    NewId,
+    Operation,
+    PutVocabulary,
+    ResolveLink,
+    Touch,
+    Update,
+)
+from . import review
+from .dialect import Connection, dialect_of
+from .rows import (
+    FIELD_COLUMNS,
+    LEARNING_COLUMNS,
+    column_value,
+    event_from_row,
+    learning_from_row,
+    learning_snapshot,
+    new_learning_values,
+    scope_token,
+)
+
+__all__ = ["apply_operations", "owner_clause", "visible_clause"]
+
+_COUNTERS = {"hits", "streak", "failures", "version"}
+# LEARNING_COLUMNS after the id, as `new_learning_values` names them.
+_STORED_COLUMNS = tuple(column.strip() for column in LEARNING_COLUMNS.split(",")[1:])
+
+
+def visible_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
+    """Rows the scope may read: its own and, for a user, the tenant's global ones.
+
+    With `by_id` the clause only checks rows found by primary key: the unary `+` keeps SQLite from
+    choosing the (tenant, user) index and scanning every row of the user instead (a backend without such
+    hints drops it).
+    """
+    p = "+" if by_id else ""
+    if scope.user is None:
+        return f"{p}tenant = ?", [scope.tenant]
+    return f"{p}tenant = ? AND {p}user_id IN (?, '')", [scope.tenant, scope.user]
+
+
+def owner_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
+    """Rows the scope may change."""
+    p = "+" if by_id else ""
+    if scope.user is None:
+        return f"{p}tenant = ?", [scope.tenant]
+    return f"{p}tenant = ? AND {p}user_id = ?", [scope.tenant, scope.user]
+
+
+def _fetch(conn: Connection, where: str, params: list[Any]) -> Learning | None:
+    row = conn.execute(f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE {where}", params).fetchone()
+    return None if row is None else learning_from_row(row)
+
+
+def _fetch_owned(conn: Connection, scope: Scope, learning_id: int) -> Learning:
+    clause, params = owner_clause(scope, by_id=True)
+    found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
+    if found is None:
+        raise NotFound(f"learning {learning_id} not found", id=learning_id)
+    return found
+
+
+def _note_vector_change(conn: Connection, learning: Learning) -> None:
+    conn.execute(
+        "INSERT INTO vector_changes (tenant, user_id, learning_id) VALUES (?, ?, ?)",
+        (learning.tenant, learning.user or "", learning.id),
+    )
+
+
+def _append_event(
+    conn: Connection,
+    scope: Scope,
+    draft: EventDraft,
+    now: datetime,
+    *,
+    learning_id: int | None,
+    owner: str | None,
+    before: Learning | None = None,
+    after: Learning | None = None,
+) -> Event:
+    # Events about a user's learning belong to that user; events on global rows to the acting user,
+    # so that forgetting a user removes every event that speaks of them.
+    user_id = owner or scope.user or ""
+    cursor = conn.execute(
+        "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq, tenant, user_id, learning_id, actor, action, "
+        "panel, before, after, reason, at, data",
+        (
+            scope.tenant,
+            user_id,
+            learning_id,
+            draft.actor,
+            draft.action.value,
+            draft.panel.value,
+            learning_snapshot(before),
+            learning_snapshot(after),
+            draft.reason,
+            now.timestamp(),
+            json.dumps(draft.data, default=str),
+        ),
+    )
+    return event_from_row(cursor.fetchone())
+
+
+def _insert(conn: Connection, scope: Scope, op: Insert, now: datetime) -> tuple[Learning, Event]:
+    record = op.record
+    if record.tenant != scope.tenant or not scope.owns(record.tenant, record.user):
+        raise PermissionDenied("cannot write a learning outside the caller's scope")
+    values = new_learning_values(record, now, dialect_of(conn).embedding_param)
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    cursor = conn.execute(f"INSERT INTO learnings ({columns}) VALUES ({marks}) RETURNING id", list(values.values()))
+    # The row as stored, from what was just written: reading it back would only repeat these values.
+    learning = learning_from_row((cursor.fetchone()[0], *(values[column] for column in _STORED_COLUMNS)))
+    _note_vector_change(conn, learning)
+    event = _append_event(conn, scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
+    return learning, event
+
+
+def _update(conn: Connection, scope: Scope, op: Update, now: datetime) -> tuple[Learning, Event | None]:
+    before = _fetch_owned(conn, scope, op.id)
+    if op.expect_revision is not None and before.revision != op.expect_revision:
+        raise ConflictError(
+            f"learning {op.id} changed since it was read (revision {before.revision}, expected {op.expect_revision})",
+            id=op.id,
+        )
+    assignments: list[str] = ["revision = revision + 1"]
+    params: list[Any] = []
+    for field, value in op.changes.items():
+        if field == "source":
+            for part in ("session", "message", "interaction", "context", "author"):
+                assignments.append(f"source_{part} = ?")
+                params.append(getattr(value, part))
+            continue
+        column = FIELD_COLUMNS.get(field)
+        if column is None:
+            raise ValidationError(f"field {field!r} cannot be updated")
+        assignments.append(f"{column} = ?")
+        params.append(column_value(field, value))
+    for field, amount in op.increments.items():
+        if field not in _COUNTERS:
+            raise ValidationError(f"field {field!r} cannot be incremented")
+        assignments.append(f"{field} = {field} + ?")
+        params.append(amount)
+    if "updated_at" not in op.changes:
+        assignments.append("updated_at = ?")
+        params.append(now.timestamp())
+    if "user" in op.changes:
+        new_user = op.changes["user"]
+        if not scope.owns(scope.tenant, new_user):
+            raise PermissionDenied("cannot move a learning outside the caller's scope")
+        assignments.append("scope_token = ?")
+        params.append(scope_token(scope.tenant, new_user))
+    if op.vector is not None:
+        assignments += ["embedding = ?", "embedding_model = ?"]
+        params += [dialect_of(conn).embedding_param(op.vector), op.embedding_model]
+    row = conn.execute(
+        f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ? RETURNING {LEARNING_COLUMNS}", [*params, op.id]
+    ).fetchone()
+    after = learning_from_row(row)
+    # Logged for every update: besides the indexed fields, partitions hold what ranking reads (updated_at,
+    # hits), and an update always moves updated_at.
+    _note_vector_change(conn, before)
+    if after.user != before.user:
+        _note_vector_change(conn, after)
+    event = None
+    if op.event is not None:
+        event = _append_event(
+            conn, scope, op.event, now, learning_id=op.id, owner=after.user, before=before, after=after
+        )
+    return after, event
+
+
+def _delete(conn: Connection, scope: Scope, op: Delete, now: datetime) -> tuple[Learning, Event]:
+    before = _fetch_owned(conn, scope, op.id)
+    conn.execute("DELETE FROM learnings WHERE id = ?", (op.id,))
+    conn.execute("DELETE FROM learning_sources WHERE tenant = ? AND learning_id = ?", (scope.tenant, op.id))
+    conn.execute(
+        "DELETE FROM learning_links WHERE tenant = ? AND (learning_id = ? OR other_id = ?)",
+        (scope.tenant, op.id, op.id),
+    )
+    _note_vector_change(conn, before)
+    event = _append_event(conn, scope, op.event, now, learning_id=op.id, owner=before.user, before=before)
+    return before, event
+
+
+def _touch(conn: Connection, scope: Scope, op: Touch) -> list[Learning]:
+    if not op.ids:
+        return []
+    clause, params = visible_clause(scope, by_id=True)
+    marks = ", ".join("?" for _ in op.ids)
+    rows = conn.execute(
+        f"UPDATE learnings SET hits = hits + 1, streak = streak + 1, last_retrieved_at = ? "
+        f"WHERE id IN ({marks}) AND {clause} RETURNING {LEARNING_COLUMNS}",
+        [op.at.timestamp(), *op.ids, *params],
+    ).fetchall()
+    by_id = {row[0]: row for row in rows}
+    return [learning_from_row(by_id[i]) for i in op.ids if i in by_id]
+
+
+def apply_operations(
+    conn: Connection,
+    scope: Scope,
+    operations: Sequence[Operation],
+    now: datetime,
+    *,
+    touched: list[Learning] | None = None,
+) -> tuple[list[Learning | None], list[Event]]:
+    """Apply every operation or none (the caller holds the write transaction). The rows `Touch` operations
+    changed, as they are after them, are added to `touched` if given."""
+    learnings: list[Learning | None] = []
+    events: list[Event] = []
+    inserted: int | None = None
+
+    def new_id(value: int | NewId) -> int:
+        if isinstance(value, NewId):
+            if inserted is None:
+                raise ValidationError("an operation names the new learning, but no Insert came before it")
+            return inserted
+        return value
+
+    for op in operations:
+        if isinstance(op, Insert):
+            learning, event = _insert(conn, scope, op, now)
+            inserted = learning.id
+            learnings.append(learning)
+            events.append(event)
+        elif isinstance(op, Update):
+            if any(value is NEW_ID for value in op.changes.values()):
+                op = Update(
+                    op.id,
+                    {k: new_id(v) if v is NEW_ID else v for k, v in op.changes.items()},
+                    op.event,
+                    op.vector,
+                    op.embedding_model,
+                    op.expect_revision,
+                    op.increments,
+                )
+            learning, maybe_event = _update(conn, scope, op, now)
+            learnings.append(learning)
+            if maybe_event is not None:
+                events.append(maybe_event)
+        elif isinstance(op, Delete):
+            learning, event = _delete(conn, scope, op, now)
+            learnings.append(learning)
+            events.append(event)
+        elif isinstance(op, Touch):
+            rows = _touch(conn, scope, op)
+            if touched is not None:
+                touched += rows
+            learnings.append(None)
+        elif isinstance(op, AddLink):
+            link = review.add_link(conn, scope, op, new_id(op.learning_id), now)
+            data = {**op.event.data, **review.link_event_data(link)}
+            events.append(
+                _append_event(
+                    conn,
+                    scope,
+                    EventDraft(op.event.actor, op.event.action, op.event.panel, op.event.reason, data),
+                    now,
+                    learning_id=link.learning_id,
+                    owner=link.user,
+                )
+            )
+            learnings.append(None)
+        elif isinstance(op, AddSource):
+            review.add_source(conn, scope, op, new_id(op.learning_id), now)
+            learnings.append(None)
+        elif isinstance(op, CarryLinks):
+            review.carry_links(conn, scope, op, new_id(op.to_id))
+            learnings.append(None)
+        elif isinstance(op, ResolveLink):
+            link, owner = review.resolve_link(conn, scope, op, now)
+            data = {**op.event.data, **review.link_event_data(link), "resolution": op.resolution.value}
+            draft = EventDraft(op.event.actor, op.event.action, op.event.panel, op.event.reason, data)
+            events.append(_append_event(conn, scope, draft, now, learning_id=link.learning_id, owner=owner or None))
+            learnings.append(None)
+        elif isinstance(op, PutVocabulary):
+            conn.execute(
+                "INSERT INTO vocabularies (tenant, namespace, body, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (tenant, namespace) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+                (scope.tenant, op.vocabulary.namespace, op.vocabulary.model_dump_json(), now.timestamp()),
+            )
+            events.append(_append_event(conn, scope, op.event, now, learning_id=None, owner=None))
+            learnings.append(None)
+        else:
+            learning_id = op.learning_id
+            if op.user is not None and not scope.owns(scope.tenant, op.user):
+                raise PermissionDenied("cannot record an event for another user")
+            if learning_id is not None:
+                _fetch_owned_or_visible(conn, scope, learning_id)
+            events.append(_append_event(conn, scope, op.event, now, learning_id=learning_id, owner=op.user))
+            learnings.append(None)
+    return learnings, events
+
+
+def _fetch_owned_or_visible(conn: Connection, scope: Scope, learning_id: int) -> Learning:
+    clause, params = visible_clause(scope, by_id=True)
+    found = _fetch(conn, f"id = ? AND {clause}", [learning_id, *params])
+    if found is None:
+        raise NotFound(f"learning {learning_id} not found", id=learning_id)
+    return found
