@@ -224,7 +224,7 @@ def test_the_readme_runs_as_written(walk: dict[str, Any], capfd: pytest.CaptureF
     servers = folder / "servers.json"
     test_servers = {n: {"command": sys.executable, "args": [str(SERVERS / f"{n}.py")]} for n in ("weather", "shop")}
     servers.write_text(json.dumps({"mcpServers": test_servers}), "utf-8")
-    (folder / "texts.txt").write_text("Alice's kettle holds 30 litres\nThe key is AKIAIOSFODNN7EXAMPLE\n", "utf-8")
+    (folder / "texts.txt").write_text("Alice's kettle holds 30 litres\nThe key is AKIAQ7ZKX4J2M5RTWB6N\n", "utf-8")
     (folder / "turns.jsonl").write_text(
         json.dumps({"user": "alice", "user_message": "Actually we use a 30 litre kettle now."}) + "\n", "utf-8"
     )

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import learnloop
@@ -17,6 +18,7 @@ from learnloop.server.keys import issue_key
 from learnloop.server.state import service_store_for
 from learnloop.stores.sql import archive as archive_tables
 from learnloop.stores.sql.archive import DERIVED, KEYS, KINDS
+from learnloop.stores.sql.rows import vector_from_blob
 from learnloop.stores.sql.store import SqlStore
 from learnloop.stores.sqlite.connection import connect
 from learnloop.tenant_archive import export_tenant, import_tenant
@@ -119,6 +121,11 @@ async def _stored(loop: learnloop.Loop, table: str) -> list[dict[str, Any]]:
     store = loop.engine.store
     assert isinstance(store, SqlStore)
     found = [row for _, row in await store._run(archive_tables._page, table, TENANT, None)]
+    for row in found:
+        if isinstance(row.get("embedding"), bytes):
+            # SQLite keeps a learning's embedding in float16, PostgreSQL in pgvector's float32: compared as the
+            # float16 values both hold.
+            row["embedding"] = tuple(np.asarray(vector_from_blob(row["embedding"]), dtype=np.float16).tolist())
     if table == "events":
         return [{k: v for k, v in row.items() if k != "seq"} for row in sorted(found, key=lambda r: r["seq"])]
     return sorted(found, key=repr)

@@ -31,7 +31,7 @@ async def test_experience_files_are_per_tenant_user_and_project(agent_loop: Loop
     assert (await acme.experience_context(user="bob")).text == ""
     assert "alice" in (await acme.experience_context(user="alice")).text
     with pytest.raises(ValidationError):
-        await acme.agent.write_file("notes.md", "deploy with AKIAIOSFODNN7EXAMPLE as the access key")
+        await acme.agent.write_file("notes.md", "deploy with AKIAQ7ZKX4J2M5RTWB6N as the access key")
 
 
 async def test_knowledge_reads_see_shared_rows_and_edits_only_own_ones(agent_loop: Loop) -> None:

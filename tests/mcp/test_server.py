@@ -80,7 +80,7 @@ async def check_refusals(client: Client) -> None:
     assert structured(secret)["action"] == "refused" and structured(secret)["rule"] == "secret.ds.aws"
     bad = await client.call_tool("save_learning", {"learning": "The mill gap is 1.1 mm", "category": "gear"})
     assert bad.is_error and "allowed: preference, fact, procedure, correction" in text(bad)
-    listed = await client.call_tool("list_learnings", {"text": "AKIAIOSFODNN7EXAMPLE"})
+    listed = await client.call_tool("list_learnings", {"text": "AKIAQ7ZKX4J2M5RTWB6N"})
     assert structured(listed)["total"] == 0  # nothing of the refused call was kept
 
 

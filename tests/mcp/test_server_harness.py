@@ -36,7 +36,7 @@ TOOLS = [
 ]
 BOIL = "Alice's Grainfather kettle boils off 3.5 L/hr, lower than the usual 4-5 L/hr"
 CANDIDATE = "Alice mashes at 66 C for a drier finish in her pale ales"
-SECRET = "The deploy key is AKIAIOSFODNN7EXAMPLE, use it for prod"
+SECRET = "The deploy key is AKIAQ7ZKX4J2M5RTWB6N, use it for prod"
 
 
 def server_args(db: Path, *extra: str) -> list[str]:

@@ -178,7 +178,7 @@ async def test_shared_rows_written_before_shapes_are_scrubbed_before_anyone_read
 def test_the_gate_redacts_values_and_texts_and_shapes_keep_only_constants() -> None:
     redactor = Redactor.of(WriteGate())
     assert Redactor.of(WriteGate()) is not redactor and Redactor.default() is Redactor.default()
-    raw = {"aws": "AKIAIOSFODNN7EXAMPLE", "sort_key": "BEST_SELLING", "order_id": "A7", "nested": {"to": EMAIL}}
+    raw = {"aws": "AKIAQ7ZKX4J2M5RTWB6N", "sort_key": "BEST_SELLING", "order_id": "A7", "nested": {"to": EMAIL}}
     gated = redactor.arguments(raw)
     assert gated == {
         "aws": "<redacted:secret.ds.aws>",

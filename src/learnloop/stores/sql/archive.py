@@ -125,7 +125,7 @@ def _import(
             marks = ", ".join("?" for _ in columns)
             try:
                 conn.executemany(
-                    f"INSERT INTO {kind} ({names}) VALUES ({marks})", [_values(conn, r, columns) for r in rows]
+                    f"INSERT INTO {kind} ({names}) VALUES ({marks})", [_values(conn, kind, r, columns) for r in rows]
                 )
             except dialect_of(conn).integrity_errors as exc:
                 raise ConflictError(f"cannot import {kind}: {exc}") from exc
@@ -139,13 +139,16 @@ def _import(
     return counts
 
 
-def _values(conn: Connection, row: dict[str, Any], columns: list[str]) -> list[Any]:
-    """A row's values in column order; embeddings (float32 bytes in an archive) as the backend stores them."""
+def _values(conn: Connection, kind: str, row: dict[str, Any], columns: list[str]) -> list[Any]:
+    """A row's values in column order; embeddings (bytes in an archive) as the backend stores them — a
+    learning's in the backend's embedding form, a tool table's as a plain vector."""
+    dialect = dialect_of(conn)
+    encode = dialect.embedding_param if kind == "learnings" else dialect.vector_param
     values = [row.get(c) for c in columns]
     for i, column in enumerate(columns):
         blob = values[i]
         if column == "embedding" and isinstance(blob, bytes):
-            values[i] = dialect_of(conn).vector_param(vector_from_blob(blob))
+            values[i] = encode(vector_from_blob(blob))
     return values
 
 
