@@ -7,7 +7,6 @@ own is the connection (`connection`, `dialect`), the schema (`migrations/postgre
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,15 +17,8 @@ from threadpoolctl import threadpool_limits
 
 from ...errors import StoreError, ValidationError
 from ...models import utcnow
-from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
-from ..sql.agent import SqlAgentStore
-from ..sql.archive import SqlTenantArchive
-from ..sql.conversations import SqlConversationStore
-from ..sql.quarantine import SqlQuarantineStore
-from ..sql.service import SqlServiceStore
 from ..sql.store import SqlStore
-from ..sql.tools import SqlToolStore
 from .connection import check_url, connect
 from .dialect import PgConnection
 from .partitions import PostgresPartitionSource, postgres_partitions
@@ -93,41 +85,6 @@ class PostgresStore(SqlStore[PgConnection]):
 
     def note_data_version(self, version: Hashable) -> None:
         self._source.commit_stamp_seen = version
-
-    @functools.cached_property
-    def tools(self) -> SqlToolStore:
-        return SqlToolStore(self)
-
-    @functools.cached_property
-    def archive(self) -> SqlTenantArchive:
-        return SqlTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
-
-    @functools.cached_property
-    def quarantine(self) -> SqlQuarantineStore:
-        return SqlQuarantineStore(self)
-
-    @functools.cached_property
-    def service(self) -> SqlServiceStore:
-        return SqlServiceStore(self)
-
-    @functools.cached_property
-    def conversations(self) -> SqlConversationStore:
-        return SqlConversationStore(self)
-
-    @functools.cached_property
-    def agent(self) -> SqlAgentStore:
-        return SqlAgentStore(self)
-
-    def parts(self) -> StoreParts:
-        """Every optional part this backend offers (each built once), on this database and thread."""
-        return StoreParts(
-            archive=self.archive,
-            tools=self.tools,
-            agent=self.agent,
-            quarantine=self.quarantine,
-            service=self.service,
-            conversations=self.conversations,
-        )
 
     def _connect(self) -> PgConnection:
         if self.blas_threads is not None:

@@ -10,10 +10,11 @@ shared ones of `stores.sql`.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from ...models import Event, Learning, LearningLink, Page, Provenance, Scope, Vocabulary
 from ..base import (
@@ -29,14 +30,21 @@ from ..base import (
     TurnRecord,
     Vector,
 )
+from ..parts import StoreParts
 from ..search.partition_cache import PartitionCache
 from ..worker import ConnectionWorker
 from . import event_log, maintenance, review, turns, vocabularies
+from .agent import SqlAgentStore
+from .archive import SqlTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .candidates import candidates
+from .conversations import SqlConversationStore
 from .dialect import Connection
 from .listing import list_learnings
+from .quarantine import SqlQuarantineStore
 from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
+from .service import SqlServiceStore
+from .tools import SqlToolStore, ToolJobs
 from .transactions import write_transaction
 from .writes import apply_operations, visible_clause
 
@@ -68,6 +76,54 @@ class SqlStore(Generic[C]):
         self._partitions = partitions
         self._worker: ConnectionWorker[C] = ConnectionWorker(
             self._connect, self._apply_deferred, name=thread_name, idle=self._partitions.housekeeping
+        )
+
+    # -- the optional parts, on the same database, connection and thread (each built once) ---------------
+
+    @property
+    def _jobs(self) -> ToolJobs:
+        """This store as its parts use it: the subclass gives `path` and the commit stamp."""
+        return cast("ToolJobs", self)
+
+    @functools.cached_property
+    def tools(self) -> SqlToolStore:
+        """Tool intelligence (jobs go through `_run`)."""
+        return SqlToolStore(self._jobs)
+
+    @functools.cached_property
+    def agent(self) -> SqlAgentStore:
+        """The learning agent's sessions, queue, experience files and knowledge base."""
+        return SqlAgentStore(self._jobs)
+
+    @functools.cached_property
+    def quarantine(self) -> SqlQuarantineStore:
+        """The write gate's quarantine list and rule version."""
+        return SqlQuarantineStore(self._jobs)
+
+    @functools.cached_property
+    def service(self) -> SqlServiceStore:
+        """The HTTP service's API keys, counters and metric aggregates."""
+        return SqlServiceStore(self._jobs)
+
+    @functools.cached_property
+    def archive(self) -> SqlTenantArchive:
+        """Whole-tenant export and import."""
+        return SqlTenantArchive(self._jobs, imported=lambda tenant: self.tools.note_outside_write())
+
+    @functools.cached_property
+    def conversations(self) -> SqlConversationStore:
+        """The conversation record and turn state of `loop.turn()`."""
+        return SqlConversationStore(self._jobs)
+
+    def parts(self) -> StoreParts:
+        """Every optional part this backend offers, for the engine's constructor."""
+        return StoreParts(
+            tools=self.tools,
+            agent=self.agent,
+            quarantine=self.quarantine,
+            service=self.service,
+            archive=self.archive,
+            conversations=self.conversations,
         )
 
     # -- plumbing ------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ own is here: the file and its pragmas, the optional parts on the same file, and 
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
@@ -17,15 +16,10 @@ from threadpoolctl import threadpool_limits
 
 from ...errors import StoreError, ValidationError
 from ...models import utcnow
-from ..parts import StoreParts
 from ..retention import DEFAULT_RETENTION
-from ..sql.agent import AGENT_USER_TABLES, SqlAgentStore
-from ..sql.archive import SqlTenantArchive
-from ..sql.conversations import SqlConversationStore
-from ..sql.quarantine import SqlQuarantineStore
-from ..sql.service import SqlServiceStore
+from ..sql.agent import AGENT_USER_TABLES
 from ..sql.store import SqlStore
-from ..sql.tools import TOOL_USER_TABLES, SqlToolStore
+from ..sql.tools import TOOL_USER_TABLES
 from .connection import connect
 from .partitions import SQLitePartitionSource, sqlite_partitions
 
@@ -80,11 +74,6 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
 
-    @functools.cached_property
-    def tools(self) -> SqlToolStore:
-        """Tool intelligence on this file, connection and executor thread (jobs go through `_run`)."""
-        return SqlToolStore(self)
-
     @property
     def data_version_seen(self) -> int:
         """PRAGMA data_version when the store's thread last read it; moves when another process commits."""
@@ -94,42 +83,6 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         """Record a data_version (an int) read by a job on the store's thread."""
         if isinstance(version, int):
             self._source.data_version_seen = version
-
-    @functools.cached_property
-    def quarantine(self) -> SqlQuarantineStore:
-        """The write gate's quarantine list and rule version, on this file and thread."""
-        return SqlQuarantineStore(self)
-
-    @functools.cached_property
-    def archive(self) -> SqlTenantArchive:
-        """Whole-tenant export and import, on this file and thread."""
-        return SqlTenantArchive(self, imported=lambda tenant: self.tools.note_outside_write())
-
-    @functools.cached_property
-    def service(self) -> SqlServiceStore:
-        """The HTTP service's API keys, counters and metric aggregates, on this file and thread."""
-        return SqlServiceStore(self)
-
-    def parts(self) -> StoreParts:
-        """Every optional part this backend offers (each built once), for the engine's constructor."""
-        return StoreParts(
-            tools=self.tools,
-            agent=self.agent,
-            quarantine=self.quarantine,
-            service=self.service,
-            archive=self.archive,
-            conversations=self.conversations,
-        )
-
-    @functools.cached_property
-    def conversations(self) -> SqlConversationStore:
-        """The conversation record and turn state of `loop.turn()`, on this file and thread."""
-        return SqlConversationStore(self)
-
-    @functools.cached_property
-    def agent(self) -> SqlAgentStore:
-        """The learning agent's sessions, queue, experience files and knowledge base, on this file and thread."""
-        return SqlAgentStore(self)
 
     # -- plumbing ------------------------------------------------------------------------------------
 
