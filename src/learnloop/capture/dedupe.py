@@ -207,13 +207,14 @@ def judge(
     # "Weighed 82 kg yesterday" said on two days: two records of a measurement, not two versions — unless the
     # new text says the date itself changed ("the launch was pushed back to 12 June").
     elsewhen = dated and not (span.start < old.event_until and old.event_at < span.end)  # type: ignore[union-attr,operator]
-    if elsewhen and not _rescheduled(text, old.text):
+    compared = compare(text, old.text) if elsewhen else None
+    if compared is not None and not _rescheduled(compared):
         return create(f"{at} is about another date")
     if _normal(text) == _normal(old.text):
         return act(DedupeAction.SKIP, f"already known as {at}")
     if is_record(text) or is_record(old.text):
         return create(f"{at} and this are records of what was said, not one fact said twice")
-    c = compare(text, old.text)
+    c = compared or compare(text, old.text)
     if c.subject is not None:
         return create(f"{at} is about something else: {c.subject}")
     reworded = similarity is not None and similarity >= policy.reword_similarity
@@ -327,9 +328,9 @@ def _still_said(region: Region, text: str) -> bool:
     return bool(swapped) and swapped <= content
 
 
-def _rescheduled(text: str, old: str) -> bool:
-    """Does `text` move the dated thing `old` speaks of: correction language about a shared subject?"""
-    c = compare(text, old)
+def _rescheduled(c: Comparison) -> bool:
+    """Does the new text move the dated thing the old one speaks of: correction language about a shared
+    subject?"""
     return c.subject is None and c.strong_correction and bool(c.salient_shared)
 
 

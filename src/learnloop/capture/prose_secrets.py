@@ -209,8 +209,8 @@ def _password_shaped(text: str) -> tuple[int, int] | None:
         token = m.group(0).rstrip(".:!?")
         if not 8 <= len(token) <= 64 or not token.isascii() or "://" in token or token.count("/") > 1:
             continue
-        symbols = sum(c in "!@#$%^&*+=?~<>|" for c in token)
-        if symbols and _has_all_classes(token) and not _EMAIL_LIKE.match(token):
+        symbol = any(c in "!@#$%^&*+=?~<>|" for c in token)
+        if symbol and _has_all_classes(token) and not _EMAIL_LIKE.match(token):
             return m.start(), m.start() + len(token)
     return None
 
