@@ -100,6 +100,7 @@ def builtin_rules() -> tuple[GateRule, ...]:
     from .prose_secrets import PROSE_SECRET_RULES
     from .secret_detectors import detect_secrets_rules
     from .seed_phrases import SEED_PHRASE_RULES
+    from .third_party_health import THIRD_PARTY_HEALTH_RULES
     from .vendor_tokens import VENDOR_TOKEN_RULES
 
     everything = (
@@ -114,6 +115,7 @@ def builtin_rules() -> tuple[GateRule, ...]:
         *PROSE_SECRET_RULES,
         *VENDOR_TOKEN_RULES,
         *PERSONAL_DETAIL_RULES,
+        *THIRD_PARTY_HEALTH_RULES,
     )
     # The learned classifier speaks after every rule that names a secret or personal data it found.
     order = {kind: 2 * i for i, kind in enumerate(_KIND_ORDER)} | {LEARNED_ID: 2 * _KIND_ORDER.index("unstable") - 1}

@@ -50,6 +50,8 @@ PERSONAL_DATA_CATEGORIES: tuple[str, ...] = (
     "address",
     "birth_date",
     "bank_account",
+    "health",
+    "vehicle_plate",
 )
 SIZE_RULES: tuple[tuple[str, Kind], ...] = (("empty", "empty"), ("size.too_short", "size"), ("size.too_long", "size"))
 

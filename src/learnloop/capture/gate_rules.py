@@ -8,7 +8,7 @@ from typing import cast
 
 from .gate_rule import GateRule, Kind, Target, luhn_ok, random_token
 from .id_detectors import product_number_before
-from .phone_detectors import business_line
+from .phone_detectors import business_line, organisation_line
 from .timing import MOMENTARY
 
 __all__ = ["BUILTIN_RULES", "card_ok", "credential_like", "iban_ok"]
@@ -55,6 +55,12 @@ def iban_ok(value: str) -> bool:
     if n is None or len(s) < n or not s[2:4].isdigit() or not s[:n].isalnum():
         return False
     return int("".join(str(int(c, 36)) for c in s[4:n] + s[:4])) % 97 == 1
+
+
+def _iban_shape(value: str) -> bool:
+    s = "".join(value.split()).replace("-", "").upper()
+    n = _IBAN_LENGTHS.get(s[:2])
+    return n is not None and len(s) == n and s.isalnum()
 
 
 def _dni_ok(value: str) -> bool:
@@ -354,6 +360,10 @@ _r("personal_data.card", "contains a payment card number",
    r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])", check=card_ok, digits=14)
 _r("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
    check=iban_ok, digits=4)
+# Named as an IBAN, a known country's IBAN of its length is someone's account even with a mistyped check digit.
+_r("personal_data.iban.labelled", "contains an IBAN",
+   r"\biban\b[^\w\n]{0,4}(?:\w+[^\w\n]{1,3}){0,2}?(?P<value>[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]){11,30})\b",
+   flags=re.IGNORECASE, check=lambda v: _iban_shape(v), digits=4, needles=("iban",))
 _r("personal_data.government_id.uk_nino", "contains a UK National Insurance number",
    r"[A-CEGHJ-PR-TW-Z](?<!\w[A-Z])[A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b", digits=6,
    check=lambda v: v[:2] not in ("BG", "GB", "NK", "KN", "TN", "NT", "ZZ"))
@@ -371,12 +381,27 @@ _r("personal_data.government_id.labeled", "contains a passport, licence or natio
    check=lambda v: v.upper() == v and len(_digits(v)) >= 2 and len(v) >= 6,
    words="passport ssn social itin sin tin national nino tax licence license id card identity aadhaar aadhar pan"
          " personalausweis steuer bsn nif dni cpf curp pesel codice medicare nhs")
-_r("personal_data.phone.international", "contains a phone number",
-   r"[+0](?<![\w+][+0])(?:(?<=\+)|(?<=0)0)[1-9](?:[ .-]?\(?[0-9]\)?){6,14}(?![\d])", check=_phone(8, 15),
-   digits=8)
-_r("personal_data.phone.north_american", "contains a phone number",
-   r"[(0-9](?<![\w+$.-][(0-9])(?:(?<=\()[0-9]{3}\)\s?|(?<=[0-9])[0-9]{2}[-. ])[0-9]{3}[-. ][0-9]{4}"
-   r"(?![\w-]|[.,]\d)", digits=10, check=lambda v: len(d := _digits(v)) == 10 and d[0] > "1" and d[3] > "1")
+def _phone_rule(id: str, pattern: str, check: Callable[[str], bool], digits: int, flags: int = 0,
+                words: str = "") -> None:
+    """A phone pattern whose numbers also pass when what introduces them says they are an organisation's."""
+    regex = re.compile(pattern, flags)
+
+    def find(text: str) -> tuple[int, int] | None:
+        for m in regex.finditer(text):
+            start, end = m.span("value") if "value" in regex.groupindex else m.span()
+            if check(text[start:end]) and not organisation_line(text, start):
+                return start, end
+        return None
+
+    _RULES.append(GateRule(id, "personal_data", "contains a phone number", "", min_digits=digits, finder=find,
+                           words=tuple(words.split())))
+
+
+_phone_rule("personal_data.phone.international",
+            r"[+0](?<![\w+][+0])(?:(?<=\+)|(?<=0)0)[1-9](?:[ .-]?\(?[0-9]\)?){6,14}(?![\d])", _phone(8, 15), 8)
+_phone_rule("personal_data.phone.north_american",
+            r"[(0-9](?<![\w+$.-][(0-9])(?:(?<=\()[0-9]{3}\)\s?|(?<=[0-9])[0-9]{2}[-. ])[0-9]{3}[-. ][0-9]{4}"
+            r"(?![\w-]|[.,]\d)", lambda v: len(d := _digits(v)) == 10 and d[0] > "1" and d[3] > "1", 10)
 _NATIONAL_PHONE = re.compile(
     r"[(0](?<![\w+$.,/:-][(0])(?:(?<=\()0[0-9]{1,4}\)\s?|(?<=0)[0-9]{1,4}[ .-])[0-9]{2,8}"
     r"(?:[ .-][0-9]{2,4}){0,3}(?![\w-]|[.,]\d)"
@@ -387,18 +412,22 @@ _national_phone_ok = _phone(9, 11)
 def _national_phone(text: str) -> tuple[int, int] | None:
     """A national number as dialled ("030 129743", "(089) 5374 758"), unless a part or serial number."""
     for m in _NATIONAL_PHONE.finditer(text):
-        if _national_phone_ok(m.group(0)) and not product_number_before(text, m.start()):
+        if (
+            _national_phone_ok(m.group(0))
+            and not product_number_before(text, m.start())
+            and not organisation_line(text, m.start())
+        ):
             return m.span()
     return None
 
 
 _RULES.append(GateRule("personal_data.phone.national", "personal_data", "contains a phone number", "", min_digits=9,
                        finder=_national_phone))
-_r("personal_data.phone.labeled", "contains a phone number",
-   r"\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|landline|contact number"
-   r"|ph)\b\.?(?:\s*(?:number|no\.?|#))?\s*(?:is|at|on|:|=|-)?\s*(?P<value>\+?\(?\d[\d ().-]{5,18}\d)(?![\d.,])",
-   LOW, check=_phone(7, 15), digits=7,
-   words="phone tel telephone mobile cell cellphone call text sms whatsapp fax landline contact ph")
+_phone_rule("personal_data.phone.labeled",
+            r"\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|landline|contact number"
+            r"|ph)\b\.?(?:\s*(?:number|no\.?|#))?\s*(?:is|at|on|:|=|-)?\s*(?P<value>\+?\(?\d[\d ().-]{5,18}\d)"
+            r"(?![\d.,])", _phone(7, 15), 7, re.IGNORECASE,
+            "phone tel telephone mobile cell cellphone call text sms whatsapp fax landline contact ph")
 
 # Unstable or one-off facts: wrong tomorrow, or about one record only.
 # A dated statement is a fact about its date (anchored by `capture.timing`, never refused); only a claim whose

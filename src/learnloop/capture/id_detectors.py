@@ -59,7 +59,9 @@ ID_WORDS = re.compile(
     r"|マイナンバー|個人番号|住民登録|社会保障|社会保険|納税者|保険証|身分証|患者番号|被保険者番号|診察券"
     r"|personnummer|personbevis|burgerservicenummer|driver'?s licen[cs]e|driving licen[cs]e"
     r"|führerschein\w*|permis de conduire|carnet de conducir|licencia de conducir|patente di guida"
-    r"|carteira de motorista|운전면허|運転免許|驾驶证|驾照|身份证|护照"
+    r"|carteira de motorista|運転免許|운전면허|驾驶证|驾照|身份证|护照"
+    r"|\b(?:nin|ppsn?|pps number|bvn|nip|id-kort|personnr|tc kimlik\w*|kimlik\w*)\b|dowód osobist\w*|dowodu"
+    r"|паспорт\w*|снилс|\bинн\b|удостоверени\w* личности"
 )
 _PASSPORT_WORDS = re.compile(
     r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte", re.IGNORECASE
@@ -217,7 +219,8 @@ _ID_NEEDLES = tuple(
     "|carnet de conducir|patente"
     "|carteira de motorista|운전면허|運転免許|驾驶证|驾照|身份证|护照"
     "|診察券|tessera|carta d|partita iva|previdenza|rg|identidade|cidadão|contribuinte|niss|segurança|sus"
-    "|bilhete|carteira|utente|saúde|carteirinha".split("|")
+    "|bilhete|carteira|utente|saúde|carteirinha|nin|pps|bvn|nip|id-kort|personnr|kimlik|dowód|dowodu|паспорт"
+    "|снилс|инн|удостоверени".split("|")
 )
 _PASSPORT_NEEDLES = (
     "passport",

@@ -1,4 +1,4 @@
-"""Personal details no library validates: home addresses, dates of birth, bank account numbers.
+"""Personal details no library validates: home addresses, dates of birth, bank account numbers, vehicle plates.
 
 None of these has a checksum or a shape of its own ("42 Elm Street" is also a bar's address, "1985-03-14" a
 release date), so each needs its word: someone *lives at* the address, was *born on* the date, the number is an
@@ -133,6 +133,31 @@ def _account(text: str) -> tuple[int, int] | None:
     return None
 
 
+# A vehicle's registration names its keeper: the plate word, a connector at most, then a plate-shaped value
+# (letters and digits, or a Chinese or Korean plate), so "plate chiller model PC-30" is not one.
+_PLATE = re.compile(
+    r"(?:licen[cs]e plate|number plate|\bplates?\b|\breg(?:istration)?(?: number| no\.?| plate)|kennzeichen"
+    r"|nummernschild|immatriculation|plaque|matrícula|matricula|\bplaca\b|\btarga\b|kenteken|ナンバー"
+    r"|车牌(?:号)?|車牌(?:號)?|번호판)"
+    r"(?:\s*(?:number|no\.?|nr\.?|is|was|reads|=|:|#|：|是|は|는|은|号码|de|do|da))*"
+    r"(?:(?:\s+[^\s.;]+){1,4}?\s+(?:is|was|ist|lautet|est|es|é|è|:))?\s*"
+    r"(?P<value>(?-i:[A-ZÄÖÜ0-9]{1,4}(?:[ ·-]?[A-ZÄÖÜ0-9]{1,4}){1,3})(?![\w-])"
+    r"|(?-i:[\u4e00-\u9fff][A-Z][ ·]?[A-Z0-9]{5})"
+    r"|\d{2,3}\s?[가-힣]\s?\d{4})",
+    re.IGNORECASE,
+)
+
+
+def _plate(text: str) -> tuple[int, int] | None:
+    for m in _PLATE.finditer(text):
+        value = m.group("value")
+        digits = sum(c.isdigit() for c in value)
+        letters = sum(c.isalpha() for c in value)
+        if digits >= 2 and letters:
+            return m.span("value")
+    return None
+
+
 def _rule(category: str, reason: str, finder: Finder, digits: int, needles: str) -> GateRule:
     words = tuple(n for n in needles.split("|") if n)  # one of these is in every text the rule refuses
     return GateRule(
@@ -154,10 +179,14 @@ _ACCOUNT_NEEDLES = (
     "|conto|conta|agência"
 )
 
+_PLATE_NEEDLES = (
+    "plate|reg|kennzeichen|nummernschild|immatriculation|plaque|matr|placa|targa|kenteken|ナンバー|车牌|車牌|번호판"
+)
 
 PERSONAL_DETAIL_RULES: tuple[GateRule, ...] = (
     _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40), 1, _ADDRESS_NEEDLES),
     _rule("birth_date", "contains a date of birth", _birth, 4, _BIRTH_NEEDLES),
     _rule("birth_date.name_and_date", "contains a person's name with a date of birth", _name_and_date, 5, ""),
     _rule("bank_account", "contains a bank account number", _account, 6, _ACCOUNT_NEEDLES),
+    _rule("vehicle_plate", "contains a vehicle registration plate", _plate, 2, _PLATE_NEEDLES),
 )

@@ -18,7 +18,7 @@ import phonenumbers
 from .gate_rule import GateRule
 from .id_detectors import product_number_before
 
-__all__ = ["PHONE_RULES", "business_line"]
+__all__ = ["PHONE_RULES", "business_line", "organisation_line"]
 
 _CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9_+.,/-])(?:\+|00)?\(?\d[\d ().\-‐]{5,20}\d(?:\s*(?:ext\.?|x|extension|extensión"
@@ -32,7 +32,7 @@ _PHONE_WORDS = re.compile(
     r"phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|reach|dial"
     r"|\w's (?:number|no\.?)"
     r"|teléfono|telefono|móvil|movil|celular|llám|llama|fijo|telefon|handy|festnetz|ruf|anruf"
-    r"|téléphone|portable|appel|fixe|joindre|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先"
+    r"|téléphone|portable|appel|fixe|joindre|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先|手机|手機|电话|號碼|号码|联系方式"
     r"|cellulare|cell\.|chiam|numero di telefono|recapito|telefone|telemóvel|ligar|ligue|liga|contato|contacto|zap",
     re.IGNORECASE,
 )
@@ -88,7 +88,8 @@ _REGIONS = (
     "HU",
     "RO",
 )
-_SCRIPT_REGIONS = (("\uac00", "\ud7a3", "KR"), ("\u3040", "\u30ff", "JP"))
+# Kana before Han: Japanese text is written with both.
+_SCRIPT_REGIONS = (("\uac00", "\ud7a3", "KR"), ("\u3040", "\u30ff", "JP"), ("\u4e00", "\u9fff", "CN"))
 
 
 def _regions(text: str) -> list[str]:
@@ -151,10 +152,30 @@ def _phone(text: str) -> tuple[int, int] | None:
         dialled = candidate.startswith(("+", "0")) or bool(_AREA.match(candidate) or _EXTENSION.search(candidate))
         if not dialled and not _PHONE_WORDS.search(text, max(0, m.start() - 40), m.start()):
             continue
+        if organisation_line(text, m.start()):
+            continue
         regions = regions or _regions(text)
         if _valid(candidate, regions):
             return m.start(), m.start() + len(candidate)
     return None
+
+
+# How an organisation's line is introduced: its switchboard, front desk, customer service — nobody's own phone.
+_BUSINESS_WORDS = re.compile(
+    r"switchboard|main (?:line|number|office|phone)|front desk|reception|customer (?:service|care|support)"
+    r"|support (?:line|number|desk)|helpline|help ?desk|service desk|hotline|office (?:line|number|phone)"
+    r"|booking line|sales line|dispatch|대표 ?번호|대표 ?전화|고객 ?센터|代表番号|代表電話|客服|总机|總機|zentrale"
+    r"|kundenservice|kundendienst|centralita|atención al cliente|standard téléphonique|service client|centralino"
+    r"|servizio clienti|central de atendimento|atendimento ao cliente|klantenservice|receptie|obsługa klienta"
+    r"|kundtjänst|växel|müşteri hizmetleri|santral|горячая линия|служба поддержки|справочная",
+    re.IGNORECASE,
+)
+
+
+def organisation_line(text: str, start: int) -> bool:
+    """Is the number at `start` an organisation's line by what introduces it? (Numbers set aside for fiction,
+    555-01xx and Ofcom's drama ranges, are not exempt: people write them for real ones in examples and tests.)"""
+    return bool(_BUSINESS_WORDS.search(text, max(0, start - 50), start))
 
 
 PHONE_RULES: tuple[GateRule, ...] = (

@@ -161,6 +161,10 @@ _PROMOTE = _any(
     r"\b(?:empfiehl|empfehle|empfehlen|bewirb|bevorzuge|schlage|nenne|nennen|erwähne)\b",
     r"\b(?:recommande|recommander|suggère|promeus|privilégie)\b",
     r"추천|권하|홍보|勧め|推薦|すすめ|推奨|宣伝",
+    r"\b(?:raccomanda|consiglia|suggerisci|promuovi|recomende|recomenda|sugira|promova|beveel|raad\w* aan|aanraden"
+    r"|polecaj|poleć|polecić|rekomenduj|rekommendera|föreslå|tipsa om|öner|tavsiye et|рекомендуй|советуй|предлагай"
+    r"|продвигай)\w*",
+    r"推荐|推薦|推广|建议",
 )
 _STEER = _any(
     r"\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?|towards?"
@@ -172,6 +176,12 @@ _STEER = _any(
     r"\b(?:ne recommande que|uniquement|toujours|exclusivement|plutôt qu|au lieu de|quoi que|concurrents"
     r"|autres fournisseurs|autres marques)\b",
     r"만 추천|항상|오직|대신|무엇을 묻든|경쟁|다른 업체|다른 브랜드|だけ|のみ|常に|ではなく|何を尋ねても|競合|他社",
+    r"\b(?:solo|soltanto|sempre|esclusivamente|invece di|concorrenti|altri fornitori|apenas|somente|sempre"
+    r"|exclusivamente|em vez de|concorrentes|outros fornecedores|alleen|altijd|uitsluitend|in plaats van"
+    r"|concurrenten|andere leveranciers|tylko|zawsze|wyłącznie|zamiast|konkurencj\w*|inni dostawcy|endast|bara"
+    r"|alltid|uteslutande|istället för|konkurrenter|andra leverantörer|sadece|yalnızca|her zaman|yerine|rakip\w*"
+    r"|diğer|только|всегда|исключительно|вместо|конкурент\w*|другие)\b",
+    r"只|都只|始终|总是|其他|而不是|競爭|竞争",
 )
 _BRAND = re.compile(r"(?<=[\s(\"'])[A-Z][\w&'-]{0,40}[A-Z0-9]|(?<=[\s(\"'])[A-Z][a-z]{1,40}[A-Z]|[A-Za-z]{3,}")
 _TELL = _any(
@@ -180,6 +190,9 @@ _TELL = _any(
     r"\b(?:sag|sage|behaupte|bezeichne|beschreibe|stelle)\b",
     r"\b(?:dis|affirme|décris|présente|qualifie)\b",
     r"말해|말하|설명하|주장|伝え|言え|説明し|説明す|主張|だと言",
+    r"\b(?:dì|dire|afferma|di' che|diga|dizer|afirme|zeg|beweer|noem|mów|powiedz|twierdź|säg|påstå|beskriv|söyle"
+    r"|де|скажи|говори|утверждай|называй)\b|\bde ki\b",
+    r"说|告诉|声称|称",
 )
 _BAD = _any(
     r"\b(?:dangerous|unsafe|unreliable|untrustworthy|a scam|scam|fraud\w*|inferior|recalled|collaps\w*|bankrupt"
@@ -195,6 +208,11 @@ _BAD = _any(
     r"위험|믿을 수 없|사기|리콜|파산|가짜|불량|고장|해킹|危険|信頼できない|詐欺|リコール|破綻|偽物|欠陥|すぐ壊れ|壊れ"
     r"|粗悪"
     r"|ハッキング",
+    r"\b(?:pericolos\w*|inaffidabil\w*|truffa|fallit\w*|difettos\w*|perigos\w*|inseguro\w*|golpe|falid\w*"
+    r"|defeituos\w*|gevaarlijk|onbetrouwbaar|oplichting|failliet|defect|niebezpieczn\w*|niebezpieczn|oszust\w*"
+    r"|bankrut\w*|wadliw\w*|farlig\w*|opålitlig\w*|bedrägeri|konkurs|tehlikeli|güvenilmez|dolandırıcı\w*"
+    r"|iflas|опасн\w*|ненадёжн\w*|ненадежн\w*|мошенни\w*|банкрот\w*)\b",
+    r"不安全|危险|危險|骗局|詐騙|倒闭|倒閉|不可靠",
 )
 _ONLY_GOOD = _any(
     r"\b(?:is|are) the only (?:safe|good|reliable|trustworthy|real|legit\w*|secure|acceptable"
@@ -278,6 +296,17 @@ _HIDE = _any(
     r"|숨기고|몰래|모르게|비밀로",
     r"(?:ユーザー|利用者|顧客)(?:に|には|から)[^。]{0,30}(?:言わ|知らせ|伝え|触れ|隠)|言うな|こっそり|内緒|気づかれない"
     r"|隠し|秘密に",
+    r"\b(?:non (?:dire|dirlo|menzionare|informare)\w* (?:all'utente|al cliente|all'utilizzatore)"
+    r"|senza (?:dirlo|avvisare|informare) (?:all'utente|il cliente|l'utente)|di nascosto"
+    r"|não (?:diga|conte|mencione|informe) (?:ao|à) "
+    r"(?:usuário|utilizador|cliente)|sem (?:avisar|informar|contar) (?:o|ao) (?:usuário|utilizador|cliente)"
+    r"|às escondidas|vertel\w* (?:de gebruiker|de klant) nooit|zonder (?:het )?(?:de gebruiker )?(?:te melden|te "
+    r"vertellen)|stiekem|nie (?:wspominaj|mów|informuj)\w* (?:użytkownik\w*|klient\w*)|bez (?:informowania|wiedzy) "
+    r"(?:użytkownika|klienta)|po cichu|(?:nämn|berätta) aldrig (?:för|om) (?:användaren|kunden)"
+    r"|utan att (?:berätta|meddela) (?:för )?(?:användaren|kunden)|i smyg"
+    r"|(?:kullanıcıya|müşteriye) (?:asla )?(?:söyleme|bahsetme)|haber vermeden"
+    r"|gizlice|(?:никогда )?не (?:говори|сообщай|упоминай) (?:пользователю|клиенту)|тайно|незаметно)\b",
+    r"不要告诉用户|别告诉用户|不要让用户知道|悄悄|偷偷|暗中|表面上|秘密地",
 )
 _OVERRIDE = _any(
     r"\b(?:from now on|a partir de ahora|de ahora en adelante|ab jetzt|ab sofort|von nun an|désormais|dorénavant"
@@ -406,9 +435,21 @@ def _overrides(s: str, _: str) -> bool:
     return bool(_OVERRIDE.search(s))
 
 
+# A script run from an address, an install pointed at another package index, a message's text run as a command.
+_RUN_FROM_URL = re.compile(
+    r"\b(?:run|execute|exec|kör|voer\w*|uruchom\w*|çalıştır\w*|запуст\w*|выполн\w*|esegui\w*|execut\w*|ejecut\w*"
+    r"|führ\w*|lance\w*|exécute\w*)\b[^\n]{0,80}https?://\S+\.(?:sh|ps1|bat|cmd|exe|py|msi)\b"
+    r"|https?://\S+\.(?:sh|ps1|bat|cmd|exe|msi)\b[^\n]{0,40}\b(?:sudo|as root|als root|med sudo|z sudo|con sudo)\b"
+    r"|(?:--(?:extra-)?index-url|--trusted-host|\bregistry\s*=?)\s*(?:https?://)?(?!(?:pypi\.org|files\.pythonhosted"
+    r"|registry\.npmjs\.org|registry\.yarnpkg\.com)\b)[\w.-]+\.[a-z]{2,}"
+    r"|\b(?:run|execute)\s+(?:whatever|anything|everything|what)\s+(?:follows|comes after|it says|they say)\b"
+    r"[^\n]{0,40}\b(?:shell|command|terminal|bash)\b|\b(?:as|like) a shell command\b"
+)
+
+
 def _runs_code(text: str) -> tuple[int, int] | None:
     reading = _read(text)
-    m = _PIPED.search(reading.lowered)
+    m = _PIPED.search(reading.lowered) or _RUN_FROM_URL.search(reading.lowered)
     if m is not None:
         return m.span()
     if not _DOWNLOAD_RUN.search(reading.lowered):
@@ -444,6 +485,7 @@ def _rule(suffix: str, reason: str, finder: Finder, needles: str = "") -> GateRu
 
 # One of these occurs in every text the rule can refuse (the first words of its required parts).
 _RUN_NEEDLES = (
+    "http|index-url|trusted-host|registry|shell command|"
     "curl|wget|iwr|irm|invoke-|fetch|iex|sh <(|bash <(|pip install|pip3 install|npm install|gem install"
     "|cargo install|go get|go install|brew install|apt install|apt-get install|npm add|download|descarg|baja|lade"
     "|herunterlad|télécharg|다운로드|ダウンロード"
@@ -462,6 +504,9 @@ _SOURCE_NEEDLES = (
     "|문서|파일|결과|외부|수신|ウェブ|サイト|メール|文書|ファイル|結果|外部|受信"
 )
 _STEER_NEEDLES = (
+    "raccomand|consigli|suggerisc|promuov|recomend|sugira|promova|beveel|raad|polec|rekomend|rekommend|föreslå"
+    "|tipsa|öner|tavsiye|рекоменд|совет|предлага|продвига|推荐|推薦|推广|建议|dì |dire|diga|dizer|zeg|beweer"
+    "|mów|powiedz|twierdź|säg|påstå|söyle|de ki|скажи|говори|утвержда|называ|说|告诉|声称|"
     "recommend|suggest|promot|push|advertis|endorse|rank|favo|steer|upsell|praise|recom|sugier|prioriz|empf"
     "|bewirb|bevorzug|schlag|nenne|erwähn|suggè|promeu|privil|추천|권하|홍보|勧め|推薦|すすめ|推奨|宣伝|tell|say"
     "|claim|describ|warn|mention that|point out|remind|insist|di |dile|afirma|presenta|sag|behaupt|bezeichn"
@@ -469,6 +514,8 @@ _STEER_NEEDLES = (
     "|do not|nunca|nie|jamais|절대|決して|instead"
 )
 _HIDE_NEEDLES = (
+    "non |senza|nascosto|não |sem |escondidas|vertel|zonder|stiekem|nie |bez |cichu|nämn|berätta|utan att"
+    "|smyg|kullanıcıya|müşteriye|haber vermeden|gizlice|не |тайно|незаметно|不要|别告诉|悄悄|偷偷|暗中|表面上|秘密|"
     "never|don't|do not|must not|should not|shouldn't|hide|conceal|withhold|keep|without|so the user"
     "|so that the user|secretly|silently|covertly|quietly|everything is fine|nunca|no |oculta|sin |en secreto"
     "|escondidas|sag|erwähne|verberge|verschweige|verheimliche|ohne|heimlich|ne |cache|dissimule|sans |secret"

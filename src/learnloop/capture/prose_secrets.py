@@ -21,7 +21,8 @@ __all__ = ["PROSE_SECRET_RULES"]
 
 Finder = Callable[[str], tuple[int, int] | None]
 
-# Credential words: English, Spanish, German, French, Korean, Japanese (lowercased text).
+# Credential words: English, Spanish, German, French, Korean, Japanese, Italian, Portuguese, Dutch, Polish,
+# Swedish, Turkish, Russian, Chinese (lowercased text).
 _WORDS = (
     r"passwords?|passwd|passcode|passphrase|pass phrase|pwd|pw|login|log-in|credentials?|creds|sign-in|logon"
     r"|contraseña|contrasena|clave|frase de paso|acceso|credenciales"
@@ -31,6 +32,9 @@ _WORDS = (
     r"|パスワード|暗証番号|パスフレーズ|ログイン|認証情報|ログイン情報|合言葉"
     r"|parola d'ordine|credenziali|codice di accesso|chiave di accesso|accesso"
     r"|senha|palavra-passe|palavra passe|credenciais|código de acesso|chave de acesso"
+    r"|wachtwoord|inloggegevens|hasło|haslo|dane logowania|lösenordet|lösenord|inloggning|şifre|sifre|parola"
+    r"|пароль|логин"
+    r"|密码|密碼|口令|登录信息"
 )
 # The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
 _KEY_PHRASES = (
@@ -45,7 +49,8 @@ _KEYWORD = re.compile(rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|{_KEY_PHRASES})(?![A-Z
 _STRAIGHT = re.compile(
     r"(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key|wpa2? key"
     r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code|clé wpa|clave wpa|senha|palavra-passe"
-    r"|parola d'ordine|chiave|chave)(?: (?:is|was|ist|lautet|war|es|era|est|était|é|è|e|sono|são|resta|fica)"
+    r"|parola d'ordine|chiave|chave|wachtwoord|hasło|haslo|lösenord(?:et)?|şifre(?:si|m)?|пароль)"
+    r"(?: (?:is|was|ist|lautet|war|es|era|est|était|é|è|sono|são|resta|fica|är|var|to|jest|был|это)"
     r"| ?[:=：])\s*[\"'“«]?(?P<value>[!-~]{4,64})|(?:비밀번호|비번|암호|패스워드)(?:는|은|가"
     r"|:)\s*(?P<ko>[!-~]{4,64})"
     r"|(?:パスワード|暗証番号|パスフレーズ)(?:は|:|：)\s*(?P<ja>[!-~]{4,64})",
@@ -55,7 +60,8 @@ _NOT_A_VALUE = frozenset(
     "same different secret unknown empty blank long short strong weak correct wrong incorrect not never also still "
     "now there here required needed optional managed rotated stored saved kept changed reset expired shared "
     "hidden masked encrypted hashed visible printed written listed known unique complex simple default "
-    "policy manager protected case sensitive too very more less only just".split()
+    "policy manager protected case sensitive too very more less only just nicht kein keine nie nunca jamais pas "
+    "non não niet inte değil никогда не jest tajne geheim secreto segreto hemligt hemlig gizli секрет".split()
 )
 _CLAUSE = re.compile(r"(?:[^\n。！？;]|[.!?](?=\S))*")
 # A value is a run of printable ASCII: in Korean and Japanese it is glued to particles ("パスワードはHops2024!です").
@@ -70,9 +76,13 @@ _PIN = re.compile(
     r"|código da porta|código do alarme|alarme|senha do cartão|cofre|cadeado|portão|keypad|keycode|key code"
     r"|entry code|código del portal|código del garaje|código del portón|código de la verja|codice del cancello"
     r"|codice del garage|codice del box|code du portail|code de l'immeuble|code du garage|torcode|garagencode"
-    r"|bike lock|padlock|lock combo|zahlencode|haustür\w*|alarmcode|toegangscode|deurcode|pincode|cijfercode)"
-    r"[^\d\n]{0,60}(?P<value>\d{4,8}(?!\d)|\d(?:-\d){3,7}"
-    r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6}|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z])"
+    r"|bike lock|padlock|lock combo|zahlencode|haustür\w*|alarmcode|toegangscode|deurcode|pincode|cijfercode"
+    r"|panel code|unlock (?:pin|code)|kod do|kod pin|kod alarmu|domofon\w*|sejf\w*|koden|portkod|larmkod"
+    r"|nyckelskåp\w*|kassaskåp\w*|kapı kodu|alarm kodu|şifresi|код от|код домофона|пин-код|пин|сейф\w*"
+    r"|密码|密碼|门禁|門禁|保险柜|保險櫃)"
+    r"(?:[^\d\n]|(?<!\d)\d{1,2}(?![\d:.,/-])){0,60}"
+    r"(?<![A-Za-z0-9+/=_])(?P<value>\d{4,8}(?!\d)|\d(?:-\d){3,7}|\d(?: \d){3,7}(?! ?\d)"
+    r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6}|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z_-])"
     r"|(?:cvv2?|cvc2?|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme|보안 ?코드"
     r"|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
     re.IGNORECASE,
@@ -143,6 +153,8 @@ def _credential(text: str) -> tuple[int, int] | None:
             assigned = _ASSIGNED.match(value)
             if assigned:  # NAME=value, m=64: the value after the name is what could be secret
                 value = assigned.group(1)
+            if _PUBLIC_VALUE.search(value):
+                continue
             if len(value) >= 6 and (credential_like(value) or random_token(value)) and not _MANAGER.match(value):
                 start = m.start() + m.group(0).find(value)
                 return start, start + len(value)
@@ -158,7 +170,11 @@ _MANAGER = re.compile(r"^(?:1password|keepass\w*|lastpass|bitwarden|dashlane|kee
 
 _AFTER_PREPOSITION = re.compile(
     r"\b(?:by|in|with|via|from|using|through|on|at|of|into|en|con|mit|im|avec|dans|par)\s+$"
+    r"|\b(?:nist(?: sp)?|iso|iec|rfc|ieee|owasp|cwe|cve|din|en)[ -]?$",  # "per NIST 800-63B": a standard
+    re.IGNORECASE,
 )
+# Identifiers published by design: an OAuth client id of a web app, a Stripe publishable key.
+_PUBLIC_VALUE = re.compile(r"\.apps\.googleuserc|^pk_(?:live|test)_", re.IGNORECASE)
 # Placeholders and references are not values: "${DB_PASSWORD}", "<your password>", "os.environ[...]".
 _REFERENCE_VALUE = re.compile(r"^(?:[$%<{\[(/~*]|x{3,}|\.{2,}|…)|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
@@ -266,17 +282,26 @@ def _spaced_key(text: str) -> tuple[int, int] | None:
         # Prose ("MacBook Pro M3 with 36 GB of RAM") has words in it; a key cut in pieces has none.
         if _JOINED_KEY.match(joined) or (random_token(joined) and not any(_PROSE_WORD.match(c) for c in chunks)):
             return m.span()
-    for m in _SINGLE_CHARS.finditer(text):  # "g h p _ 2 b H b …": one character at a time
-        joined = m.group(0).replace(" ", "")
-        if _JOINED_KEY.match(joined) or random_token(joined):
+    for m in _SINGLE_CHARS.finditer(text):  # "g h p _ 2 b H b …", "g-h-p-_-K-2-…": one character at a time
+        spaced = m.group(0).replace(" ", "")
+        joined = _SEPARATOR.sub("", m.group(0))
+        if any(_JOINED_KEY.match(v) or random_token(v) for v in (spaced, joined)) or _spelled_code(joined):
             return m.span()
     return None
 
 
+def _spelled_code(joined: str) -> bool:
+    """Sixteen or more characters spelled one by one, letters and digits mixed: nobody spells a word that way
+    with digits in it, so it is a key or a code written to get past a filter."""
+    digits = sum(c.isdigit() for c in joined)
+    return len(joined) >= 16 and digits >= 3 and sum(c.isalpha() for c in joined) >= 3
+
+
 _MIXED_CHUNK = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
-_SPACED_CHARS = re.compile(r"(?:\S ){10}")
+_SPACED_CHARS = re.compile(r"(?:\w(?: ?[-.·] ?| )){10}", re.ASCII)
 _PROSE_WORD = re.compile(r"^(?:[a-z]{2,}|[A-Z][a-z]+)$")
-_SINGLE_CHARS = re.compile(r"(?<!\S)(?:\S ){19,}\S(?!\S)")
+_SINGLE_CHARS = re.compile(r"(?<![\w-])(?:[\w+/=](?: ?[-.·] ?| )){15,}[\w+/=](?![\w-])", re.ASCII)
+_SEPARATOR = re.compile(r"[ .·-]")
 _FINGERPRINT = re.compile(r"fingerprint|empreinte|fingerabdruck|huella|지문|フィンガープリント|指紋", re.IGNORECASE)
 
 
@@ -328,7 +353,8 @@ _PIN_NEEDLES = tuple(
     "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안|codice|allarme"
     "|cassaforte|lucchetto|citofono|alarme|senha|cofre|cadeado|portão|bancomat|keypad|keycode|key code|entry code"
     "|portal|garaje|portón|verja|cancello|garage|box|portail|immeuble|torcode|lock|zahlencode|haustür|alarmcode"
-    "|toegangscode|deurcode|pincode|cijfercode"
+    "|toegangscode|deurcode|pincode|cijfercode|panel code|unlock|kod|domofon|sejf|nyckelskåp|kassaskåp"
+    "|kapı|şifre|код|пин|сейф|密码|密碼|门禁|門禁|保险柜|保險櫃"
     "|セキュリティコード".split("|")
 )
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
