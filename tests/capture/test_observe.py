@@ -173,8 +173,9 @@ async def test_moving_to_a_new_topic_ends_a_streak_without_a_failure(loop: Loop)
         session="s8",
         at=start + timedelta(minutes=1),
     )
-    # The learned model may call it unclear (it leans negative, too weakly to act on): the streak ends all the same.
-    assert reaction.feedback is not None and reaction.feedback.type in {"follow_up_new_topic", "unclear"}
+    # The learned model may call it unclear or a statement about something else: the streak ends all the same.
+    assert reaction.feedback is not None
+    assert reaction.feedback.type in {"follow_up_new_topic", "new_statement", "unclear"}
     assert reaction.feedback.reset == [saved.learning.id]
     learning = await loop.get(saved.learning.id)
     assert (learning.streak, learning.failures, learning.hits) == (0, 0, 1)

@@ -215,7 +215,8 @@ async def _judged(
     return outcome
 
 
-_STREAK_ENDS = frozenset({FeedbackType.FOLLOW_UP_NEW_TOPIC, FeedbackType.UNCLEAR})
+# A statement about something else moves on as a new topic does: the answer was not built on.
+_STREAK_ENDS = frozenset({FeedbackType.FOLLOW_UP_NEW_TOPIC, FeedbackType.NEW_STATEMENT, FeedbackType.UNCLEAR})
 _DOUBTING = frozenset({FeedbackType.UNCLEAR, FeedbackType.EXPLICIT_NEGATIVE})
 
 
