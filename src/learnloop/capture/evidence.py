@@ -526,7 +526,7 @@ def _subject(
         # no name.
         ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content
         theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content
-        if ours - theirs and theirs - ours:
+        if ours - theirs and theirs - ours and not _change_names(new, old, ours - theirs, theirs - ours):
             return f"different names: {', '.join(sorted(theirs - ours))} vs {', '.join(sorted(ours - theirs))}"
         return None
     substantive = [r for r in regions if r.kind is not RegionKind.VALUE or (r.old and r.new)]
@@ -545,6 +545,23 @@ def _subject(
             # "Weigh-in on *3 May*: *82.4* kg" / "… *10 May*: *81.9* kg": another record of the same measure.
             return f"different record: {region.describe()}"
     return None
+
+
+def _change_names(new: TextProfile, old: TextProfile, added: set[str], gone: set[str]) -> bool:
+    """Are the names the new text brings the value a change word gives ("moved to *Bilbao*", "upgraded to an
+    iPhone *15*", "se mudó a *Bilbao*") in place of names the old text gives as its value, not as its subject
+    ("*Tom*'s phone is …" / "The user upgraded to …" stays two subjects)?"""
+    changes = [m for m in CORRECTION.finditer(new.text) if m.group(0).casefold() not in WEAK_CORRECTION]
+    if not changes:
+        return False
+    after = changes[0].end()
+    folded_new, folded_old = new.text.casefold(), old.text.casefold()
+    for name in (n for n in new.names if stem(n) in added):
+        at = folded_new.find(name.lstrip("#").casefold())
+        if at < after:
+            return False
+    first_words = len(" ".join(folded_old.split()[:2]))
+    return all(folded_old.find(n.lstrip("#").casefold()) > first_words for n in old.names if stem(n) in gone)
 
 
 def _dated_or_numbered(region: Region) -> bool:

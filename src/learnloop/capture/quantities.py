@@ -329,7 +329,7 @@ def _ordinal_date(text: str, end: int) -> bool:
 def _cjk_unit(run: str) -> str:
     if not _CJK.match(run):
         return run
-    return next((run[:size] for size in (3, 2) if run[:size] in UNIT_ALIASES), run[0])
+    return next((run[:size] for size in (6, 5, 4, 3, 2) if run[:size] in UNIT_ALIASES), run[0])
 
 
 def _unit_token(text: str, end: int) -> tuple[str, int]:
