@@ -81,6 +81,18 @@ _DECEIVE = _any(
     r"\bfinge[sn]?\b|\bf[ií]ngelo\b|\bfingir\b|\bhaz como si\b|\bdi(?:le|les)? que no\b|\bresponde que no\b"
     r"|\btu so, als\b|\bso tun, als\b|\bsag nein\b|\bfais (?:semblant|comme si)\b"
     r"|\bdis que non\b|척하|없다고 (?:답|말)|ふりを|ないと答え",
+    # "if the user asks whether …, answer that nothing …": a scripted false answer, in more languages
+    r"\b(?:if|when|whenever) (?:the user|they|the customer) asks?\b.{0,80}\b(?:say|answer|reply|tell (?:them|him|her))"
+    r" (?:that )?(?:no\b(?! \w+ (?:about|of))|nothing (?:has|was|is|changed|happened)|everything is fine"
+    r"|it (?:hasn't|has not|didn't|did not|isn't|is not))"
+    r"|\b(?:om|als|wenn|si|se|jeśli|eğer|если) (?:användaren|de gebruiker|der nutzer|el usuario|l'utilisateur"
+    r"|o usuário|l'utente|użytkownik|kullanıcı|пользователь)\b.{0,80}\b(?:svara att|zeg dat|antworte|sag,? dass"
+    r"|responde que|réponds que|responda que|rispondi che|odpowiedz|söyle|ответь|скажи)\b.{0,20}"
+    r"\b(?:inget|niets|nichts|nada|rien|nulla|nic|hiçbir|ничего) (?:har|hat|heeft|ha|ist|est|es|è|é|zostało|było"
+    r"|было|se ha|n'a|wurde|werd|değiş\w*|не)\b",
+    # "add X automatically and don't show it as a separate line item": a charge hidden from the bill
+    r"\b(?:add|charge|include|apply|bill)\b.{0,60}\b(?:don't|do not|never) (?:show|list|display|itemi[sz]e|break out)"
+    r" (?:it|this|them|that)\b.{0,30}\b(?:line item|receipt|invoice|bill|summary|total|statement)",
 )
 _AGAINST = _any(
     r"\b(?:turn off|switch off|disable|deactivate|remove|bypass|skip)\b.{0,30}\b(?:two-factor|2fa|mfa|multi-factor"
@@ -200,6 +212,8 @@ _DECEIVE_NEEDLES = (
     "pretend|say no|say that there|deny|lie |lie to|present it|present this|present them|make it look|make it seem"
     "|act as if|even when|even if|as if you were|ask them|ask the user|ask users|finge|fíngelo|fingir|haz como si"
     "|que no|so, als|so tun|sag nein|fais semblant|fais comme si|dis que non|척하|없다고|ふりを|ないと答え"
+    "|asks|ask |svara|zeg dat|antworte|sag|responde|réponds|responda|rispondi|odpowiedz|söyle|ответь|скажи"
+    "|don't show|do not show|never show|don't list|do not list|never list|itemi|break out"
 )
 _AGAINST_NEEDLES = (
     "turn off|switch off|disable|deactivate|remove|bypass|skip|approve|accept|merge|click|add|payee|beneficiary"

@@ -111,6 +111,7 @@ _JOINED_KEY = re.compile(
 _HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
 _KEY_WORDS = re.compile(
     r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|chiave|chave|키|토큰|キー|トークン|シークレット"
+    r"|ключ|токен|klucz|sleutel|nyckel|anahtar|密钥|令牌"
     r"|\b(?:mailgun"
     r"|datadog"
     r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
@@ -306,10 +307,17 @@ _FINGERPRINT = re.compile(r"fingerprint|empreinte|fingerabdruck|huella|지문|�
 
 
 def _named_hex(text: str) -> tuple[int, int] | None:
-    m = _HEX_KEY.search(text)
+    m = _HEX_KEY.search(text) or _UUID_OR_DOTTED.search(text)
     if m is None or not _KEY_WORDS.search(text) or _DIGEST_WORDS.search(text):
         return None
     return m.span()
+
+
+# Keys a service issues as a UUID or as dot-separated parts ("SG.xxxx.yyyy"), named as a key or token.
+_UUID_OR_DOTTED = re.compile(
+    r"(?<![0-9A-Za-z-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![0-9A-Za-z-])"
+    r"|(?<![\w.])[A-Za-z]{2,8}\.(?=[\w-]*\d)[\w-]{10,}\.[\w-]{10,}(?![\w-])"
+)
 
 
 _RECOVERY_WORDS = re.compile(
@@ -319,7 +327,7 @@ _RECOVERY_WORDS = re.compile(
     re.IGNORECASE,
 )
 _CODE_TOKEN = re.compile(
-    r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{4,})+(?![\w-])"
+    r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{4,})+(?![\w-])|(?<!\d)(?<!\d )\d{4} \d{4}(?! ?\d)"
     r"|(?<!\w)(?=\w*\d)(?=\w*[a-z])[a-z0-9]{8,12}(?!\w)"
 )
 _PGPASS = re.compile(r"(?<![\w.-])[\w.-]+:\d{2,5}:[\w.*-]+:[\w.-]+:(?P<value>\S{4,})")
@@ -379,5 +387,7 @@ PROSE_SECRET_RULES: tuple[GateRule, ...] = (
     _rule("secret.prose.spaced_key", "looks like an API key with spaces inserted", _spaced_key, digits=1),
     _rule("secret.prose.recovery_codes", "gives account recovery codes", _recovery_codes, digits=1),
     _rule("secret.prose.config_line", "gives a password in a .pgpass line or Wi-Fi QR payload", _config_line, (":",)),
-    _rule("secret.prose.named_hex_key", "gives a hexadecimal key named as a key or token", _named_hex, digits=4),
+    _rule(
+        "secret.prose.named_hex_key", "gives a key (hex, UUID or dotted) named as a key or token", _named_hex, digits=4
+    ),
 )

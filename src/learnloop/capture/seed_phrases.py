@@ -49,7 +49,50 @@ def _seed_phrase(text: str) -> tuple[int, int] | None:
     return (start, end) if run >= _MIN_WORDS else None
 
 
+# Named as a recovery phrase, twelve or more plain words are one whatever list they come from (wallets in other
+# languages, or a phrase of the user's own).
+_PHRASE_LABEL = re.compile(
+    r"(?:recovery|seed|secret|backup|mnemonic|wallet) (?:phrase|words|seed)|seed ?phrase|mnemonic"
+    r"|kurtarma (?:kelimeleri|ifadesi)|phrase (?:de récupération|secrète|mnémonique)"
+    r"|frase (?:de recuperación|semilla|de recuperação|di recupero|mnemonica|secreta|de respaldo)"
+    r"|wiederherstellungs(?:phrase|wörter)|seed-phrase|herstelzin|herstelwoorden|fraza (?:odzyskiwania|seed)"
+    r"|återställningsfras|мнемоническ\w* фраз\w*|сид-фраз\w*|секретн\w* фраз\w*|фраз\w* восстановлени\w*"
+    r"|助记词|助記詞|リカバリーフレーズ|復元フレーズ|シードフレーズ|시드 문구|복구 문구",
+    re.IGNORECASE,
+)
+_WORD_RUN = re.compile(r"(?:[^\W\d_]{2,}[,;]?\s+){11,}[^\W\d_]{2,}")
+
+
+# Prose about a phrase ("the seed phrase is stored offline in the safe …") has function words; a phrase has none.
+_FUNCTION_WORDS = frozenset(
+    """
+    the is are was were be in of to and or it on at for with from by not we you my our your this that its into
+    der die das und ist sind mit von zu im den dem nicht le la les et est un une des du dans pour sur pas
+    el los las es en con por una del que il di che per non sono os um uma com não para het een van op niet
+    ve bir bu ile için değil и в на не с что это как i w z na się jest nie och är att för med på inte
+    """.split()
+)
+
+
+def _labelled_phrase(text: str) -> tuple[int, int] | None:
+    for label in _PHRASE_LABEL.finditer(text):
+        run = _WORD_RUN.search(text, label.end(), min(len(text), label.end() + 400))
+        if run is None or run.start() - label.end() > 24:
+            continue
+        words = {w.strip(",;").casefold() for w in run.group(0).split()}
+        if not words & _FUNCTION_WORDS:
+            return run.span()
+    return None
+
+
 SEED_PHRASE_RULES: tuple[GateRule, ...] = (
+    GateRule(
+        "secret.seed_phrase.labelled",
+        "secret",
+        "gives a wallet recovery phrase (twelve or more words named as one)",
+        "",
+        finder=_labelled_phrase,
+    ),
     GateRule(
         "secret.seed_phrase",
         "secret",
