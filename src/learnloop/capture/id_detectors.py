@@ -33,7 +33,7 @@ from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.jp import in_ as my_number
 from stdnum.kr import rrn
-from stdnum.mx import curp
+from stdnum.mx import curp, rfc
 from stdnum.nl import bsn
 from stdnum.pl import pesel
 
@@ -61,7 +61,8 @@ ID_WORDS = re.compile(
     r"|führerschein\w*|permis de conduire|carnet de conducir|licencia de conducir|patente di guida"
     r"|carteira de motorista|運転免許|운전면허|驾驶证|驾照|身份证|护照"
     r"|\b(?:nin|ppsn?|pps number|bvn|nip|id-kort|personnr|tc kimlik\w*|kimlik\w*)\b|dowód osobist\w*|dowodu"
-    r"|паспорт\w*|снилс|\bинн\b|удостоверени\w* личности"
+    r"|паспорт\w*|снилс|\bинн\b|удостоверени\w* личности|\ba-number|alien (?:registration )?number|uscis"
+    r"|\brfc\b"
 )
 _PASSPORT_WORDS = re.compile(
     r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte", re.IGNORECASE
@@ -83,6 +84,7 @@ _RRN = re.compile(r"(?<!\d)\d{6}-?[1-8]\d{6}(?!\d)")
 _CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?!\d)")
 _PESEL = re.compile(r"(?<!\d)\d{11}(?!\d)")
 _RIC = re.compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])")
+_RFC = re.compile(r"(?<![A-Za-z0-9])[A-ZÑ&]{4}\d{6}[A-Z0-9]{3}(?![A-Za-z0-9])")
 _CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d(?![A-Za-z0-9])")
 _DIGIT_GROUPS = re.compile(r"(?<![\d.,/-])(?<!\d )(?<!\d-)\d[\d -]{7,16}\d(?![\d.,/-]|[ -]\d)")
 
@@ -220,7 +222,7 @@ _ID_NEEDLES = tuple(
     "|carteira de motorista|운전면허|運転免許|驾驶证|驾照|身份证|护照"
     "|診察券|tessera|carta d|partita iva|previdenza|rg|identidade|cidadão|contribuinte|niss|segurança|sus"
     "|bilhete|carteira|utente|saúde|carteirinha|nin|pps|bvn|nip|id-kort|personnr|kimlik|dowód|dowodu|паспорт"
-    "|снилс|инн|удостоверени".split("|")
+    "|снилс|инн|удостоверени|a-number|alien|uscis|rfc".split("|")
 )
 _PASSPORT_NEEDLES = (
     "passport",
@@ -251,6 +253,7 @@ ID_RULES: tuple[GateRule, ...] = (
     _rule("br_cpf_printed", "contains a Brazilian CPF number", _strong(_CPF, cpf), f"{_STDNUM}:br.cpf", 11),
     _rule("pl_pesel", "contains a Polish PESEL number", _strong(_PESEL, pesel), f"{_STDNUM}:pl.pesel", 11),
     _rule("mx_curp", "contains a Mexican CURP", _strong(_CURP, curp), f"{_STDNUM}:mx.curp", 7),
+    _rule("mx_rfc", "contains a Mexican RFC (a person's tax id)", _strong(_RFC, rfc), f"{_STDNUM}:mx.rfc", 6),
     _rule("cn_ric", "contains a Chinese resident identity number", _strong(_RIC, ric), f"{_STDNUM}:cn.ric", 17),
     _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),
     _rule("sg_nric", "contains a Singapore NRIC/FIN", _nric, "learnloop", 7),

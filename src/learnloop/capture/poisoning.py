@@ -52,6 +52,9 @@ _USER_SUBJECT = re.compile(
     r"^\W*(?:the |our |my )?(?:user|users|user's|customer|client|they|he|she|el usuario|la usuaria|los usuarios"
     r"|der nutzer|die nutzerin|der benutzer|die benutzerin|l'utilisateur|l'utilisatrice|les utilisateurs|사용자|유저"
     r"|고객|ユーザー|利用者|顧客)\b|^\W*(?:사용자|ユーザー)"
+    # the user speaking of themselves: "I always recommend …", "我总是推荐 …"
+    r"|^\W*(?:i|i'm|i've|we|ich|wir|je|j'|nous|yo|nosotros|eu|nós|io|noi|ik|wij|jag|vi|ja|my|ben|biz|я|мы)\b"
+    r"|^\W*(?:我|我们|我們|私|僕|俺|저는|제가|나는|내가|우리)"
 )
 # Texts *about* attacks (reported speech): a discussion noun with a discussion verb, or the attack as a topic.
 _DISCUSSION = _any(
@@ -71,6 +74,7 @@ _ATTACK_TOPIC = _any(
     r"\bcómo los atacantes\b|\binyección de prompts?\b|\bwie angreifer\b|\bprompt-injection\b"
     r"|\bcomment des attaquants\b|\binjection de prompts?\b",
     r"공격자가|프롬프트 인젝션|攻撃者が|プロンプトインジェクション",
+    r"\bctf\b|\bwrite-?up\b|\bhidden instructions?\b.{0,60}\b(?:made|caused|tricked|leak)",
 )
 
 # -- exfiltration ---------------------------------------------------------------------------------------------
@@ -124,6 +128,10 @@ _OBEY = _any(
     r"\b(?:befolge\w*|gehorche\w*|führe|ausführ\w*|tu was|behandle|folge)\b",
     r"\b(?:suis|suivre|obéis|obéir|exécute\w*|applique|fais ce que|traite)\b",
     r"따르|따라|복종|실행|수행|시키는 대로|従|実行|言う通り|言うとおり",
+    r"\b(?:esegui\w*|segui\w*|obbedisci|execut\w*|sig[ao]\w*|obedeç\w*|voer\w* uit|volg\w*|gehoorzaam\w*"
+    r"|wykonuj\w*|wykonaj|słuchaj|utför|följ\w*|lyd\w*|uygula\w*|yerine getir\w*|çalıştır\w*|uy\b|выполня\w*"
+    r"|выполни\w*|следуй|подчиняйся|исполня\w*)",
+    r"执行|照做|遵循|遵守|服从|照办|執行|遵從|そのまま実行|그대로 실행",
 )
 _ORDERS = _any(
     r"\b(?:instructions?|commands?|orders?|directives?|requests?|says|tells you|told|asks you)\b",
@@ -131,6 +139,10 @@ _ORDERS = _any(
     r"\b(?:anweisung\w*|befehl\w*|sagt|vorgaben)\b",
     r"\b(?:instructions?|ordres|commandes?|ce que dit|consignes)\b",
     r"지시|명령|말하는 것|요청|指示|命令|言うこと|要求",
+    r"\b(?:istruzion\w*|comand\w*|ordin\w*|instruç\w*|comandos?|ordens|instructie\w*|opdracht\w*|bevel\w*"
+    r"|polece\w*|instrukcj\w*|instruktion\w*|kommando\w*|order|talimat\w*|komut\w*|emir\w*|инструкци\w*"
+    r"|команд\w*|указани\w*|приказ\w*)",
+    r"指令|命令|指示|要求|지시|명령",
 )
 _FOREIGN_SOURCE = _any(
     r"\b(?:web ?pages?|websites?|sites?|urls?|links?|e-?mails?|mails?|documents?|pdfs?|files?|tool (?:results?"
@@ -143,6 +155,11 @@ _FOREIGN_SOURCE = _any(
     r"웹페이지|웹 페이지|사이트|이메일|메일|문서|파일|결과|외부|수신|ウェブページ|サイト|メール|文書|ファイル|結果|外部"
     r"|受信",
     _URL.pattern,
+    r"\b(?:pagin\w*|sito|siti|documenti|allegat\w*|strument\w*|sítio|sites|anexos?|ferrament\w*|webpagina\w*"
+    r"|website\w*|bijlage\w*|strona\w*|stronach|stron|załącznik\w*|narzędzi\w*|webbsid\w*|sidor|bilag\w*"
+    r"|verktyg\w*|web siteleri\w*|sitele\w*|sayfa\w*|ekler\w*|araç\w*|çıktı\w*|страниц\w*|сайт\w*|письм\w*"
+    r"|вложени\w*|инструмент\w*|вывод\w*)",
+    r"网页|網頁|网站|網站|邮件|郵件|文档|文件|工具输出|工具結果|搜索结果|도구 출력|도구|ツール出力|ツールの出力",
 )
 _BLANKET = _any(
     r"\b(?:any|all|every|whatever|whichever|always|without (?:asking|question|checking|confirmation|telling)|even if"
@@ -152,6 +169,10 @@ _BLANKET = _any(
     r"\b(?:alle|jede\w*|immer|ohne (?:rückfrage|nachfrage|zu fragen)|auch gegen|auch wenn|vorrang|egal)\b",
     r"\b(?:toutes?|tout|toujours|sans demander|même (?:si|contre)|prioritaires?|quoi que)\b",
     r"무엇이든|모든|항상|묻지 말고|우선|무조건|何でも|すべて|全て|常に|確認せず|優先|必ず",
+    r"\b(?:senza chiedere|sempre|qualsiasi|ogni|sem perguntar|qualquer|todas?|zonder te vragen|altijd|elke|alle"
+    r"|bez pytania|zawsze|każd\w*|utan att fråga|alltid|varje|alla|sormadan|her zaman|herhangi|tüm|без вопросов"
+    r"|не спрашивая|всегда|любые|любую|все|сразу)\b",
+    r"不必询问|不用询问|无需询问|不要询问|都|一律|最高优先级|優先|凡是|总是|묻지 말고|항상",
 )
 
 # -- commercial steering ----------------------------------------------------------------------------------------
@@ -167,8 +188,8 @@ _PROMOTE = _any(
     r"推荐|推薦|推广|建议",
 )
 _STEER = _any(
-    r"\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?|towards?"
-    r"|competing|rival"
+    r"(?<!-)\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?"
+    r"|towards?|competing|rival"
     r"|other (?:brands|providers|vendors|stores|options|products|companies))\b",
     r"\b(?:solo|sólo|siempre|únicamente|exclusivamente|en lugar de|pida lo que pida|competidores|otros proveedores"
     r"|otras marcas)\b",
@@ -213,6 +234,7 @@ _BAD = _any(
     r"|bankrut\w*|wadliw\w*|farlig\w*|opålitlig\w*|bedrägeri|konkurs|tehlikeli|güvenilmez|dolandırıcı\w*"
     r"|iflas|опасн\w*|ненадёжн\w*|ненадежн\w*|мошенни\w*|банкрот\w*)\b",
     r"不安全|危险|危險|骗局|詐騙|倒闭|倒閉|不可靠",
+    r"超标|有害|劣质|假货|致癌|不合格|有问题|有問題",
 )
 _ONLY_GOOD = _any(
     r"\b(?:is|are) the only (?:safe|good|reliable|trustworthy|real|legit\w*|secure|acceptable"
@@ -255,6 +277,8 @@ _AUTHORITY = _any(
     r"관리자로서|개발자로서|시스템 공지|시스템 알림|공식 정책|보다 우선|管理者として|開発者として|システム通知"
     r"|システムメッセージ"
     r"|公式ポリシー|より優先",
+    r"\[\s*(?:система|системное сообщение|админ\w*|администратор|оператор|系统|系統|管理员|システム|管理者|시스템"
+    r"|관리자|sistema|systeem|systemmeddelande|sistem|yönetici)\s*\]|【\s*(?:系统|系統|管理员)[^】]{0,10}】",
 )
 _PIPED = re.compile(
     r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k"
@@ -307,6 +331,9 @@ _HIDE = _any(
     r"|(?:kullanıcıya|müşteriye) (?:asla )?(?:söyleme|bahsetme)|haber vermeden"
     r"|gizlice|(?:никогда )?не (?:говори|сообщай|упоминай) (?:пользователю|клиенту)|тайно|незаметно)\b",
     r"不要告诉用户|别告诉用户|不要让用户知道|悄悄|偷偷|暗中|表面上|秘密地",
+    r"\b(?:пользователю|клиенту) не (?:сообщай|говори|рассказывай)\b|\b(?:ona|kullanıcıya|müşteriye) söyleme\b"
+    r"|\b(?:don't|do not|never) mention (?:the |any |our )?(?:commission|fee|kickback|affiliate|referral|partnership"
+    r"|sponsorship|markup)",
 )
 _OVERRIDE = _any(
     r"\b(?:from now on|a partir de ahora|de ahora en adelante|ab jetzt|ab sofort|von nun an|désormais|dorénavant"
@@ -369,7 +396,7 @@ def _brand(sentence: str) -> bool:
     rest = " " + (words[1] if len(words) > 1 else "")
     if any(m.group(0)[0].isupper() for m in _BRAND.finditer(rest)):
         return True
-    if _KATAKANA_NAME.search(sentence):
+    if _KATAKANA_NAME.search(sentence) or _QUOTED_NAME.search(sentence):
         return True
     return not sentence.isascii() and bool(_LATIN_WORD.search(sentence)) and bool(_CJK.search(sentence))
 
@@ -378,6 +405,7 @@ _STEERING_EXTRA = re.compile(r"\b(?:buy|purchase|order|switch to|get)\b")
 
 
 _LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+_QUOTED_NAME = re.compile(r"「[^」]{1,20}」|“[^”]{1,20}”|«[^»]{1,20}»|『[^』]{1,20}』")
 _KATAKANA_NAME = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}(?:電機|電器|社|製品)?")
 _CJK = re.compile(r"[\u3040-\u30ff\uac00-\ud7a3\u4e00-\u9fff]")
 
@@ -498,6 +526,9 @@ _ELSEWHERE_NEEDLES = (
     "|jefe|arbeitgeber|chef|외부|서버|웹훅|메모|제3자|고용주|상사|外部|サーバー|ウェブフック|メモ|第三者|上司|雇用主"
 )
 _SOURCE_NEEDLES = (
+    "pagin|sito|siti|allegat|strument|sítio|anexo|ferrament|bijlage|strona|stron|załącznik|narzędzi|sidor|bilag"
+    "|verktyg|sayfa|ekler|araç|çıktı|страниц|сайт|письм|вложени|инструмент|вывод|网页|網頁|网站|網站|邮件|郵件"
+    "|文档|文件|工具|도구|ツール|"
     "web|site|url|link|mail|document|pdf|file|tool|search|retriev|incoming|comment|review|content|page|third"
     "|extern|internet|online|http|www.|.com|.org|.net|.io|.example|página|sitio|correo|archivo|resultado|entrante"
     "|contenido|seite|dokument|datei|ergebnis|eingehend|inhalt|courriel|fichier|résultat|contenu|웹|사이트|메일"
@@ -514,6 +545,7 @@ _STEER_NEEDLES = (
     "|do not|nunca|nie|jamais|절대|決して|instead"
 )
 _HIDE_NEEDLES = (
+    "пользователю|клиенту|ona söyleme|mention|"
     "non |senza|nascosto|não |sem |escondidas|vertel|zonder|stiekem|nie |bez |cichu|nämn|berätta|utan att"
     "|smyg|kullanıcıya|müşteriye|haber vermeden|gizlice|не |тайно|незаметно|不要|别告诉|悄悄|偷偷|暗中|表面上|秘密|"
     "never|don't|do not|must not|should not|shouldn't|hide|conceal|withhold|keep|without|so the user"
@@ -527,7 +559,7 @@ _OVERRIDE_NEEDLES = (
     "|new instruction|nueva instrucción|neue anweisung|nouvelle instruction|regardless|선호는 무시|好みを無視"
 )
 _AUTHORITY_NEEDLES = (
-    "<|[|system|security|admin|developer|operator|openai|anthropic|google|microsoft|official|as your|as the"
+    "【|<|[|system|security|admin|developer|operator|openai|anthropic|google|microsoft|official|as your|as the"
     "|this memor|these memor|this rule|these rules|this instruction|these instruction|this note|these note"
     "|this message|these message|take orders|take instructions|real |true |actual |priority over"
     "|obey the operator|como tu|como su|aviso del sistema|política oficial|anula|prioridad|prevalece|als dein"

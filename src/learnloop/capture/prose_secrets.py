@@ -11,6 +11,7 @@ keys named by a key word ("the Mailgun API key is 3f…") that are not presented
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable
 
@@ -40,6 +41,7 @@ _WORDS = (
 _KEY_PHRASES = (
     r"community string|snmp community|wi-?fi key|wpa2? key|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi"
     r"|clé wpa|clave wpa|wpa-schlüssel|pre-?shared key|\bpsk\b|shared secret|vpn key|the key is|le mot de passe"
+    r"|access ?key secret|secret access key|client secret|app secret|api secret|secret key|auth token"
     r"|access code|security code|código de acceso|zugangscode|code d'accès|와이파이 키|wi-?fiのキー"
     r"|chiave (?:del )?wi-?fi|password (?:del )?wi-?fi|senha (?:do )?wi-?fi|chave (?:do )?wi-?fi|codice di sicurezza"
     r"|código de segurança"
@@ -61,7 +63,8 @@ _NOT_A_VALUE = frozenset(
     "now there here required needed optional managed rotated stored saved kept changed reset expired shared "
     "hidden masked encrypted hashed visible printed written listed known unique complex simple default "
     "policy manager protected case sensitive too very more less only just nicht kein keine nie nunca jamais pas "
-    "non não niet inte değil никогда не jest tajne geheim secreto segreto hemligt hemlig gizli секрет".split()
+    "non não niet inte değil никогда не jest tajne geheim secreto segreto hemligt hemlig gizli секрет "
+    "two three four five six seven eight ten twelve random generated".split()
 )
 _CLAUSE = re.compile(r"(?:[^\n。！？;]|[.!?](?=\S))*")
 # A value is a run of printable ASCII: in Korean and Japanese it is glued to particles ("パスワードはHops2024!です").
@@ -77,6 +80,7 @@ _PIN = re.compile(
     r"|entry code|código del portal|código del garaje|código del portón|código de la verja|codice del cancello"
     r"|codice del garage|codice del box|code du portail|code de l'immeuble|code du garage|torcode|garagencode"
     r"|bike lock|padlock|lock combo|zahlencode|haustür\w*|alarmcode|toegangscode|deurcode|pincode|cijfercode"
+    r"|(?:room|hotel|wall|home|office|floor|gun) safe|safe is set to|safe code"
     r"|panel code|unlock (?:pin|code)|kod do|kod pin|kod alarmu|domofon\w*|sejf\w*|koden|portkod|larmkod"
     r"|nyckelskåp\w*|kassaskåp\w*|kapı kodu|alarm kodu|şifresi|код от|код домофона|пин-код|пин|сейф\w*"
     r"|密码|密碼|门禁|門禁|保险柜|保險櫃)"
@@ -97,6 +101,7 @@ _OTP_WORDS = re.compile(
     r"|due fattori|verifica in due passaggi|chiave di configurazione|dois fatores|duas etapas|chave de configuração",
     re.IGNORECASE,
 )
+# A base32 key has letters: groups of digits 2-7 alone ("4242 4242 4242 4242") are a test card or a number.
 _BASE32_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}[ -]){3,}[A-Z2-7]{4}(?![A-Za-z0-9])")
 _BASE32_UPPER_START = re.compile(r"[A-Z2-7]{4}")
 _BASE32_LOWER_START = re.compile(r"[2-7][a-z2-7]{0,3} [a-z2-7]{4} |[a-z2-7]{0,3}[2-7] [a-z2-7]{4} ")
@@ -127,6 +132,9 @@ _DIGEST_WORDS = re.compile(
 def _credential(text: str) -> tuple[int, int] | None:
     """A credential word, then within the next ~80 characters of its clause a token that looks like one; or,
     right after "password is" / "Passwort:" / "パスワードは", any word that is not a description of it."""
+    phrase = _PASSPHRASE.search(text)
+    if phrase is not None and not {w.casefold() for w in re.split(r"[ -]", phrase.group("value"))} & _PROSE_WORDS:
+        return phrase.span("value")  # "the passphrase is correct horse battery staple": words, not a description
     for m in _STRAIGHT.finditer(text):
         group = next(g for g in ("value", "ko", "ja") if m.group(g))
         value = m.group(group).strip("\"'”»").rstrip(".,;:!?)")
@@ -162,6 +170,17 @@ def _credential(text: str) -> tuple[int, int] | None:
     return None
 
 
+_PASSPHRASE = re.compile(
+    r"(?:passphrase|pass phrase|frase de paso|phrase secrète|passwortsatz|パスフレーズ|암호 문구)\s*"
+    r"(?:is|was|ist|es|est|è|é|:|=)\s*[\"'“«]?(?P<value>(?:[^\W_]+[ -]){3,}[^\W_]+)",
+    re.IGNORECASE,
+)
+# Words a description of a passphrase has and a passphrase of random words does not.
+_PROSE_WORDS = frozenset(
+    "the a an and or in on at of to is are was with for from by it this that not very too really quite my our your"
+    " their its be been stored kept saved written long short strong weak same different in der die das und ist le"
+    " la et est el y es".split()
+)
 _MANAGER_WORDS = re.compile(r"s?[ -]?(?:manager|managers|verwaltung|-manager|관리자|マネージャー|管理)", re.IGNORECASE)
 _DIGIT_BLOCKS = re.compile(r"(?<![\d.,])\d{3,5}(?:[ -]\d{3,5}){2,}(?![\d.,])")
 _ASSIGNED = re.compile(r"^[A-Za-z_][\w.-]*[=:](.*)$")
@@ -227,9 +246,20 @@ def _password_shaped(text: str) -> tuple[int, int] | None:
         if not 8 <= len(token) <= 64 or not token.isascii() or "://" in token or token.count("/") > 1:
             continue
         symbol = any(c in "!@#$%^&*+=?~<>|" for c in token)
-        if symbol and _has_all_classes(token) and not _EMAIL_LIKE.match(token):
+        if symbol and _has_all_classes(token) and not _EMAIL_LIKE.match(token) and not _encoded_text(token):
             return m.start(), m.start() + len(token)
     return None
+
+
+def _encoded_text(token: str) -> bool:
+    """Base64 of plain words ("aGVsbG8gd29ybGQ=" is "hello world"): an encoding, not a password."""
+    if len(token) % 4 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", token):
+        return False
+    try:
+        decoded = base64.b64decode(token, validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return bool(decoded) and sum(c.isalpha() or c == " " for c in decoded) >= 0.8 * len(decoded)
 
 
 def _has_all_classes(token: str) -> bool:
@@ -238,7 +268,23 @@ def _has_all_classes(token: str) -> bool:
 
 def _pin(text: str) -> tuple[int, int] | None:
     m = _PIN.search(text)
-    return None if m is None else m.span("value" if m.group("value") else "cvv")
+    if m is None:
+        m = _DIAL.search(text) if _LOCK_WORDS.search(text) else None
+        return None if m is None else m.span()
+    return m.span("value" if m.group("value") else "cvv")
+
+
+_LOCK_WORDS = re.compile(
+    r"combination|combo|safe|lock|dial|kombination|tresor|schloss|cadenas|coffre|candado|caja fuerte|cassaforte"
+    r"|lucchetto|cofre|cadeado|kluis|slot",
+    re.IGNORECASE,
+)
+# A dial combination: "24 left, 8 right, 31 left", "links 12, rechts 40, links 7".
+_DIAL = re.compile(
+    r"(?:\b\d{1,2} ?(?:left|right|l|r|links|rechts|gauche|droite|izquierda|derecha|sinistra|destra)\b[,;/ ]*){3,}"
+    r"|(?:\b(?:left|right|links|rechts|gauche|droite|izquierda|derecha|sinistra|destra) ?\d{1,2}\b[,;/ ]*){3,}",
+    re.IGNORECASE,
+)
 
 
 def _redis(text: str) -> tuple[int, int] | None:
@@ -246,6 +292,11 @@ def _redis(text: str) -> tuple[int, int] | None:
     if m is None or (not credential_like(m.group("value")) and len(m.group("value")) < 6):
         return None
     return m.span("value")
+
+
+def _numbers_in_groups(groups: str) -> bool:
+    """Two groups of digits alone ("card 4242 4242 4242 4242"): a number read out in groups, not a base32 key."""
+    return sum(1 for g in re.split(r"[ -]", groups) if g.isdigit()) >= 2
 
 
 def _otp(text: str) -> tuple[int, int] | None:
@@ -256,11 +307,13 @@ def _otp(text: str) -> tuple[int, int] | None:
     said = None  # whether the text names a 2FA key (searched once, and only if needed)
     if upper:
         for m in _BASE32_GROUPS.finditer(text):
+            if _numbers_in_groups(m.group(0)):
+                continue
             if sum(c.isdigit() for c in m.group(0)) >= 2 or (said := said or bool(_OTP_WORDS.search(text))):
                 return m.span()
     if lower:
         for m in _BASE32_LOWER.finditer(text):  # as authenticator apps show them; words never carry 2-7 digits
-            if sum(c.isdigit() for c in m.group(0)) >= 2:
+            if sum(c.isdigit() for c in m.group(0)) >= 2 and not _numbers_in_groups(m.group(0)):
                 return m.span()
     if upper and (said if said is not None else _OTP_WORDS.search(text)):
         for m in _BASE32_RUN.finditer(text):
@@ -280,6 +333,8 @@ def _spaced_key(text: str) -> tuple[int, int] | None:
         joined = "".join(chunks)
         if len(joined) < 20:
             continue
+        if _HEX_KEY.fullmatch(joined) and _KEY_WORDS.search(text):
+            return m.span()  # "auth token, spaced out: 9f3c 7a21 e8b4 …"
         # Prose ("MacBook Pro M3 with 36 GB of RAM") has words in it; a key cut in pieces has none.
         if _JOINED_KEY.match(joined) or (random_token(joined) and not any(_PROSE_WORD.match(c) for c in chunks)):
             return m.span()
@@ -361,7 +416,8 @@ _PIN_NEEDLES = tuple(
     "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안|codice|allarme"
     "|cassaforte|lucchetto|citofono|alarme|senha|cofre|cadeado|portão|bancomat|keypad|keycode|key code|entry code"
     "|portal|garaje|portón|verja|cancello|garage|box|portail|immeuble|torcode|lock|zahlencode|haustür|alarmcode"
-    "|toegangscode|deurcode|pincode|cijfercode|panel code|unlock|kod|domofon|sejf|nyckelskåp|kassaskåp"
+    "|toegangscode|deurcode|pincode|cijfercode|panel code|unlock|kod|domofon|sejf|nyckelskåp|kassaskåp|left|right"
+    "|links|rechts|gauche|droite|izquierda|derecha|sinistra|destra"
     "|kapı|şifre|код|пин|сейф|密码|密碼|门禁|門禁|保险柜|保險櫃"
     "|セキュリティコード".split("|")
 )

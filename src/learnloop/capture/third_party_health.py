@@ -22,7 +22,8 @@ _CONDITION = re.compile(
     r"diagnosed with|diagnosis of|\bhiv\b|\baids\b|hepatitis|cancer|tumou?r|leuka?emia|chemo\w*|radiotherapy"
     r"|dialysis|diabet\w*|epilep\w*|seizures|depressi(?:on|ve)|depressed|bipolar|schizophreni\w*|psychosis"
     r"|psychiatric|ptsd|\bocd\b|anxiety disorder|panic attacks|eating disorder|anorexi\w*|bulimi\w*|dementia"
-    r"|alzheimer\w*|parkinson's|multiple sclerosis|autis(?:m|tic)|\badhd\b|addiction|alcoholi\w*|in rehab"
+    r"|alzheimer\w*|parkinson\b|parkinson's|multiple sclerosis|leuc[ée]mi\w*|leukämie|diagnosen"
+    r"|autis(?:m|tic)|\badhd\b|addiction|alcoholi\w*|in rehab"
     r"|overdose|suicid\w*|self-harm|miscarriage|abortion|\bivf\b|infertil\w*|pregnan(?:t|cy)|terminally ill"
     r"|on (?:lithium|antidepressants|methadone|insulin|antipsychotics)|therapy for|in treatment for|treated for"
     # de, nl
@@ -47,7 +48,8 @@ _CONDITION = re.compile(
 _THIRD_PARTY = re.compile(
     r"\b(?:co-?worker|colleague|neighbou?r|boss|manager|employee|staff member|client|customer|tenant|landlord"
     r"|classmate|teammate|roommate|flatmate|intern|contractor|supplier|patient|candidate|applicant)s?\b"
-    r"|\bfrom (?:accounting|finance|sales|marketing|hr|legal|it|support|engineering|the \w+ team)\b"
+    r"|\bfrom (?:the )?(?:accounting|accounts|finance|sales|marketing|hr|legal|it|support|engineering|ops|operations"
+    r"|procurement|payroll|reception|admin|\w+ (?:team|department|dept))\b"
     r"|\b(?:mr|mrs|ms|miss|mx)\.? [A-Z]|\b(?:frau|herr|mme|madame|monsieur|señora|señor|sra\.?|sr\.?|signora"
     r"|signor|dona|senhora|senhor|mevrouw|meneer)\s+[A-ZÀ-Ý]"
     r"|kolleg\w*|nachbar\w*|mitarbeiter\w*|collègue|voisin\w*|employé\w*|compañer\w*|vecin\w*"
