@@ -76,6 +76,11 @@ class Ann:
         self.deleted.add(learning_id)
 
     def query(self, vector: Vectors, k: int) -> list[tuple[int, float]]:
+        labels, similarities = self.query_arrays(vector, k)
+        return list(zip(labels.tolist(), similarities.tolist(), strict=True))
+
+    def query_arrays(self, vector: Vectors, k: int) -> tuple[npt.NDArray[np.int64], Vectors]:
+        """Learning ids and cosine similarities of the `k` nearest, best first."""
         live = self.live
         ef = next((ef for below, ef in _EF_BY_SIZE if live < below), _EF_LARGEST)
         if ef != self._ef:
@@ -88,5 +93,5 @@ class Ann:
             except RuntimeError:
                 k //= 2  # fewer reachable elements than asked for
                 continue
-            return list(zip(labels[0].tolist(), (1.0 - distances[0]).tolist(), strict=True))
-        return []
+            return labels[0].astype(np.int64, copy=False), 1.0 - distances[0]
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)

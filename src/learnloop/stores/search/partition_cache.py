@@ -25,9 +25,10 @@ import numpy as np
 
 from ...models import Filters, Learning, Scope, Status
 from ...terms import index_terms
+from ..candidate_pool import CandidatePool
 from ..records import SearchRequest, Vector
 from .embeddings import embedding_vector, embedding_vectors
-from .fusion import Hits, Ranking, fuse_hits, partition_keys
+from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
 from .row_codes import STATUS_CODES, Codebook, RowCodes
@@ -135,9 +136,9 @@ class PartitionCache(Generic[Conn]):
 
     # -- queries -------------------------------------------------------------------------------------
 
-    def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> tuple[Hits, Ranking]:
-        """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores,
-        and what ranking reads of each hit (status, hits, updated_at, tags), as of this search."""
+    def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> CandidatePool:
+        """Vector and keyword hits of the scope's partitions, filtered before top-k, with their ranks and scores
+        and what ranking reads of each hit (status, hits, updated_at, tags, dates), as of this search."""
         partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
         return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
 

@@ -222,8 +222,7 @@ class SqlStore(Generic[C]):
         return await self._run(self._search, scope, request, select, stale_ok=True)
 
     def _search(self, conn: C, scope: Scope, request: SearchRequest, select: Select | None) -> list[Candidate]:
-        found, ranking = self._partitions.search(conn, scope, request)
-        return candidates(conn, scope, found, ranking, select)
+        return candidates(conn, scope, self._partitions.search(conn, scope, request), select)
 
     async def near_duplicates(
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True
