@@ -37,29 +37,39 @@ def rank_pool(
     if config.order != "seed004" or len(pool) == 0:
         return rank_candidates(pool, filters, limits, config, now, span)
     wanted = {status for status in filters.statuses if status is not Status.DEPRECATED}
-    allowed = [code for code, status in pool.statuses.items() if status in wanted]
-    kept = np.isin(pool.status, np.asarray(allowed, dtype=pool.status.dtype))
+    # Per status code: allowed by the filters, and its tier (negated: the higher tier sorts first).
+    allowed = np.zeros(max(pool.statuses) + 1, dtype=bool)
+    tier = np.zeros(len(allowed), dtype=np.int64)
+    for code, status in pool.statuses.items():
+        allowed[code], tier[code] = status in wanted, -_TIER[status]
+    kept = allowed[pool.status]
     if filters.tags is not None:
         tags = set(filters.tags)
         kept &= np.fromiter((not tags.isdisjoint(t) for t in pool.tags), dtype=bool, count=len(pool))
-    timely = _timely(pool, now, span)
-    similarity, coverage = np.nan_to_num(pool.similarity, nan=0.0), np.nan_to_num(pool.coverage, nan=0.0)
     min_similarity = noise_floor("") if config.min_similarity is None else config.min_similarity
+    similarity, coverage = pool.similarity, pool.coverage
 
     def relevant(share: float) -> Mask:
-        floors = (similarity >= min_similarity * share) | (coverage >= config.min_coverage * share)
+        # A missing similarity or coverage counts as 0.0; NaN compares false, the same unless a floor is ≤ 0.
+        at_least, share_at_least = min_similarity * share, config.min_coverage * share
+        floors: Mask = (similarity >= at_least) | (coverage >= share_at_least)
+        if at_least <= 0 or share_at_least <= 0:
+            floors |= (np.isnan(similarity) & (at_least <= 0)) | (np.isnan(coverage) & (share_at_least <= 0))
         return floors
 
-    kept &= relevant(1.0) | (timely & relevant(config.timely_floor))
-    rows = np.flatnonzero(kept)
-    relevance = _fused(pool, rows, config)
-    chosen = relevance >= limits.min_relevance
-    rows, relevance, timely = rows[chosen], relevance[chosen], timely[rows[chosen]]
-    relevance = np.where(timely, relevance * (1 + config.time_boost), relevance)
+    if span is None:
+        rows = np.flatnonzero(kept & relevant(1.0))
+        relevance = _fused(pool, rows, config)
+        rows, relevance = rows[relevance >= limits.min_relevance], relevance[relevance >= limits.min_relevance]
+        timely = np.zeros(len(rows), dtype=bool)
+    else:
+        in_span = _timely(pool, now, span)
+        rows = np.flatnonzero(kept & (relevant(1.0) | (in_span & relevant(config.timely_floor))))
+        relevance = _fused(pool, rows, config)
+        chosen = relevance >= limits.min_relevance
+        rows, relevance, timely = rows[chosen], relevance[chosen], in_span[rows[chosen]]
+        relevance = np.where(timely, relevance * (1 + config.time_boost), relevance)
     # Status first, then relevance in bands, then recency, then hits, then the older id (seed 004).
-    tier = np.zeros(max(pool.statuses) + 1, dtype=np.int64)
-    for code, status in pool.statuses.items():
-        tier[code] = -_TIER[status]
     order = np.lexsort(
         (
             pool.ids[rows],

@@ -20,6 +20,8 @@ __all__ = ["KeywordIndex", "TermCodebook"]
 _K1 = 1.2
 _B = 0.75
 _DELTA_REBUILD = 2_000
+# Query terms whose weights a keyword index keeps between changes (see `KeywordIndex._term_weights`).
+_WEIGHTS_KEPT = 512
 
 IntArray = npt.NDArray[np.int32]
 
@@ -83,6 +85,14 @@ class KeywordIndex:
         self.delta: dict[int, tuple[list[int], list[int]]] = {}
         # See `_normalisation` (None: to recompute).
         self._length_norm: npt.NDArray[np.float32] | None = None
+        # Per query term, its postings' slots, their BM25 contributions and its IDF, as of the last change:
+        # queries repeat terms, and the arithmetic on a common term's postings is most of a keyword search.
+        self._weights: dict[int, tuple[IntArray, npt.NDArray[np.float32], float]] = {}
+
+    def _changed(self) -> None:
+        """Documents came or went: lengths, frequencies and so every cached weight are stale."""
+        self._length_norm = None
+        self._weights = {}
 
     @property
     def based(self) -> int:
@@ -107,7 +117,7 @@ class KeywordIndex:
             self.doc_len = np.resize(self.doc_len, size)
             self.alive = np.resize(self.alive, size)
         self.doc_len[slot] = length
-        self._length_norm = None
+        self._changed()
         self.alive[slot] = True
         self.live_docs += 1
         self.total_len += length
@@ -140,7 +150,7 @@ class KeywordIndex:
             self.alive = np.resize(self.alive, size)
         self.doc_len[first:end] = lengths
         self.alive[first:end] = True
-        self._length_norm = None
+        self._changed()
         self.live_docs += count
         self.total_len += int(lengths.sum())
         if flat_tf.size:
@@ -162,7 +172,7 @@ class KeywordIndex:
         lengths = np.bincount(owner, weights=tf, minlength=count).astype(np.int64)
         self.doc_len = lengths.astype(np.float32)
         self.alive = np.ones(count, dtype=bool)
-        self._length_norm = None
+        self._changed()
         self.live_docs = count
         self.total_len = int(lengths.sum())
         frequency = np.bincount(terms) if terms.size else np.zeros(0, dtype=np.int64)
@@ -185,7 +195,7 @@ class KeywordIndex:
         self.alive[slot] = False
         self.live_docs -= 1
         self.total_len -= int(self.doc_len[slot])
-        self._length_norm = None
+        self._changed()
         for term in self.terms_of(slot).tolist():
             self.df[term] -= 1
 
@@ -226,7 +236,7 @@ class KeywordIndex:
         self.base_terms, self.base_tf = terms, tf
         self.base_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         self.doc_len = self.doc_len[keep].copy()
-        self._length_norm = None
+        self._changed()
         self.alive = np.ones(len(keep), dtype=bool)
         self.freeze()
 
@@ -284,15 +294,29 @@ class KeywordIndex:
             return None, held
         scores: npt.NDArray[np.float32] | None = None
         for term in set(query_terms):
-            df = self.df.get(term, 0)
-            if df <= 0:
+            weights = self._term_weights(term)
+            if weights is None:
                 continue
-            idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
-            slots, tf = self.postings(term)
-            norm = tf + self._normalisation()[slots]
+            slots, contributions, idf = weights
             if scores is None:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.
-            scores[slots] += (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False)
+            scores[slots] += contributions
             held[slots] += idf
         return scores, held
+
+    def _term_weights(self, term: int) -> tuple[IntArray, npt.NDArray[np.float32], float] | None:
+        """A term's postings with each one's BM25 contribution, and its IDF (None: no live document holds it)."""
+        found = self._weights.get(term)
+        if found is not None:
+            return found
+        df = self.df.get(term, 0)
+        if df <= 0:
+            return None
+        idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
+        slots, tf = self.postings(term)
+        norm = tf + self._normalisation()[slots]
+        if len(self._weights) >= _WEIGHTS_KEPT:
+            self._weights = {}
+        found = self._weights[term] = (slots, (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False), idf)
+        return found
