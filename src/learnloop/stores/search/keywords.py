@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["KeywordIndex", "TermCodebook"]
+__all__ = ["KeywordIndex", "Matched", "TermCodebook", "held_at"]
 
 _K1 = 1.2
 _B = 0.75
@@ -24,6 +24,8 @@ _DELTA_REBUILD = 2_000
 _WEIGHTS_KEPT = 512
 
 IntArray = npt.NDArray[np.int32]
+# A query's matched terms: each one's postings (slots, ascending) and IDF.
+Matched = list[tuple[IntArray, float]]
 
 
 class TermCodebook:
@@ -287,12 +289,13 @@ class KeywordIndex:
         """BM25 of every slot for the query (zero where no term matches), or None when nothing matches."""
         return self.weigh(query_terms)[0]
 
-    def weigh(self, query_terms: Sequence[int]) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float64]]:
-        """`scores` and `held_weight` in one pass over the query terms' postings (retrieval needs both)."""
-        held = np.zeros(self.slots, dtype=np.float64)
+    def weigh(self, query_terms: Sequence[int]) -> tuple[npt.NDArray[np.float32] | None, Matched]:
+        """`scores`, and the postings and IDF of each distinct query term some live document holds (in the order
+        the scores added them; see `held_at`)."""
         if self.live_docs == 0:
-            return None, held
+            return None, []
         scores: npt.NDArray[np.float32] | None = None
+        matched: Matched = []
         for term in set(query_terms):
             weights = self._term_weights(term)
             if weights is None:
@@ -302,8 +305,8 @@ class KeywordIndex:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.
             scores[slots] += contributions
-            held[slots] += idf
-        return scores, held
+            matched.append((slots, idf))
+        return scores, matched
 
     def _term_weights(self, term: int) -> tuple[IntArray, npt.NDArray[np.float32], float] | None:
         """A term's postings with each one's BM25 contribution, and its IDF (None: no live document holds it)."""
@@ -330,3 +333,15 @@ def _stable_order(terms: IntArray) -> npt.NDArray[np.intp]:
         return np.argsort(terms.astype(np.uint16), kind="stable")
     low = np.argsort((terms & 0xFFFF).astype(np.uint16), kind="stable")
     return low[np.argsort((terms[low] >> 16).astype(np.uint16), kind="stable")]
+
+
+def held_at(matched: Matched, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """`KeywordIndex.held_weight` at `slots` only, from a query's matched postings (`weigh`): a binary search of
+    each term's postings for the few hits rather than a pass over every slot. The same IDFs are added in the
+    same order, so the sums are the same to the bit."""
+    held = np.zeros(len(slots), dtype=np.float64)
+    for postings, idf in matched:
+        at = np.minimum(np.searchsorted(postings, slots), max(len(postings) - 1, 0))
+        if len(postings):
+            held[postings[at] == slots] += idf
+    return held

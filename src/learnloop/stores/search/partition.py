@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from ...models import Filters
 from .ann import Ann
-from .keywords import KeywordIndex
+from .keywords import KeywordIndex, Matched, held_at
 from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .snapshot import PartitionArrays
 
@@ -118,7 +118,7 @@ class Partition:
         # Changes of any kind (hit counts too) since the saved snapshot, if any (see `snapshot`); None: never saved.
         self.unsaved: int | None = None
         # The last keyword search's query terms and rows (version), and the weight each slot holds of them.
-        self._weighed: tuple[tuple[tuple[int, ...], int], npt.NDArray[np.float64]] | None = None
+        self._weighed: tuple[tuple[tuple[int, ...], int], Matched] | None = None
 
     @property
     def n(self) -> int:
@@ -236,17 +236,17 @@ class Partition:
         total = sum(weights.values()) + unknown
         if total <= 0:
             return None
-        held = self._held_weight(terms)
-        inside = slots < held.size  # a slot the keyword index has not reached holds no term yet
-        shares = np.zeros(len(slots), dtype=np.float64)
-        shares[inside] = held[slots[inside]] / total
-        return shares
+        return self._held_at(terms, slots) / total
 
-    def _held_weight(self, terms: Sequence[int]) -> npt.NDArray[np.float64]:
-        """`KeywordIndex.held_weight`, as the keyword search of the same query and rows computed it."""
+    def _held_at(self, terms: Sequence[int], slots: Slots) -> npt.NDArray[np.float64]:
+        """`KeywordIndex.held_weight` at `slots`, from the keyword search of the same query and rows if it ran."""
         if self._weighed is not None and self._weighed[0] == (tuple(terms), self.version):
-            return self._weighed[1]
-        return self.keywords.held_weight(terms)
+            return held_at(self._weighed[1], slots)
+        every = self.keywords.held_weight(terms)
+        inside = slots < every.size  # a slot the keyword index has not reached holds no term yet
+        held = np.zeros(len(slots), dtype=np.float64)
+        held[inside] = every[slots[inside]]
+        return held
 
     def remove(self, learning_id: int) -> None:
         self._note_change()
@@ -441,8 +441,8 @@ class Partition:
 
     def keyword_slots(self, terms: Sequence[int], k: int, selection: Selection) -> tuple[Slots, Scores]:
         """Slots and BM25 scores of the best keyword matches passing `selection`, best first."""
-        scores, held = self.keywords.weigh(terms)
-        self._weighed = ((tuple(terms), self.version), held)  # what `coverage` of the same query reads
+        scores, matched = self.keywords.weigh(terms)
+        self._weighed = ((tuple(terms), self.version), matched)  # what `coverage` of the same query reads
         if scores is None:
             return _NO_SLOTS, _NO_SCORES
         return self._top(scores[: self.size], k, selection.mask, positive_only=True)
