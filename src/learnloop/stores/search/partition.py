@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...models import Filters
-from .ann import Ann
+from .ann import Ann, EfSchedule, ef_schedule
 from .keywords import KeywordIndex, Matched, held_at
 from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .snapshot import PartitionArrays
@@ -80,10 +80,12 @@ class Partition:
         ann_threshold: int,
         ann_path: Path | None,
         changes_since: Callable[[int], list[int] | None],
+        ef: EfSchedule | None = None,
     ) -> None:
         self.dim = dim
         self.watermark = watermark
         self.ann_threshold = ann_threshold
+        self.ef = ef_schedule("") if ef is None else ef  # the index's search breadth by size
         self.ann_path = ann_path
         self.changes_since = changes_since
         self.size = 0  # slots in use, dead ones included
@@ -305,7 +307,7 @@ class Partition:
         if self.ann_path is not None and self._load_ann():
             return
         live = np.flatnonzero(self.alive[: self.size])
-        self.ann = Ann.build(self.dim, self.ids[live], self.vectors[live])
+        self.ann = Ann.build(self.dim, self.ids[live], self.vectors[live], self.ef)
         self.ann_dirty = True
         self.unindexed.clear()
         self.save_ann()
@@ -321,7 +323,7 @@ class Partition:
             changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
             if changed is None:
                 return False  # saved by a newer writer, or the change log no longer covers the gap
-            ann = Ann.load(self.ann_path, self.dim, 2 * self.n + 1024, meta.get("deleted", []))
+            ann = Ann.load(self.ann_path, self.dim, 2 * self.n + 1024, meta.get("deleted", []), self.ef)
         except (OSError, ValueError, KeyError, RuntimeError):
             return False
         for learning_id in set(changed):  # replay what happened since the file was written

@@ -27,6 +27,7 @@ from ...models import Filters, Learning, Scope, Status
 from ...terms import index_terms
 from ..candidate_pool import CandidatePool
 from ..records import SearchRequest, Vector
+from .ann import ef_schedule
 from .embeddings import embedding_vector, embedding_vectors
 from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
@@ -335,6 +336,7 @@ class PartitionCache(Generic[Conn]):
             self.ann_threshold,
             self._ann_path(key),
             functools.partial(self._changes_since, conn, key),
+            ef_schedule(self.embedding_model),
         )
 
     def _load(self, conn: Conn, key: PartitionKey, watermark: int, rows: list[Sequence[Any]]) -> Partition:
