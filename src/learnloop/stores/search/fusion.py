@@ -123,7 +123,7 @@ def fuse_hits(
         # moves with the size of the partition; these do not).
         unscored = mine[mine >= vectors]  # keyword hits the vector search did not return
         if query is not None and len(unscored):
-            similarity[unscored] = partition.vectors[slots[unscored]] @ query
+            similarity[unscored] = partition.vector_rows(slots[unscored]) @ query
         if query_terms:
             shares = partition.coverage(own, terms, len(set(query_terms)))
             if shares is not None:

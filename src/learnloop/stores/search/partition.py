@@ -90,7 +90,9 @@ class Partition:
         self.changes_since = changes_since
         self.size = 0  # slots in use, dead ones included
         self.ids = np.zeros(0, dtype=np.int64)
-        self.vectors = np.zeros((0, dim), dtype=np.float32)
+        self._vectors = np.zeros((0, dim), dtype=np.float32)
+        # A snapshot's float16 vectors, until something needs them all as float32 (see `vectors`).
+        self._half: npt.NDArray[np.float16] | None = None
         self.alive = np.zeros(0, dtype=bool)
         self.status = np.zeros(0, dtype=np.int8)
         self.category = np.zeros(0, dtype=np.int32)
@@ -121,6 +123,31 @@ class Partition:
         self.unsaved: int | None = None
         # The last keyword search's query terms and rows (version), and the weight each slot holds of them.
         self._weighed: tuple[tuple[tuple[int, ...], int], Matched] | None = None
+
+    @property
+    def vectors(self) -> Vectors:
+        """Every slot's vector, float32. A partition restored from a float16 snapshot converts them on first use
+        (numpy converts float16 in software: about half a second at 100k rows), which a search through the
+        HNSW index never needs: it reads the few rows it scores exactly through `vector_rows`."""
+        if self._half is not None:
+            self._vectors, self._half = self._half.astype(np.float32), None
+        return self._vectors
+
+    @vectors.setter
+    def vectors(self, value: Vectors) -> None:
+        self._vectors, self._half = value, None
+
+    @property
+    def vectors_pending(self) -> bool:
+        """Restored vectors not yet converted to float32 (an idle step converts them)."""
+        return self._half is not None
+
+    def vector_rows(self, slots: npt.NDArray[np.int64] | list[int]) -> Vectors:
+        """The float32 vectors of `slots`, without converting every row of a restored partition."""
+        if self._half is not None:
+            rows: Vectors = self._half[slots].astype(np.float32)
+            return rows
+        return self._vectors[slots]
 
     @property
     def n(self) -> int:
@@ -176,7 +203,11 @@ class Partition:
         return PartitionArrays(
             watermark=self.watermark,
             forget_epoch=forget_epoch,
-            columns={name: getattr(self, name)[keep] for name in _COLUMNS if name not in skipped},
+            columns={
+                name: (self._half if name == "vectors" and self._half is not None else getattr(self, name))[keep]
+                for name in _COLUMNS
+                if name not in skipped
+            },
             tags=[tuple(tags) for tags in self.tags[keep].tolist()],
             doc_terms=terms,
             doc_tf=tf,
@@ -189,6 +220,8 @@ class Partition:
         # The arrays as they come (no copy into zeroed columns): `_reserve` grows them on the next write.
         for name, column in arrays.columns.items():
             setattr(self, name, column)
+        if arrays.columns["vectors"].dtype == np.float16:
+            self._half = arrays.columns["vectors"]
         self.alive = np.ones(n, dtype=bool)
         self.tags = np.empty(n, dtype=object)
         for slot, tags in enumerate(arrays.tags):
@@ -204,7 +237,7 @@ class Partition:
         self._note_change()
         old = self.slot_of.get(learning_id)
         # A status or category change keeps the vector, and the index needs no costly re-insert for it.
-        moved = old is None or not np.array_equal(self.vectors[old], vector)
+        moved = old is None or not np.array_equal(self.vector_rows([old])[0], vector)
         self._kill(learning_id)
         self.bulk_load([learning_id], vector.reshape(1, -1), [codes])
         if self.ann is not None and moved:
@@ -265,7 +298,7 @@ class Partition:
             return False
         ids = list(itertools.islice(self.unindexed, limit))
         if ids:
-            self.ann.upsert(np.array(ids, dtype=np.int64), self.vectors[[self.slot_of[i] for i in ids]])
+            self.ann.upsert(np.array(ids, dtype=np.int64), self.vector_rows([self.slot_of[i] for i in ids]))
             self.ann_dirty = True
             for learning_id in ids:
                 del self.unindexed[learning_id]
@@ -331,7 +364,7 @@ class Partition:
             if slot is None:
                 ann.remove(learning_id)
             else:
-                ann.upsert(np.array([learning_id], dtype=np.int64), self.vectors[slot : slot + 1])
+                ann.upsert(np.array([learning_id], dtype=np.int64), self.vector_rows([slot]))
         if ann.live != self.n:
             return False
         self.ann = ann
@@ -426,7 +459,7 @@ class Partition:
     def _with_unindexed(self, labels: Ids, similarities: Scores, vector: Vectors, k: int) -> tuple[Ids, Scores]:
         """ANN hits with the unindexed rows scored exactly (their index entries, if any, are stale), best first."""
         pending = np.fromiter(self.unindexed, dtype=np.int64, count=len(self.unindexed))
-        ids, scores = pending, self.vectors[[self.slot_of[i] for i in pending.tolist()]] @ vector
+        ids, scores = pending, self.vector_rows([self.slot_of[i] for i in pending.tolist()]) @ vector
         if len(ids) > k:
             best = np.argpartition(-scores, k - 1)[:k]
             ids, scores = ids[best], scores[best]

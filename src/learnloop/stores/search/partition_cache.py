@@ -215,9 +215,23 @@ class PartitionCache(Generic[Conn]):
         return partition
 
     def housekeeping(self, conn: Conn) -> bool:
-        """One idle step: the backend's maintenance passes when one is due (rarely), else index new vectors,
-        else save one partition's snapshot that is missing or far behind; True while more remains."""
-        return any(step(conn) for step in self.passes) or self.index_pending() or self._save_one_snapshot()
+        """One idle step: the backend's maintenance passes when one is due (rarely), else index new vectors, else
+        convert a restored partition's vectors, else save one partition's snapshot that is missing or far behind;
+        True while more remains."""
+        return (
+            any(step(conn) for step in self.passes)
+            or self.index_pending()
+            or self._convert_one()
+            or self._save_one_snapshot()
+        )
+
+    def _convert_one(self) -> bool:
+        """Convert one restored partition's float16 vectors, so a later write or exact scan does not wait for it."""
+        for partition in self._partitions.values():
+            if partition.vectors_pending:
+                partition.vectors  # noqa: B018 (the conversion is the point)
+                return True
+        return False
 
     def _save_one_snapshot(self) -> bool:
         for key, partition in self._partitions.items():
