@@ -144,12 +144,10 @@ def _parse(
             return None  # truncated
         array = np.frombuffer(data, dtype=dtype, count=count, offset=start + offset).reshape(shape)
         checksum = zlib.crc32(array.data, checksum)
-        if name == "vectors" and array.dtype == np.float32:
-            # Mapped read-only, not copied: the largest array by far, and a partition copies its columns
-            # before it writes to them (on the next new row).
-            raw[name] = np.memmap(path, np.float32, "r", start + offset, tuple(shape))
-        elif name == "vectors":
-            raw[name] = array.copy()  # float16 (see `_compact`): the partition converts it when it must
+        if name == "vectors":
+            # Mapped read-only, not copied: the largest array by far, and a partition copies its columns before
+            # it writes to them (on the next new row); float16 ones (see `_compact`) it converts when it must.
+            raw[name] = np.memmap(path, array.dtype, "r", start + offset, tuple(shape))
         else:
             raw[name] = array.copy()  # off the map, which closes on return
     if checksum != header["crc32"] or raw["vectors"].shape != (n, dimension):
