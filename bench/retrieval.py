@@ -8,7 +8,9 @@
 Every embedder named by --embedder (default: the default one, then the static fast profile) is measured in
 its own database. Figures per size: retrieve_context end to end (query embedding included) and with a pre-computed query
 vector; the in-run baseline is an exact numpy scan over the user's vectors (top-6), alone and with the same
-embedding; writing a learning (validate, embed, insert, index, event); HNSW recall@10 against exact;
+embedding; writing a learning (validate, embed, insert, index, event); HNSW recall@10 (`ann_recall@10`: the
+ids of `retrieve_context`'s top 10 with the index that the same retrieval over an exact scan returns, on the
+first 100 questions; `_texts`: the same by text, since the synthetic corpus repeats texts);
 `first_query_ms`, the first query of a process that reopens the file (its partition and index loaded from
 disk), and `first_query_after_growth_s`, the first after the bulk insert (the index built); bytes per learning
 by table and index (dbstat) and beside the file (`<file>.ann/`: HNSW index, partition snapshot); peak RSS.
