@@ -143,6 +143,15 @@ class PartitionCache(Generic[Conn]):
         partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
         return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
 
+    def current(self, conn: Conn, scope: Scope, include_global: bool) -> bool:
+        """Whether a search of the scope would find its partitions loaded and up to date (nothing to read or
+        replay first: it runs in memory, in a millisecond or two)."""
+        keys = partition_keys(scope, include_global)
+        if any(key not in self._partitions for key in keys):
+            return False
+        stamp = self.source.stamp(conn)
+        return all(self._partitions[key].synced == stamp for key in keys)
+
     def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
         """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.
 

@@ -219,7 +219,13 @@ class SqlStore(Generic[C]):
 
     async def search(self, scope: Scope, request: SearchRequest, *, select: Select | None = None) -> list[Candidate]:
         # Ranking may trail the gathering hit counts by a few milliseconds; not waiting for them is the point.
-        return await self._run(self._search, scope, request, select, stale_ok=True)
+        include_global = request.filters.include_global
+        return await self._worker.run(
+            self._guarded(self._search, (scope, request, select)),
+            stale_ok=True,
+            # On the caller's thread when the partitions are loaded and current (see `ConnectionWorker.run`).
+            inline=lambda conn: self._partitions.current(conn, scope, include_global),
+        )
 
     def _search(self, conn: C, scope: Scope, request: SearchRequest, select: Select | None) -> list[Candidate]:
         return candidates(conn, scope, self._partitions.search(conn, scope, request), select)
