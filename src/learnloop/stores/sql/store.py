@@ -60,6 +60,9 @@ class SqlStore(Generic[C]):
 
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
     user_tables: tuple[str, ...] = ()
+    # Whether a search on current partitions may run on the caller's thread: only where telling "current" costs
+    # no round trip to a server (the check runs on the caller's thread too).
+    inline_search = False
 
     def __init__(
         self,
@@ -224,7 +227,7 @@ class SqlStore(Generic[C]):
             self._guarded(self._search, (scope, request, select)),
             stale_ok=True,
             # On the caller's thread when the partitions are loaded and current (see `ConnectionWorker.run`).
-            inline=lambda conn: self._partitions.current(conn, scope, include_global),
+            inline=(lambda conn: self._partitions.current(conn, scope, include_global)) if self.inline_search else None,
         )
 
     def _search(self, conn: C, scope: Scope, request: SearchRequest, select: Select | None) -> list[Candidate]:
