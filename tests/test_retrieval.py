@@ -9,9 +9,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from learnloop.capture.timing import TimeSpan
 from learnloop.models import Filters, Limits, Status
-from learnloop.retrieval import RetrievalConfig, rank_candidates
+from learnloop.pool_ranking import rank_pool
+from learnloop.retrieval import RetrievalConfig, Scored, rank_candidates
 from learnloop.stores.base import Candidate
+from learnloop.stores.candidate_pool import CandidatePool
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 _TIER = {Status.VERIFIED: 2, Status.CANDIDATE: 1, Status.DEPRECATED: 0}
@@ -106,6 +109,40 @@ def test_ranking_matches_the_definition(order: str, fusion: str, seed: int) -> N
     assert [(r.candidate.id, r.score, r.relevance, r.recency) for r in got] == reference(
         candidates, filters, limits, config
     )
+    assert _facts(rank_pool(CandidatePool.of(candidates), filters, limits, config, NOW)) == _facts(got)
+
+
+def _facts(ranked: list[Scored]) -> list[tuple[object, ...]]:
+    return [(r.candidate.id, r.score, r.relevance, r.recency, r.timely, r.used, r.why) for r in ranked]
+
+
+@pytest.mark.parametrize("fusion", ["linear", "rrf"])
+@pytest.mark.parametrize("seed", range(30))
+def test_ranking_on_columns_is_the_ranking_on_objects(fusion: str, seed: int) -> None:
+    """The pool's columns (what a search hands over) rank exactly as its candidates do, dates and time spans
+    included: the same ids in the same order, the same floats to the last bit."""
+    rng = random.Random(seed)
+    candidates = pool(rng, rng.choice([0, 1, 5, 74, 120]))
+    nan = float("nan")
+    for c in candidates:
+        c.said_at = rng.choice([nan, NOW.timestamp() - rng.choice([1, 40, 400]) * 86_400])
+        c.event_at = rng.choice([nan, NOW.timestamp() - rng.choice([2, 35, 300]) * 86_400])
+        c.event_until = c.event_at + 86_400
+    span = rng.choice(
+        [
+            None,
+            TimeSpan(datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 5, 1, tzinfo=UTC), "month", "in April"),
+            TimeSpan(datetime(2026, 5, 25, tzinfo=UTC), datetime(2026, 6, 8, tzinfo=UTC), "week", "this week"),
+        ]
+    )
+    config = RetrievalConfig(fusion=fusion, min_similarity=rng.choice([0.2, 0.5]))  # type: ignore[arg-type]
+    filters = Filters(
+        statuses=rng.choice([[Status.VERIFIED, Status.CANDIDATE], [Status.VERIFIED], [Status.CANDIDATE]]),
+        tags=rng.choice([None, ["kit"], ["brew"]]),
+    )
+    limits = Limits(top_k=rng.choice([1, 6, 10, 30]), min_relevance=rng.choice([0.0, 0.3]))
+    expected = rank_candidates(candidates, filters, limits, config, NOW, span)
+    assert _facts(rank_pool(CandidatePool.of(candidates), filters, limits, config, NOW, span)) == _facts(expected)
 
 
 def _candidate(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 
 import numpy as np
@@ -15,8 +16,10 @@ from .errors import ValidationError
 from .governance import status_update
 from .lifecycle import evidence_promotion
 from .models import EventAction, Filters, Learning, Limits, RetrievalResult, RetrievedItem, Scope, Status
+from .pool_ranking import rank_pool
 from .retrieval import Scored, name_floor, rank_candidates, render_memories, unnamed_dropped
 from .stores.base import AppendEvent, Candidate, EventDraft, Operation, SearchRequest, Touch, Vector
+from .stores.candidate_pool import CandidatePool
 from .terms import MAX_QUERY_CHARS, query_names, query_terms
 from .tools.context import may_add_sections, render_with_tool_sections, retrieval_sections
 
@@ -60,9 +63,12 @@ async def retrieve(
     span = resolve(query, at or now)
     ranked: list[Scored] = []
 
-    def select(candidates: list[Candidate]) -> list[Candidate]:
+    def select(candidates: Sequence[Candidate]) -> list[Candidate]:
         # Called by the store between its two reads, so whole rows are read only for what ranks.
-        ranked.extend(rank_candidates(candidates, filters, limits, engine.retrieval, now, span))
+        if isinstance(candidates, CandidatePool):
+            ranked.extend(rank_pool(candidates, filters, limits, engine.retrieval, now, span))
+        else:
+            ranked.extend(rank_candidates(candidates, filters, limits, engine.retrieval, now, span))
         return [r.candidate for r in ranked]
 
     search = engine.store.search(scope, request, select=select)

@@ -33,6 +33,7 @@ __all__ = [
     "one_line_per_pair",
     "rank_candidates",
     "render_memories",
+    "scored_in_order",
     "unnamed_dropped",
 ]
 
@@ -237,7 +238,6 @@ def rank_candidates(
     ]
     fuse = _fuser(kept_candidates, config)
     now_ts = now.timestamp()
-    half_life, recency_weight, hits_weight = config.half_life_days, config.recency_weight, config.hits_weight
     min_relevance = limits.min_relevance
     boost = 1 + config.time_boost
     # (relevance, timely, candidate) of every relevant candidate: this loop runs over the whole pool of every
@@ -249,17 +249,6 @@ def rank_candidates(
             continue
         timely = in_span(item)
         pool.append((relevance * boost if timely else relevance, timely, item))
-    used_similarity = used_floor("") if config.used_similarity is None else config.used_similarity
-
-    def score_of(relevance: float, item: Candidate) -> tuple[float, float]:
-        recency = _recency(item.updated_at, now_ts, half_life)
-        score = relevance * (1 - recency_weight * (1 - recency))
-        return score * (1 + hits_weight * math.log1p(item.hits)), recency
-
-    def scored(relevance: float, timely: bool, item: Candidate, score: float, recency: float) -> Scored:
-        used = (item.vector_similarity or 0.0) >= used_similarity or (item.text_coverage or 0.0) >= config.used_coverage
-        return Scored(item, score, relevance, recency, timely, used)
-
     if config.order == "seed004":
         # Status first, then relevance in bands, then recency, then hits (seed 004): a verified learning that
         # is relevant at all comes before candidates, and within a band the newer, then the more used, leads.
@@ -270,21 +259,45 @@ def rank_candidates(
             tier = -_STATUS_TIER[item.status]
             return (tier, -math.floor(relevance / band + 1e-9), -item.updated_at, -item.hits, item.id)
 
-        chosen = heapq.nsmallest(limits.top_k, pool, key=key)
-        return [scored(relevance, timely, item, *score_of(relevance, item)) for relevance, timely, item in chosen]
+        return scored_in_order(heapq.nsmallest(limits.top_k, pool, key=key), config, now)
     # Tuples in ranking order: best score, then the more recently updated, the more used, the older id.
     rows = [
         (-score, -item.updated_at, -item.hits, item.id, relevance, recency, timely, item)
         for relevance, timely, item in pool
-        for score, recency in (score_of(relevance, item),)
+        for score, recency in (_score_of(relevance, item, config, now_ts),)
     ]
     best = heapq.nsmallest(limits.top_k, rows)
     kept = [
-        scored(relevance, timely, item, -negated, recency)
+        _scored(relevance, timely, item, -negated, recency, config)
         for negated, _, _, _, relevance, recency, timely, item in best
     ]
     kept.sort(key=lambda r: (-_STATUS_TIER[r.candidate.status], -r.score))
     return kept
+
+
+def scored_in_order(
+    chosen: Sequence[tuple[float, bool, Candidate]], config: RetrievalConfig, now: datetime
+) -> list[Scored]:
+    """`Scored` of (relevance, timely, candidate) entries already in seed 004's order."""
+    now_ts = now.timestamp()
+    return [
+        _scored(relevance, timely, item, *_score_of(relevance, item, config, now_ts), config)
+        for relevance, timely, item in chosen
+    ]
+
+
+def _score_of(relevance: float, item: Candidate, config: RetrievalConfig, now_ts: float) -> tuple[float, float]:
+    recency = _recency(item.updated_at, now_ts, config.half_life_days)
+    score = relevance * (1 - config.recency_weight * (1 - recency))
+    return score * (1 + config.hits_weight * math.log1p(item.hits)), recency
+
+
+def _scored(
+    relevance: float, timely: bool, item: Candidate, score: float, recency: float, config: RetrievalConfig
+) -> Scored:
+    used_similarity = used_floor("") if config.used_similarity is None else config.used_similarity
+    used = (item.vector_similarity or 0.0) >= used_similarity or (item.text_coverage or 0.0) >= config.used_coverage
+    return Scored(item, score, relevance, recency, timely, used)
 
 
 def item_line(item: RetrievedItem) -> str:

@@ -208,9 +208,9 @@ async def test_a_saved_index_older_than_the_pruned_log_is_rebuilt(
     builds: list[int] = []
     build = Ann.build.__func__  # type: ignore[attr-defined]
 
-    def counted(cls: type[Ann], dim: int, ids: np.ndarray, vectors: np.ndarray) -> Ann:
+    def counted(cls: type[Ann], dim: int, ids: np.ndarray, vectors: np.ndarray, *rest: object) -> Ann:
         builds.append(len(ids))
-        return build(cls, dim, ids, vectors)  # type: ignore[no-any-return]
+        return build(cls, dim, ids, vectors, *rest)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(Ann, "build", classmethod(counted))
     store = open_store(path, clock, ann_threshold=50)

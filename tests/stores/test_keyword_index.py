@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from learnloop.stores.search.keywords import KeywordIndex
+from learnloop.stores.search.keywords import KeywordIndex, _stable_order, held_at
 
 documents = st.lists(st.dictionaries(st.integers(0, 30), st.integers(1, 4), max_size=8), min_size=1, max_size=40)
 
@@ -32,3 +33,36 @@ def test_adding_many_at_once_equals_adding_one_by_one(
     a, b = one.scores(query), many.scores(query)
     assert (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
     assert np.array_equal(one.held_weight(query), many.held_weight(query))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=documents,
+    later=documents,
+    dead=st.sets(st.integers(0, 79)),
+    query=st.lists(st.integers(0, 35), min_size=1, max_size=5),
+)
+def test_held_weight_at_the_hits_is_held_weight(
+    docs: list[dict[int, int]], later: list[dict[int, int]], dead: set[int], query: list[int]
+) -> None:
+    """What coverage reads for a search's hits (binary searches of the matched postings, frozen and recent)
+    is the whole-index held weight at those slots, bit for bit."""
+    index = KeywordIndex()
+    index.add_many(*zip(*(_arrays(doc) for doc in docs), strict=True))
+    for doc in later:
+        index.add(*_arrays(doc))
+    for slot in dead:
+        if slot < index.slots:
+            index.kill(slot)
+    slots = np.arange(index.slots + 3, dtype=np.int64)[::-1]  # any order, and past the last slot
+    every = index.held_weight(query)
+    expected = np.array([every[s] if s < every.size else 0.0 for s in slots.tolist()])
+    assert np.array_equal(held_at(index.weigh(query)[1], slots), expected)
+
+
+@pytest.mark.parametrize("vocabulary", [1, 300, 65_536, 70_000, 5_000_000])
+def test_postings_are_ordered_as_a_stable_sort_orders_them(vocabulary: int) -> None:
+    """The radix order that loads a large index is exactly a stable sort's, small or large vocabulary."""
+    terms = np.random.default_rng(vocabulary).integers(0, vocabulary, 50_000).astype(np.int32)
+    assert np.array_equal(_stable_order(terms), np.argsort(terms, kind="stable"))
+    assert len(_stable_order(terms[:0])) == 0

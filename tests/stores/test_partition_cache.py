@@ -89,8 +89,7 @@ def cache(source: MemorySource, max_vectors: int = 1000) -> PartitionCache[None]
 def found(partitions: PartitionCache[None], text: str, scope: Scope = ALICE) -> list[int]:
     """The ids a search of the scope finds: with these few rows, every live one (the vector search keeps 5)."""
     request = SearchRequest(vector=unit_vector(text, TEST_DIM), terms=text.split(), filters=Filters(), vector_k=5)
-    hits, _ = partitions.search(None, scope, request)
-    return sorted(hits)
+    return sorted(partitions.search(None, scope, request).ids.tolist())
 
 
 def test_a_partition_loads_once_and_follows_the_log() -> None:

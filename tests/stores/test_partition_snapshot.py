@@ -315,3 +315,16 @@ def test_a_snapshot_gives_back_the_arrays_it_saved(tmp_path: Path, half: bool) -
     assert np.array_equal(read.doc_tf, saved.doc_tf) and np.array_equal(read.doc_sizes, saved.doc_sizes)
     assert read.tags == saved.tags
     assert read_snapshot(path, "test:other", TEST_DIM, other_codes, other_terms) is None
+    # Restored, the partition keeps float16 vectors until something needs them all, and reads rows exactly.
+    restored = Partition(TEST_DIM, 0, 1 << 30, None, lambda seq: [])
+    restored.restore(read)
+    assert restored.vectors_pending == half
+    live = saved.columns["vectors"].astype(np.float32)
+    np.testing.assert_array_equal(restored.vector_rows(np.array([4, 0, 9])), live[[4, 0, 9]])
+    np.testing.assert_array_equal(restored.vectors, live)
+    assert not restored.vectors_pending
+    again = Partition(TEST_DIM, 0, 1 << 30, None, lambda seq: [])
+    again.restore(read_snapshot(path, "test:model", TEST_DIM, Codebook(), TermCodebook()) or read)
+    again.upsert(41, live[0], codes[0])  # a write converts them first
+    assert not again.vectors_pending and again.vectors.dtype == np.float32
+    np.testing.assert_array_equal(again.vectors[: len(live)], live)

@@ -286,7 +286,7 @@ class Candidate:
         return self._learning
 
 
-Select = Callable[[list[Candidate]], Sequence[Candidate]]
+Select = Callable[[Sequence[Candidate]], Sequence[Candidate]]
 
 
 @dataclass(frozen=True)

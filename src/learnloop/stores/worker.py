@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 __all__ = ["ConnectionWorker"]
 
@@ -43,6 +43,7 @@ class _Job(Generic[Conn]):
     # The closing job: without a connection (it never opened: the database was unreachable) there is nothing
     # to close, and opening one only to close it would fail again.
     final: bool = False
+    counted: bool = True  # a caller's job (not a wake-up): inline runs wait until every counted job is done
 
 
 class ConnectionWorker(Generic[Conn]):
@@ -62,6 +63,9 @@ class ConnectionWorker(Generic[Conn]):
         self._jobs: queue.SimpleQueue[_Job[Conn] | None] = queue.SimpleQueue()
         self._deferred: list[tuple[Any, Future[Any]]] = []
         self._lock = threading.Lock()
+        # Held while the connection is in use (a job, a flush, an idle step), on this thread or inline.
+        self._busy = threading.Lock()
+        self._pending = 0  # counted jobs submitted and not finished
         self._closed = False
         self.connection: Conn | None = None
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
@@ -74,11 +78,43 @@ class ConnectionWorker(Generic[Conn]):
         with self._lock:
             if self._closed:
                 raise RuntimeError("the store is closed")
+            self._pending += 1
             self._jobs.put(_Job(fn, future, stale_ok))
         return future
 
-    async def run(self, fn: Callable[[Conn], T], *, stale_ok: bool = False) -> T:
+    async def run(
+        self, fn: Callable[[Conn], T], *, stale_ok: bool = False, inline: Callable[[Conn], bool] | None = None
+    ) -> T:
+        """`fn`'s result, run on this worker's thread; or, for a `stale_ok` job with an `inline` test, on the
+        calling thread when every job submitted before has finished, the thread is not using the connection and
+        `inline(connection)` says the job is short (see `_run_inline`)."""
+        if inline is not None and stale_ok:
+            ran, value = self._run_inline(fn, inline)
+            if ran:
+                return cast(T, value)
         return await asyncio.wrap_future(self.submit(fn, stale_ok=stale_ok))
+
+    def _run_inline(self, fn: Callable[[Conn], T], inline: Callable[[Conn], bool]) -> tuple[bool, T | None]:
+        """Run `fn` on the calling thread if that cannot change what it sees or the order jobs take effect in:
+        nothing submitted is unfinished and the connection is free (the caller then holds it). A search on a
+        loaded, current partition takes a millisecond or two; handing it to the thread and back cost as much
+        again on an idle machine, and several times that on a loaded one, where each hand-off waits for a core.
+        Deferred bookkeeping is not flushed first, as for any `stale_ok` job."""
+        if not self._busy.acquire(blocking=False):
+            return False, None
+        try:
+            with self._lock:
+                if self._closed or self._pending or self.connection is None:
+                    return False, None
+            connection = self.connection
+            if not inline(connection):
+                return False, None
+            value = fn(connection)
+        finally:
+            self._busy.release()
+        # No wake-up for the thread's idle steps: a job that may run here read and replayed nothing, so it left
+        # nothing to index or save.
+        return True, value
 
     def defer(self, item: object) -> Future[Any]:
         """Queue a bookkeeping write (`item`, handed to the flush function with the others gathered); it
@@ -91,7 +127,7 @@ class ConnectionWorker(Generic[Conn]):
             count = len(self._deferred)
             if count == 1 or count >= _MAX_DEFERRED:
                 # Wake the thread: to start its idle timer, or (when too many gathered) to flush now.
-                self._jobs.put(_Job(lambda conn: None, Future(), stale_ok=count < _MAX_DEFERRED))
+                self._jobs.put(_Job(lambda conn: None, Future(), stale_ok=count < _MAX_DEFERRED, counted=False))
         return future
 
     @property
@@ -120,24 +156,35 @@ class ConnectionWorker(Generic[Conn]):
                 waiting = self._deferred or idle_work
                 job = self._jobs.get(timeout=_IDLE_FLUSH_SECONDS) if waiting else self._jobs.get()
             except queue.Empty:
-                self._flush()  # idle: commit what has gathered
-                idle_work = self._idle_step()
+                with self._busy:
+                    self._flush()  # idle: commit what has gathered
+                    idle_work = self._idle_step()
                 continue
             if job is None:
-                self._flush()
+                with self._busy:
+                    self._flush()
                 return
-            if not job.stale_ok:
-                self._flush()
-            if not job.future.set_running_or_notify_cancel():
-                continue
-            if job.final and self.connection is None:
-                job.future.set_result(None)
-                continue
-            try:
-                job.future.set_result(job.fn(self._connection()))
-            except BaseException as exc:  # handed to the caller, never lost in this thread
-                job.future.set_exception(exc)
+            with self._busy:
+                try:
+                    self._serve_one(job)
+                finally:
+                    if job.counted:
+                        with self._lock:
+                            self._pending -= 1
             idle_work = self._idle is not None
+
+    def _serve_one(self, job: _Job[Conn]) -> None:
+        if not job.stale_ok:
+            self._flush()
+        if not job.future.set_running_or_notify_cancel():
+            return
+        if job.final and self.connection is None:
+            job.future.set_result(None)
+            return
+        try:
+            job.future.set_result(job.fn(self._connection()))
+        except BaseException as exc:  # handed to the caller, never lost in this thread
+            job.future.set_exception(exc)
 
     def _idle_step(self) -> bool:
         if self._idle is None:

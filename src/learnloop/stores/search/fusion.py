@@ -3,34 +3,32 @@
 Both searches are filtered before top-k (per-slot codes, see `partition`); their hits are merged by id,
 each carrying its vector similarity and rank, its BM25 score and rank, and the share of the query's keyword
 weight it holds. What ranking reads of each hit comes from the partitions too, so a backend reads whole rows
-only for the candidates a retrieval keeps.
+only for the candidates a retrieval keeps. Everything is columns (`CandidatePool`): a pool of a hundred hits
+builds no object per hit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ...errors import StoreError
-from ...models import Scope, Status
+from ...models import Scope
 from ...terms import stem
+from ..candidate_pool import CandidatePool
 from ..records import Candidate, SearchRequest, Select
 from .keywords import TermCodebook
-from .partition import Partition, RankingColumns
-from .row_codes import Codebook
+from .partition import Partition, Scores, Slots
+from .row_codes import STATUS_CODES, Codebook
 
-__all__ = ["Hit", "Hits", "Ranking", "chosen_candidates", "fuse_hits", "partition_keys"]
+__all__ = ["chosen_candidates", "fuse_hits", "partition_keys"]
 
-# A learning's vector similarity and rank, keyword score and rank (None where that search missed it).
-# … and the share of the query's keyword weight (IDF) the learning holds (None: the query had no keywords).
-Hit = tuple[float | None, int | None, float | None, int | None, float | None]
-Hits = dict[int, Hit]
-# What ranking reads of a hit, from the in-memory partitions: status, hits, updated_at, tags.
-Ranking = dict[int, RankingColumns]
-
-
-_NO_HIT: Hit = (None, None, None, None, None)
+_STATUSES = {code: status for status, code in STATUS_CODES.items()}
+# Per partition column, where ranking reads it (the pool's field of the same name).
+_RANKING_COLUMNS = ("status", "hits", "updated_at", "said_at", "event_at", "event_until", "tags")
 
 
 def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
@@ -41,79 +39,126 @@ def partition_keys(scope: Scope, include_global: bool) -> list[tuple[str, str]]:
     return keys
 
 
+def _merged(found: list[tuple[int, Slots, Scores]], k: int) -> tuple[Slots, Slots, Scores]:
+    """(partition, slot, score) of the best `k` of every partition's hits, best first (ties: earlier partition
+    first, then the partition's own order)."""
+    if not found:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    if len(found) == 1:
+        which, slots, scores = found[0]
+        return np.full(len(slots), which, dtype=np.int64), slots, scores
+    parts = np.concatenate([np.full(len(slots), which, dtype=np.int64) for which, slots, _ in found])
+    slots = np.concatenate([slots for _, slots, _ in found])
+    scores = np.concatenate([scores for _, _, scores in found])
+    order = np.argsort(-scores, kind="stable")[:k]
+    return parts[order], slots[order], scores[order]
+
+
 def fuse_hits(
     partitions: Sequence[Partition],
     request: SearchRequest,
     codebook: Codebook,
     vocabulary: TermCodebook,
     dimension: int,
-) -> tuple[Hits, Ranking]:
-    """Vector and keyword hits of `partitions` (the scope's, see `partition_keys`), filtered before top-k:
-    id → ranks and scores, and what ranking reads of each hit (status, hits, updated_at, tags)."""
+) -> CandidatePool:
+    """Vector and keyword hits of `partitions` (the scope's, see `partition_keys`), filtered before top-k, with
+    their ranks and scores and what ranking reads of each (status, hits, updated_at, tags, dates): vector hits
+    in rank order, then keyword hits the vector search missed, in theirs."""
     selections = [p.select(request.filters, codebook) for p in partitions]
-    vector_hits: list[tuple[int, float]] = []
-    if request.vector is not None and request.vector_k > 0:
+    vector_found: list[tuple[int, Slots, Scores]] = []
+    query: npt.NDArray[np.float32] | None = None
+    if request.vector is not None:
         query = np.ascontiguousarray(request.vector, dtype=np.float32)
-        if query.shape != (dimension,):
-            raise StoreError(f"query vector has shape {query.shape}, expected ({dimension},)")
-        for partition, selection in zip(partitions, selections, strict=True):
-            vector_hits += partition.search(query, request.vector_k, selection)
-        vector_hits = sorted(vector_hits, key=lambda pair: -pair[1])[: request.vector_k]
-    text_hits: list[tuple[int, float]] = []
-    terms = vocabulary.known([stem(t) for t in request.terms])
-    if terms and request.text_k > 0:
-        for partition, selection in zip(partitions, selections, strict=True):
-            text_hits += partition.keyword_search(terms, request.text_k, selection)
-        text_hits = sorted(text_hits, key=lambda pair: -pair[1])[: request.text_k]
-    found: Hits = {i: (similarity, rank, None, None, None) for rank, (i, similarity) in enumerate(vector_hits, start=1)}
-    for rank, (learning_id, score) in enumerate(text_hits, start=1):
-        similarity, vector_rank, _, _, _ = found.get(learning_id, _NO_HIT)
-        found[learning_id] = (similarity, vector_rank, score, rank, None)
-    ranking: Ranking = {}
-    pending = list(found)
+        if request.vector_k > 0:
+            if query.shape != (dimension,):
+                raise StoreError(f"query vector has shape {query.shape}, expected ({dimension},)")
+            for which, (partition, selection) in enumerate(zip(partitions, selections, strict=True)):
+                slots, similarities = partition.search_slots(query, request.vector_k, selection)
+                if len(slots):
+                    vector_found.append((which, slots, similarities))
+    text_found: list[tuple[int, Slots, Scores]] = []
     query_terms = [stem(t) for t in request.terms]
-    for partition in partitions:  # a hit lives in exactly one of the scope's partitions
-        mine = [i for i in pending if i in partition.slot_of]
-        ranking.update(partition.ranking(mine))
+    terms = vocabulary.known(query_terms)
+    if terms and request.text_k > 0:
+        for which, (partition, selection) in enumerate(zip(partitions, selections, strict=True)):
+            slots, scores = partition.keyword_slots(terms, request.text_k, selection)
+            if len(slots):
+                text_found.append((which, slots, scores))
+    v_part, v_slot, v_sim = _merged(vector_found, request.vector_k)
+    t_part, t_slot, t_score = _merged(text_found, request.text_k)
+    # A hit is (partition, slot); keyword hits the vector search also found join its row.
+    position = {(p, s): i for i, (p, s) in enumerate(zip(v_part.tolist(), v_slot.tolist(), strict=True))}
+    joined = np.fromiter(
+        (position.get(key, -1) for key in zip(t_part.tolist(), t_slot.tolist(), strict=True)),
+        dtype=np.int64,
+        count=len(t_slot),
+    )
+    text_only = joined < 0
+    parts = np.concatenate((v_part, t_part[text_only]))
+    slots = np.concatenate((v_slot, t_slot[text_only]))
+    size, vectors = len(slots), len(v_slot)
+    similarity = np.full(size, np.nan)
+    similarity[:vectors] = v_sim
+    vector_rank = np.zeros(size, dtype=np.int64)
+    vector_rank[:vectors] = np.arange(1, vectors + 1)
+    text_at = np.where(text_only, vectors + np.cumsum(text_only) - 1, joined)
+    text_score = np.full(size, np.nan)
+    text_score[text_at] = t_score
+    text_rank = np.zeros(size, dtype=np.int64)
+    text_rank[text_at] = np.arange(1, len(t_slot) + 1)
+    coverage = np.full(size, np.nan)
+    columns: dict[str, npt.NDArray[Any]] = {}
+    for which, partition in enumerate(partitions):
+        mine = np.flatnonzero(parts == which)
+        if not len(mine):
+            continue
+        own = slots[mine]
+        for name in _RANKING_COLUMNS:
+            values = getattr(partition, name)
+            if name not in columns:
+                columns[name] = np.empty(size, dtype=values.dtype)
+            columns[name][mine] = values[own]
         # Absolute evidence for every hit, whichever search found it: its cosine with the query and the share
         # of the query's keyword weight it holds. Relevance thresholds need both (a BM25 score or a rank
         # moves with the size of the partition; these do not).
-        unscored = [i for i in mine if found[i][0] is None]  # keyword hits the vector search did not return
-        similarities = partition.similarities(unscored, request.vector) if request.vector is not None else {}
-        coverage = partition.coverage(mine, vocabulary.known(query_terms), len(set(query_terms))) if query_terms else {}
-        for i in mine:
-            known, vector_rank, text_score, text_rank, _ = found[i]
-            found[i] = (
-                similarities.get(i, known) if known is None else known,
-                vector_rank,
-                text_score,
-                text_rank,
-                coverage.get(i),
-            )
-        pending = [i for i in pending if i not in ranking]
-        if not pending:
-            break
-    return found, ranking
+        unscored = mine[mine >= vectors]  # keyword hits the vector search did not return
+        if query is not None and len(unscored):
+            similarity[unscored] = partition.vector_rows(slots[unscored]) @ query
+        if query_terms:
+            shares = partition.coverage(own, terms, len(set(query_terms)))
+            if shares is not None:
+                coverage[mine] = shares
+
+    def column(name: str) -> npt.NDArray[Any]:
+        found = columns.get(name)
+        return np.empty(0, dtype=object if name == "tags" else np.float64) if found is None else found
+
+    return CandidatePool(
+        ids=_ids(partitions, parts, slots),
+        similarity=similarity,
+        vector_rank=vector_rank,
+        text_score=text_score,
+        text_rank=text_rank,
+        coverage=coverage,
+        status=column("status"),
+        statuses=_STATUSES,
+        hits=column("hits"),
+        updated_at=column("updated_at"),
+        said_at=column("said_at"),
+        event_at=column("event_at"),
+        event_until=column("event_until"),
+        tags=column("tags"),
+    )
 
 
-def chosen_candidates(found: Hits, ranking: Ranking, select: Select | None) -> list[Candidate]:
+def _ids(partitions: Sequence[Partition], parts: Slots, slots: Slots) -> npt.NDArray[np.int64]:
+    ids = np.zeros(len(slots), dtype=np.int64)
+    for which, partition in enumerate(partitions):
+        mine = parts == which
+        ids[mine] = partition.ids[slots[mine]]
+    return ids
+
+
+def chosen_candidates(pool: CandidatePool, select: Select | None) -> list[Candidate]:
     """The hits as candidates without their rows: all of them, or (with `select`) those it keeps, in its order."""
-    pool = [_candidate(learning_id, *columns, found) for learning_id in found if (columns := ranking.get(learning_id))]
-    return pool if select is None else list(select(pool))
-
-
-def _candidate(
-    learning_id: int,
-    status: Status,
-    hits: int,
-    updated_at: float,
-    tags: list[str],
-    said_at: float,
-    event_at: float,
-    event_until: float,
-    found: Hits,
-) -> Candidate:
-    # Positional, in `Candidate` field order: this runs for every hit of every query.
-    candidate = Candidate(learning_id, status, hits, updated_at, tags, *found[learning_id])
-    candidate.said_at, candidate.event_at, candidate.event_until = said_at, event_at, event_until
-    return candidate
+    return list(pool) if select is None else list(select(pool))

@@ -15,13 +15,17 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["KeywordIndex", "TermCodebook"]
+__all__ = ["KeywordIndex", "Matched", "TermCodebook", "held_at"]
 
 _K1 = 1.2
 _B = 0.75
 _DELTA_REBUILD = 2_000
+# Query terms whose weights a keyword index keeps between changes (see `KeywordIndex._term_weights`).
+_WEIGHTS_KEPT = 512
 
 IntArray = npt.NDArray[np.int32]
+# A query's matched terms: each one's postings (slots, ascending) and IDF.
+Matched = list[tuple[IntArray, float]]
 
 
 class TermCodebook:
@@ -83,6 +87,14 @@ class KeywordIndex:
         self.delta: dict[int, tuple[list[int], list[int]]] = {}
         # See `_normalisation` (None: to recompute).
         self._length_norm: npt.NDArray[np.float32] | None = None
+        # Per query term, its postings' slots, their BM25 contributions and its IDF, as of the last change:
+        # queries repeat terms, and the arithmetic on a common term's postings is most of a keyword search.
+        self._weights: dict[int, tuple[IntArray, npt.NDArray[np.float32], float]] = {}
+
+    def _changed(self) -> None:
+        """Documents came or went: lengths, frequencies and so every cached weight are stale."""
+        self._length_norm = None
+        self._weights = {}
 
     @property
     def based(self) -> int:
@@ -107,7 +119,7 @@ class KeywordIndex:
             self.doc_len = np.resize(self.doc_len, size)
             self.alive = np.resize(self.alive, size)
         self.doc_len[slot] = length
-        self._length_norm = None
+        self._changed()
         self.alive[slot] = True
         self.live_docs += 1
         self.total_len += length
@@ -140,7 +152,7 @@ class KeywordIndex:
             self.alive = np.resize(self.alive, size)
         self.doc_len[first:end] = lengths
         self.alive[first:end] = True
-        self._length_norm = None
+        self._changed()
         self.live_docs += count
         self.total_len += int(lengths.sum())
         if flat_tf.size:
@@ -162,7 +174,7 @@ class KeywordIndex:
         lengths = np.bincount(owner, weights=tf, minlength=count).astype(np.int64)
         self.doc_len = lengths.astype(np.float32)
         self.alive = np.ones(count, dtype=bool)
-        self._length_norm = None
+        self._changed()
         self.live_docs = count
         self.total_len = int(lengths.sum())
         frequency = np.bincount(terms) if terms.size else np.zeros(0, dtype=np.int64)
@@ -185,7 +197,7 @@ class KeywordIndex:
         self.alive[slot] = False
         self.live_docs -= 1
         self.total_len -= int(self.doc_len[slot])
-        self._length_norm = None
+        self._changed()
         for term in self.terms_of(slot).tolist():
             self.df[term] -= 1
 
@@ -210,7 +222,7 @@ class KeywordIndex:
     def _freeze_flat(self, terms: IntArray, tf: IntArray, slots: IntArray) -> None:
         """`freeze` from every slot's (term, frequency) entries, flat, with the slot of each."""
         tfs = tf.astype(np.float32)
-        order = np.argsort(terms, kind="stable")
+        order = _stable_order(terms)
         terms, self.post_slots, self.post_tf = terms[order], slots[order], tfs[order]
         boundaries = np.flatnonzero(np.diff(terms)) + 1
         starts = np.concatenate(([0], boundaries)).astype(np.int64)
@@ -226,7 +238,7 @@ class KeywordIndex:
         self.base_terms, self.base_tf = terms, tf
         self.base_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         self.doc_len = self.doc_len[keep].copy()
-        self._length_norm = None
+        self._changed()
         self.alive = np.ones(len(keep), dtype=bool)
         self.freeze()
 
@@ -277,22 +289,59 @@ class KeywordIndex:
         """BM25 of every slot for the query (zero where no term matches), or None when nothing matches."""
         return self.weigh(query_terms)[0]
 
-    def weigh(self, query_terms: Sequence[int]) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float64]]:
-        """`scores` and `held_weight` in one pass over the query terms' postings (retrieval needs both)."""
-        held = np.zeros(self.slots, dtype=np.float64)
+    def weigh(self, query_terms: Sequence[int]) -> tuple[npt.NDArray[np.float32] | None, Matched]:
+        """`scores`, and the postings and IDF of each distinct query term some live document holds (in the order
+        the scores added them; see `held_at`)."""
         if self.live_docs == 0:
-            return None, held
+            return None, []
         scores: npt.NDArray[np.float32] | None = None
+        matched: Matched = []
         for term in set(query_terms):
-            df = self.df.get(term, 0)
-            if df <= 0:
+            weights = self._term_weights(term)
+            if weights is None:
                 continue
-            idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
-            slots, tf = self.postings(term)
-            norm = tf + self._normalisation()[slots]
+            slots, contributions, idf = weights
             if scores is None:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.
-            scores[slots] += (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False)
-            held[slots] += idf
-        return scores, held
+            scores[slots] += contributions
+            matched.append((slots, idf))
+        return scores, matched
+
+    def _term_weights(self, term: int) -> tuple[IntArray, npt.NDArray[np.float32], float] | None:
+        """A term's postings with each one's BM25 contribution, and its IDF (None: no live document holds it)."""
+        found = self._weights.get(term)
+        if found is not None:
+            return found
+        df = self.df.get(term, 0)
+        if df <= 0:
+            return None
+        idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
+        slots, tf = self.postings(term)
+        norm = tf + self._normalisation()[slots]
+        if len(self._weights) >= _WEIGHTS_KEPT:
+            self._weights = {}
+        found = self._weights[term] = (slots, (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False), idf)
+        return found
+
+
+def _stable_order(terms: IntArray) -> npt.NDArray[np.intp]:
+    """`np.argsort(terms, kind="stable")`, by radix: numpy sorts 16-bit keys in linear time, so a vocabulary
+    under 65,536 terms takes one pass and a larger one two (low half, then high half). A 100k-learning partition
+    holds over a million postings: this is most of what loading its keyword index costs."""
+    if terms.size == 0 or int(terms.max()) < 1 << 16:
+        return np.argsort(terms.astype(np.uint16), kind="stable")
+    low = np.argsort((terms & 0xFFFF).astype(np.uint16), kind="stable")
+    return low[np.argsort((terms[low] >> 16).astype(np.uint16), kind="stable")]
+
+
+def held_at(matched: Matched, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """`KeywordIndex.held_weight` at `slots` only, from a query's matched postings (`weigh`): a binary search of
+    each term's postings for the few hits rather than a pass over every slot. The same IDFs are added in the
+    same order, so the sums are the same to the bit."""
+    held = np.zeros(len(slots), dtype=np.float64)
+    for postings, idf in matched:
+        at = np.minimum(np.searchsorted(postings, slots), max(len(postings) - 1, 0))
+        if len(postings):
+            held[postings[at] == slots] += idf
+    return held

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ...models import Filters, Status
-from .ann import Ann
-from .keywords import KeywordIndex
+from ...models import Filters
+from .ann import Ann, EfSchedule, ef_schedule
+from .keywords import KeywordIndex, Matched, held_at
 from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .snapshot import PartitionArrays
 
@@ -52,12 +52,14 @@ _COLUMNS = (
     "event_at",
     "event_until",
 )
-_STATUSES = {code: status for status, code in STATUS_CODES.items()}
 
 Mask = npt.NDArray[np.bool_]
-# What ranking reads of a row: status, hits, updated_at, tags, said_at, event_at, event_until (NaN: none).
-RankingColumns = tuple[Status, int, float, list[str], float, float, float]
 Vectors = npt.NDArray[np.float32]
+Scores = npt.NDArray[np.float32]
+Slots = npt.NDArray[np.int64]
+Ids = npt.NDArray[np.int64]
+_NO_SLOTS: Slots = np.zeros(0, dtype=np.int64)
+_NO_SCORES: Scores = np.zeros(0, dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -78,15 +80,19 @@ class Partition:
         ann_threshold: int,
         ann_path: Path | None,
         changes_since: Callable[[int], list[int] | None],
+        ef: EfSchedule | None = None,
     ) -> None:
         self.dim = dim
         self.watermark = watermark
         self.ann_threshold = ann_threshold
+        self.ef = ef_schedule("") if ef is None else ef  # the index's search breadth by size
         self.ann_path = ann_path
         self.changes_since = changes_since
         self.size = 0  # slots in use, dead ones included
         self.ids = np.zeros(0, dtype=np.int64)
-        self.vectors = np.zeros((0, dim), dtype=np.float32)
+        self._vectors = np.zeros((0, dim), dtype=np.float32)
+        # A snapshot's float16 vectors, until something needs them all as float32 (see `vectors`).
+        self._half: npt.NDArray[np.float16] | None = None
         self.alive = np.zeros(0, dtype=bool)
         self.status = np.zeros(0, dtype=np.int8)
         self.category = np.zeros(0, dtype=np.int32)
@@ -116,7 +122,32 @@ class Partition:
         # Changes of any kind (hit counts too) since the saved snapshot, if any (see `snapshot`); None: never saved.
         self.unsaved: int | None = None
         # The last keyword search's query terms and rows (version), and the weight each slot holds of them.
-        self._weighed: tuple[tuple[tuple[int, ...], int], npt.NDArray[np.float64]] | None = None
+        self._weighed: tuple[tuple[tuple[int, ...], int], Matched] | None = None
+
+    @property
+    def vectors(self) -> Vectors:
+        """Every slot's vector, float32. A partition restored from a float16 snapshot converts them on first use
+        (numpy converts float16 in software: about half a second at 100k rows), which a search through the
+        HNSW index never needs: it reads the few rows it scores exactly through `vector_rows`."""
+        if self._half is not None:
+            self._vectors, self._half = self._half.astype(np.float32), None
+        return self._vectors
+
+    @vectors.setter
+    def vectors(self, value: Vectors) -> None:
+        self._vectors, self._half = value, None
+
+    @property
+    def vectors_pending(self) -> bool:
+        """Restored vectors not yet converted to float32 (an idle step converts them)."""
+        return self._half is not None
+
+    def vector_rows(self, slots: npt.NDArray[np.int64] | list[int]) -> Vectors:
+        """The float32 vectors of `slots`, without converting every row of a restored partition."""
+        if self._half is not None:
+            rows: Vectors = self._half[slots].astype(np.float32)
+            return rows
+        return self._vectors[slots]
 
     @property
     def n(self) -> int:
@@ -172,7 +203,11 @@ class Partition:
         return PartitionArrays(
             watermark=self.watermark,
             forget_epoch=forget_epoch,
-            columns={name: getattr(self, name)[keep] for name in _COLUMNS if name not in skipped},
+            columns={
+                name: (self._half if name == "vectors" and self._half is not None else getattr(self, name))[keep]
+                for name in _COLUMNS
+                if name not in skipped
+            },
             tags=[tuple(tags) for tags in self.tags[keep].tolist()],
             doc_terms=terms,
             doc_tf=tf,
@@ -185,6 +220,8 @@ class Partition:
         # The arrays as they come (no copy into zeroed columns): `_reserve` grows them on the next write.
         for name, column in arrays.columns.items():
             setattr(self, name, column)
+        if arrays.columns["vectors"].dtype == np.float16:
+            self._half = arrays.columns["vectors"]
         self.alive = np.ones(n, dtype=bool)
         self.tags = np.empty(n, dtype=object)
         for slot, tags in enumerate(arrays.tags):
@@ -200,7 +237,7 @@ class Partition:
         self._note_change()
         old = self.slot_of.get(learning_id)
         # A status or category change keeps the vector, and the index needs no costly re-insert for it.
-        moved = old is None or not np.array_equal(self.vectors[old], vector)
+        moved = old is None or not np.array_equal(self.vector_rows([old])[0], vector)
         self._kill(learning_id)
         self.bulk_load([learning_id], vector.reshape(1, -1), [codes])
         if self.ann is not None and moved:
@@ -221,62 +258,30 @@ class Partition:
         if self.unsaved is not None:
             self.unsaved += 1
 
-    def ranking(self, learning_ids: Sequence[int]) -> dict[int, RankingColumns]:
-        """(status, hits, updated_at, tags, said_at, event_at, event_until) of those of `learning_ids` that live
-        here, as ranking reads them."""
-        found = [(i, slot) for i in learning_ids if (slot := self.slot_of.get(i)) is not None]
-        if not found:
-            return {}
-        slots = [slot for _, slot in found]
-        # Whole columns at once: per-element numpy reads cost more than the rest of ranking.
-        columns = zip(
-            self.status[slots].tolist(),
-            self.hits[slots].tolist(),
-            self.updated_at[slots].tolist(),
-            self.said_at[slots].tolist(),
-            self.event_at[slots].tolist(),
-            self.event_until[slots].tolist(),
-            strict=True,
-        )
-        return {
-            learning_id: (_STATUSES[status], hits, updated_at, list(self.tags[slot]), said, start, end)
-            for (learning_id, slot), (status, hits, updated_at, said, start, end) in zip(found, columns, strict=True)
-        }
-
-    def similarities(self, learning_ids: Sequence[int], vector: Vectors | None) -> dict[int, float]:
-        """Exact cosine similarity of each of `learning_ids` living here with `vector`."""
-        found = [(i, slot) for i in learning_ids if (slot := self.slot_of.get(i)) is not None]
-        if not found or vector is None:
-            return {}
-        query = np.ascontiguousarray(vector, dtype=np.float32)
-        scores = self.vectors[[slot for _, slot in found]] @ query
-        return dict(zip((i for i, _ in found), scores.tolist(), strict=True))
-
-    def coverage(self, learning_ids: Sequence[int], terms: Sequence[int], asked: int) -> dict[int, float]:
-        """The share of the query's keyword weight each learning holds: the IDF of the query's terms it contains
+    def coverage(self, slots: Slots, terms: Sequence[int], asked: int) -> npt.NDArray[np.float64] | None:
+        """The share of the query's keyword weight each of `slots` holds: the IDF of the query's terms it contains
         over the IDF of all of them (`asked` terms, of which `terms` are known to the store; an unknown term
         weighs as much as the rarest possible one). Unlike a BM25 score, it does not move with the partition's
-        size: "which yeast?" matched on "use" alone holds a small share however many learnings there are."""
-        found = [(i, slot) for i in learning_ids if (slot := self.slot_of.get(i)) is not None]
-        if not found or asked == 0:
-            return {}
+        size: "which yeast?" matched on "use" alone holds a small share however many learnings there are.
+        None when the query weighs nothing."""
+        if asked == 0:
+            return None
         weights = self.keywords.idf_weights(terms)
         unknown = (asked - len(set(terms))) * self.keywords.max_idf()
         total = sum(weights.values()) + unknown
         if total <= 0:
-            return {}
-        held = self._held_weight(terms)
-        slots = np.fromiter((slot for _, slot in found), dtype=np.int64, count=len(found))
-        inside = slots < held.size  # a slot the keyword index has not reached holds no term yet
-        shares = np.zeros(len(found), dtype=np.float64)
-        shares[inside] = held[slots[inside]] / total
-        return dict(zip((i for i, _ in found), shares.tolist(), strict=True))
+            return None
+        return self._held_at(terms, slots) / total
 
-    def _held_weight(self, terms: Sequence[int]) -> npt.NDArray[np.float64]:
-        """`KeywordIndex.held_weight`, as the keyword search of the same query and rows computed it."""
+    def _held_at(self, terms: Sequence[int], slots: Slots) -> npt.NDArray[np.float64]:
+        """`KeywordIndex.held_weight` at `slots`, from the keyword search of the same query and rows if it ran."""
         if self._weighed is not None and self._weighed[0] == (tuple(terms), self.version):
-            return self._weighed[1]
-        return self.keywords.held_weight(terms)
+            return held_at(self._weighed[1], slots)
+        every = self.keywords.held_weight(terms)
+        inside = slots < every.size  # a slot the keyword index has not reached holds no term yet
+        held = np.zeros(len(slots), dtype=np.float64)
+        held[inside] = every[slots[inside]]
+        return held
 
     def remove(self, learning_id: int) -> None:
         self._note_change()
@@ -293,7 +298,7 @@ class Partition:
             return False
         ids = list(itertools.islice(self.unindexed, limit))
         if ids:
-            self.ann.upsert(np.array(ids, dtype=np.int64), self.vectors[[self.slot_of[i] for i in ids]])
+            self.ann.upsert(np.array(ids, dtype=np.int64), self.vector_rows([self.slot_of[i] for i in ids]))
             self.ann_dirty = True
             for learning_id in ids:
                 del self.unindexed[learning_id]
@@ -335,7 +340,7 @@ class Partition:
         if self.ann_path is not None and self._load_ann():
             return
         live = np.flatnonzero(self.alive[: self.size])
-        self.ann = Ann.build(self.dim, self.ids[live], self.vectors[live])
+        self.ann = Ann.build(self.dim, self.ids[live], self.vectors[live], self.ef)
         self.ann_dirty = True
         self.unindexed.clear()
         self.save_ann()
@@ -351,7 +356,7 @@ class Partition:
             changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
             if changed is None:
                 return False  # saved by a newer writer, or the change log no longer covers the gap
-            ann = Ann.load(self.ann_path, self.dim, 2 * self.n + 1024, meta.get("deleted", []))
+            ann = Ann.load(self.ann_path, self.dim, 2 * self.n + 1024, meta.get("deleted", []), self.ef)
         except (OSError, ValueError, KeyError, RuntimeError):
             return False
         for learning_id in set(changed):  # replay what happened since the file was written
@@ -359,7 +364,7 @@ class Partition:
             if slot is None:
                 ann.remove(learning_id)
             else:
-                ann.upsert(np.array([learning_id], dtype=np.int64), self.vectors[slot : slot + 1])
+                ann.upsert(np.array([learning_id], dtype=np.int64), self.vector_rows([slot]))
         if ann.live != self.n:
             return False
         self.ann = ann
@@ -428,57 +433,66 @@ class Partition:
 
     def search(self, vector: Vectors, k: int, selection: Selection) -> list[tuple[int, float]]:
         """(learning id, cosine similarity) of the nearest live rows passing `selection`, best first."""
+        slots, similarities = self.search_slots(vector, k, selection)
+        return list(zip(self.ids[slots].tolist(), similarities.tolist(), strict=True))
+
+    def search_slots(self, vector: Vectors, k: int, selection: Selection) -> tuple[Slots, Scores]:
+        """Slots and cosine similarities of the nearest live rows passing `selection`, best first."""
         if self.n == 0 or k <= 0:
-            return []
+            return _NO_SLOTS, _NO_SCORES
         self.ensure_ann()
         if self.ann is not None and selection.count / self.size > 0.25:
             everything = selection.count == self.n  # every live row passes, and the index holds only live rows
             wanted = k if everything else k * 2  # room for the rows the filters drop
-            found = self.ann.query(vector, wanted)
+            labels, similarities = self.ann.query_arrays(vector, wanted)
             if self.unindexed:
-                found = self._with_unindexed(found, vector, wanted)
-            if everything:
-                kept = [(i, s) for i, s in found if i in self.slot_of]
-            else:
-                mask = selection.mask
-                kept = [(i, s) for i, s in found if (slot := self.slot_of.get(i)) is not None and mask[slot]]
-            if len(kept) >= min(k, selection.count):
-                return kept[:k]
+                labels, similarities = self._with_unindexed(labels, similarities, vector, wanted)
+            slot_of = self.slot_of
+            slots = np.fromiter((slot_of.get(i, -1) for i in labels.tolist()), dtype=np.int64, count=len(labels))
+            keep = slots >= 0
+            if not everything:
+                keep[keep] = selection.mask[slots[keep]]
+            if int(np.count_nonzero(keep)) >= min(k, selection.count):
+                return slots[keep][:k], similarities[keep][:k]
         return self._top(self.vectors[: self.size] @ vector, k, selection.mask, positive_only=False)
 
-    def _with_unindexed(self, found: list[tuple[int, float]], vector: Vectors, k: int) -> list[tuple[int, float]]:
+    def _with_unindexed(self, labels: Ids, similarities: Scores, vector: Vectors, k: int) -> tuple[Ids, Scores]:
         """ANN hits with the unindexed rows scored exactly (their index entries, if any, are stale), best first."""
-        ids = np.fromiter(self.unindexed, dtype=np.int64, count=len(self.unindexed))
-        scores = self.vectors[[self.slot_of[i] for i in ids.tolist()]] @ vector
+        pending = np.fromiter(self.unindexed, dtype=np.int64, count=len(self.unindexed))
+        ids, scores = pending, self.vector_rows([self.slot_of[i] for i in pending.tolist()]) @ vector
         if len(ids) > k:
             best = np.argpartition(-scores, k - 1)[:k]
             ids, scores = ids[best], scores[best]
-        merged = [(i, s) for i, s in found if i not in self.unindexed]
-        merged += zip(ids.tolist(), scores.tolist(), strict=True)
-        merged.sort(key=lambda pair: -pair[1])
-        return merged
+        indexed = ~np.isin(labels, pending)
+        merged_ids = np.concatenate((labels[indexed], ids))
+        merged = np.concatenate((similarities[indexed], scores.astype(np.float32, copy=False)))
+        order = np.argsort(-merged, kind="stable")
+        return merged_ids[order], merged[order]
 
     def keyword_search(self, terms: Sequence[int], k: int, selection: Selection) -> list[tuple[int, float]]:
         """(learning id, BM25 score) of the best keyword matches passing `selection`, best first."""
-        scores, held = self.keywords.weigh(terms)
-        self._weighed = ((tuple(terms), self.version), held)  # what `coverage` of the same query reads
+        slots, scores = self.keyword_slots(terms, k, selection)
+        return list(zip(self.ids[slots].tolist(), scores.tolist(), strict=True))
+
+    def keyword_slots(self, terms: Sequence[int], k: int, selection: Selection) -> tuple[Slots, Scores]:
+        """Slots and BM25 scores of the best keyword matches passing `selection`, best first."""
+        scores, matched = self.keywords.weigh(terms)
+        self._weighed = ((tuple(terms), self.version), matched)  # what `coverage` of the same query reads
         if scores is None:
-            return []
+            return _NO_SLOTS, _NO_SCORES
         return self._top(scores[: self.size], k, selection.mask, positive_only=True)
 
-    def _top(
-        self, scores: npt.NDArray[np.float32], k: int, mask: Mask, *, positive_only: bool
-    ) -> list[tuple[int, float]]:
+    def _top(self, scores: Scores, k: int, mask: Mask, *, positive_only: bool) -> tuple[Slots, Scores]:
         keep = mask & (scores > 0) if positive_only else mask
         slots = np.flatnonzero(keep)
         if slots.size == 0:
-            return []
+            return _NO_SLOTS, _NO_SCORES
         values = scores[slots]
         if slots.size > k:
             best = np.argpartition(-values, k - 1)[:k]
             slots, values = slots[best], values[best]
         order = np.argsort(-values, kind="stable")
-        return list(zip(self.ids[slots[order]].tolist(), values[order].tolist(), strict=True))
+        return slots[order], values[order]
 
     def near_simhash(self, simhash: int, max_distance: int, selection: Selection) -> list[tuple[int, int]]:
         if self.n == 0:

@@ -25,9 +25,11 @@ import numpy as np
 
 from ...models import Filters, Learning, Scope, Status
 from ...terms import index_terms
+from ..candidate_pool import CandidatePool
 from ..records import SearchRequest, Vector
+from .ann import ef_schedule
 from .embeddings import embedding_vector, embedding_vectors
-from .fusion import Hits, Ranking, fuse_hits, partition_keys
+from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
 from .row_codes import STATUS_CODES, Codebook, RowCodes
@@ -135,11 +137,20 @@ class PartitionCache(Generic[Conn]):
 
     # -- queries -------------------------------------------------------------------------------------
 
-    def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> tuple[Hits, Ranking]:
-        """Vector and keyword hits of the scope's partitions, filtered before top-k: id → ranks and scores,
-        and what ranking reads of each hit (status, hits, updated_at, tags), as of this search."""
+    def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> CandidatePool:
+        """Vector and keyword hits of the scope's partitions, filtered before top-k, with their ranks and scores
+        and what ranking reads of each hit (status, hits, updated_at, tags, dates), as of this search."""
         partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
         return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
+
+    def current(self, conn: Conn, scope: Scope, include_global: bool) -> bool:
+        """Whether a search of the scope would find its partitions loaded and up to date (nothing to read or
+        replay first: it runs in memory, in a millisecond or two)."""
+        keys = partition_keys(scope, include_global)
+        if any(key not in self._partitions for key in keys):
+            return False
+        stamp = self.source.stamp(conn)
+        return all(self._partitions[key].synced == stamp for key in keys)
 
     def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
         """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.
@@ -213,9 +224,23 @@ class PartitionCache(Generic[Conn]):
         return partition
 
     def housekeeping(self, conn: Conn) -> bool:
-        """One idle step: the backend's maintenance passes when one is due (rarely), else index new vectors,
-        else save one partition's snapshot that is missing or far behind; True while more remains."""
-        return any(step(conn) for step in self.passes) or self.index_pending() or self._save_one_snapshot()
+        """One idle step: the backend's maintenance passes when one is due (rarely), else index new vectors, else
+        convert a restored partition's vectors, else save one partition's snapshot that is missing or far behind;
+        True while more remains."""
+        return (
+            any(step(conn) for step in self.passes)
+            or self.index_pending()
+            or self._convert_one()
+            or self._save_one_snapshot()
+        )
+
+    def _convert_one(self) -> bool:
+        """Convert one restored partition's float16 vectors, so a later write or exact scan does not wait for it."""
+        for partition in self._partitions.values():
+            if partition.vectors_pending:
+                partition.vectors  # noqa: B018 (the conversion is the point)
+                return True
+        return False
 
     def _save_one_snapshot(self) -> bool:
         for key, partition in self._partitions.items():
@@ -334,6 +359,7 @@ class PartitionCache(Generic[Conn]):
             self.ann_threshold,
             self._ann_path(key),
             functools.partial(self._changes_since, conn, key),
+            ef_schedule(self.embedding_model),
         )
 
     def _load(self, conn: Conn, key: PartitionKey, watermark: int, rows: list[Sequence[Any]]) -> Partition:

@@ -46,7 +46,8 @@ class PartitionArrays:
 
     watermark: int  # the change-log seq the rows reflect
     forget_epoch: int
-    columns: dict[str, npt.NDArray[Any]]  # _PLAIN and _CODED columns, and "vectors" (float32)
+    # _PLAIN and _CODED columns, and "vectors" (float32, or float16 as a snapshot holds them: exact then)
+    columns: dict[str, npt.NDArray[Any]]
     tags: list[tuple[str, ...]]
     # The keyword terms of every row, flat: row i holds the next doc_sizes[i] term ids (the loading process's
     # own) and their frequencies.
@@ -106,8 +107,10 @@ def write_snapshot(
     os.replace(tmp, path)
 
 
-def _compact(vectors: npt.NDArray[np.float32]) -> npt.NDArray[Any]:
+def _compact(vectors: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """float16 when that loses nothing (embeddings stored as float16 come back bit for bit): half the file."""
+    if vectors.dtype == np.float16:
+        return vectors  # a restored partition's, never converted
     half = vectors.astype(np.float16)
     return half if np.array_equal(half.astype(np.float32), vectors) else vectors
 
@@ -141,18 +144,16 @@ def _parse(
             return None  # truncated
         array = np.frombuffer(data, dtype=dtype, count=count, offset=start + offset).reshape(shape)
         checksum = zlib.crc32(array.data, checksum)
-        if name == "vectors" and array.dtype == np.float32:
-            # Mapped read-only, not copied: the largest array by far, and a partition copies its columns
-            # before it writes to them (on the next new row).
-            raw[name] = np.memmap(path, np.float32, "r", start + offset, tuple(shape))
-        elif name == "vectors":
-            raw[name] = array.astype(np.float32)  # float16 (see `_compact`) to what searches multiply
+        if name == "vectors":
+            # Mapped read-only, not copied: the largest array by far, and a partition copies its columns before
+            # it writes to them (on the next new row); float16 ones (see `_compact`) it converts when it must.
+            raw[name] = np.memmap(path, array.dtype, "r", start + offset, tuple(shape))
         else:
             raw[name] = array.copy()  # off the map, which closes on return
     if checksum != header["crc32"] or raw["vectors"].shape != (n, dimension):
         return None
     columns = {name: raw[name] for name in _PLAIN}
-    columns["vectors"] = raw["vectors"].astype(np.float32, copy=False)
+    columns["vectors"] = raw["vectors"]
     own_codes = np.array([codebook.code(name) for name in header["codes"]] + [-1], dtype=np.int32)
     for name in _CODED:
         columns[name] = own_codes[raw[name]]  # -1 (no value) picks the appended -1

@@ -6,7 +6,8 @@ import functools
 
 from ...models import Scope
 from ..base import Candidate, Select
-from ..search.fusion import Hits, Ranking, chosen_candidates
+from ..candidate_pool import CandidatePool
+from ..search.fusion import chosen_candidates
 from . import review
 from .dialect import Connection
 from .rows import LEARNING_COLUMNS, learning_from_row
@@ -15,10 +16,10 @@ from .writes import visible_clause
 __all__ = ["candidates"]
 
 
-def candidates(conn: Connection, scope: Scope, found: Hits, ranking: Ranking, select: Select | None) -> list[Candidate]:
-    """The visible rows behind `found` as candidates, built from what the partitions hold (`ranking`): all of
+def candidates(conn: Connection, scope: Scope, pool: CandidatePool, select: Select | None) -> list[Candidate]:
+    """The visible rows behind the hits of `pool` (built from what the partitions hold) as candidates: all of
     them, or (with `select`) only those `select` keeps, in its order, so whole rows are read for those only."""
-    chosen = chosen_candidates(found, ranking, select)
+    chosen = chosen_candidates(pool, select)
     if not chosen:
         return []
     clause, params = visible_clause(scope, by_id=True)

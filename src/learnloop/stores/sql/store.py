@@ -60,6 +60,9 @@ class SqlStore(Generic[C]):
 
     # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
     user_tables: tuple[str, ...] = ()
+    # Whether a search on current partitions may run on the caller's thread: only where telling "current" costs
+    # no round trip to a server (the check runs on the caller's thread too).
+    inline_search = False
 
     def __init__(
         self,
@@ -219,11 +222,16 @@ class SqlStore(Generic[C]):
 
     async def search(self, scope: Scope, request: SearchRequest, *, select: Select | None = None) -> list[Candidate]:
         # Ranking may trail the gathering hit counts by a few milliseconds; not waiting for them is the point.
-        return await self._run(self._search, scope, request, select, stale_ok=True)
+        include_global = request.filters.include_global
+        return await self._worker.run(
+            self._guarded(self._search, (scope, request, select)),
+            stale_ok=True,
+            # On the caller's thread when the partitions are loaded and current (see `ConnectionWorker.run`).
+            inline=(lambda conn: self._partitions.current(conn, scope, include_global)) if self.inline_search else None,
+        )
 
     def _search(self, conn: C, scope: Scope, request: SearchRequest, select: Select | None) -> list[Candidate]:
-        found, ranking = self._partitions.search(conn, scope, request)
-        return candidates(conn, scope, found, ranking, select)
+        return candidates(conn, scope, self._partitions.search(conn, scope, request), select)
 
     async def near_duplicates(
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True

@@ -71,6 +71,9 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
             thread_name="learnloop-sqlite",
         )
 
+    # A search on current partitions runs on the caller's thread: "current" is a PRAGMA on the open file.
+    inline_search = True
+
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
 
