@@ -4,8 +4,10 @@
     python bench/train_gate_model.py                  # train, calibrate, report, write the weights
     python bench/train_gate_model.py --report-only    # the shipped weights on the same sets
 
-Positives: the poisoning texts of `bench/data/gate/learned/train.jsonl`, of `bench/data/gate/tuning.jsonl` and of
-`tests/capture/corpora/injections.txt`. Negatives: the benign texts and look-alikes of the same files, the
+Positives: the poisoning texts of `bench/data/gate/learned/train.jsonl`, of `bench/data/gate/tuning.jsonl`, of
+`tests/capture/corpora/injections.txt` and the hand-written attacks of `bench/data/gate/train_prose.jsonl` (14
+languages, no trigger words). That file's benign look-alikes (a user's own standing rules, policies, notes about
+attacks) are not trained on: they join the benign sets that set the threshold. Negatives: the benign texts and look-alikes of the same files, the
 secrets and personal data of `tuning.jsonl` (not poisoning: other rules refuse them), `benign.txt`, and real
 learnings and user messages from the dedupe, feedback and observer corpora (the follow-up corpora: 5,000
 conversational messages, without which warm advice — "make sure you take care of yourself" — read as planted
@@ -51,6 +53,11 @@ def training_rows() -> list[Row]:
     rows: list[Row] = []
     for row in _jsonl(GATE / "learned" / "train.jsonl"):
         rows.append({"text": row["text"], "y": int(row["class"] == "injection"), "lang": row["lang"]})
+    # Hand-written attacks without trigger words, in 14 languages (their look-alikes are left to the threshold's
+    # benign sets: trained on, they pulled the rules-shaped attacks below it).
+    for row in _jsonl(GATE / "train_prose.jsonl"):
+        if row["class"] == "injection":
+            rows.append({"text": row["text"], "y": 1, "lang": row["lang"]})
     for row in _jsonl(GATE / "tuning.jsonl"):
         rows.append({"text": row["text"], "y": int(row["class"] == "injection"), "lang": row.get("lang", "en")})
     corpora = ROOT / "tests" / "capture" / "corpora"
@@ -80,12 +87,19 @@ def evaluation_sets() -> dict[str, list[Row]]:
         {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r["lang"], "kind": r["kind"]}
         for r in _jsonl(GATE / "learned" / "test.jsonl")
     ]
-    for name in ("holdout", "heldout"):
+    for name in ("holdout", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"):
         sets[name] = [
             {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r.get("lang", "en"), "kind": r["class"]}
             for r in _jsonl(GATE / f"{name}.jsonl")
             if r["class"] in ("injection", "benign")
         ]
+    # The hand-written look-alikes (a user's own standing rules, policies, notes about attacks): not trained on,
+    # they set the threshold with the sets below.
+    sets["look-alikes"] = [
+        {"text": r["text"], "y": 0, "lang": r["lang"], "kind": "benign"}
+        for r in _jsonl(GATE / "train_prose.jsonl")
+        if r["class"] == "benign"
+    ]
     dedupe = {r[k] for r in _jsonl(ROOT / "bench" / "data" / "dedupe" / "heldout.jsonl") for k in ("existing", "new")}
     # Friendly advice and imperatives between people, and users' own preferences (written blind; never trained on).
     sets["benign_chat"] = [
@@ -187,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         model = PoisoningModel(w16.astype(np.float32), d16.astype(np.float32), b, 0.0, "")
         benign = [
             (r, set_vectors[name][i])
-            for name in ("learned/test", "dedupe/heldout (benign)", "holdout")
+            for name in ("learned/test", "dedupe/heldout (benign)", "holdout", "look-alikes")
             for i, r in enumerate(sets[name])
             if r["y"] == 0
         ]
