@@ -7,6 +7,7 @@ own is the connection (`connection`, `dialect`), the schema (`migrations/postgre
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..retention import DEFAULT_RETENTION
 from ..sql.store import SqlStore
 from .connection import check_url, connect
 from .dialect import PgConnection
+from .listener import EventListener, Ring
 from .partitions import PostgresPartitionSource, postgres_partitions
 
 __all__ = ["PostgresStore"]
@@ -69,8 +71,23 @@ class PostgresStore(SqlStore[PgConnection]):
             thread_name="learnloop-postgres",
         )
 
+        self._listener: EventListener | None = None
+
     def __repr__(self) -> str:
         return f"PostgresStore({self.path!r})"
+
+    def watch_events(self, ring: Ring) -> EventListener:
+        """Call `ring(tenant, user)` whenever any process commits events on this database (LISTEN/NOTIFY on
+        a connection of its own, until `aclose`); started once, later calls return the same listener."""
+        if self._listener is None:
+            self._listener = EventListener(self.url, ring)
+        return self._listener
+
+    async def aclose(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await asyncio.to_thread(listener.close)
+        await super().aclose()
 
     @property
     def path(self) -> str:
