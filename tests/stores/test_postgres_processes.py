@@ -10,6 +10,7 @@ import os
 import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import psycopg
@@ -126,3 +127,31 @@ async def test_a_commit_in_one_process_rings_the_listener_of_another(tmp_path: P
     finally:
         await listening.aclose()
         await writing.aclose()
+
+
+async def test_service_jobs_do_not_queue_behind_the_store_thread(tmp_path: Path) -> None:
+    store = make_store("postgres", tmp_path)
+    assert isinstance(store, PostgresStore)
+    busy, release = threading.Event(), threading.Event()
+
+    def hold(conn: object) -> None:  # a long search or save on the store's own thread
+        busy.set()
+        release.wait(60)
+
+    try:
+        await store.start()
+        held = store._worker.submit(hold)
+        assert busy.wait(30)
+        # Keys and counters run on the pooled connections meanwhile.
+        store.service.add_count("t1", "beside", utcnow())
+        await asyncio.wait_for(store.service.flush(), 60)
+        assert await asyncio.wait_for(store.service.get_key("no-such-key"), 60) is None
+        assert not held.done(), held.exception()
+        release.set()
+        await asyncio.wrap_future(held)
+        with psycopg.connect(store.url) as conn:
+            row = conn.execute("SELECT SUM(value) FROM write_counters WHERE name = 'beside'").fetchone()
+        assert row == (1,)
+    finally:
+        release.set()
+        await store.aclose()
