@@ -86,6 +86,8 @@ class PostgresStore(SqlStore[PgConnection]):
     def watch_events(self, ring: Ring) -> EventListener:
         """Call `ring(tenant, user)` whenever any process commits events on this database (LISTEN/NOTIFY on
         a connection of its own, until `aclose`); started once, later calls return the same listener."""
+        if self._worker.closing:
+            raise RuntimeError("the store is closed")
         if self._listener is None:
             self._listener = EventListener(self.url, ring)
         return self._listener
