@@ -13,26 +13,40 @@ import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
 from .dialect import PgConnection, register_vector
 
-if TYPE_CHECKING:
-    from .store import PostgresStore
-
-__all__ = ["PooledJobs"]
+__all__ = ["PoolOwner", "PooledJobs"]
 
 T = TypeVar("T")
+
+
+class PoolOwner(Protocol):
+    """What the pool needs of the store it serves (`PostgresStore`)."""
+
+    url: str
+    embedding_model: str
+    dimension: int
+
+    @property
+    def path(self) -> str: ...
+
+    def _guarded(self, fn: Callable[..., T], args: tuple[Any, ...]) -> Callable[[PgConnection], T]: ...
+
+    def _connected(self) -> None:
+        """Return once the store's own connection is open (the schema migrated, pgvector there)."""
+        ...
 
 
 class PooledJobs:
     """Jobs of `store`'s parts on up to `size` pooled connections of its database (opened at the first job,
     after the store's own connection has migrated the schema)."""
 
-    def __init__(self, store: PostgresStore, size: int) -> None:
+    def __init__(self, store: PoolOwner, size: int) -> None:
         self._store = store
         self._size = size
         self._lock = threading.Lock()
@@ -82,8 +96,7 @@ class PooledJobs:
                 raise RuntimeError("the store is closed")
             if self._pool is not None:
                 return self._pool
-        if self._store._worker.connection is None:  # not connected yet: let it migrate the schema first
-            self._store._worker.submit(lambda conn: None).result()
+        self._store._connected()
         with self._lock:
             if self._pool is None:
                 pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(

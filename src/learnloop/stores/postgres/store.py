@@ -130,6 +130,10 @@ class PostgresStore(SqlStore[PgConnection]):
             threadpool_limits(limits=self.blas_threads, user_api="blas")
         return connect(self.url)
 
+    def _connected(self) -> None:
+        if self._worker.connection is None:  # not connected yet: let it migrate the schema first
+            self._worker.submit(lambda conn: None).result()
+
     @staticmethod
     def _guarded(fn: Callable[..., T], args: tuple[Any, ...]) -> Callable[[PgConnection], T]:
         def job(conn: PgConnection) -> T:
