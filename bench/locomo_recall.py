@@ -3,6 +3,7 @@
     python bench/locomo_recall.py                    # the dev split in ../shared/data/locomo-dev/
     python bench/locomo_recall.py --data FILE --json # any file in the LoCoMo format
     python bench/locomo_recall.py --path save        # every turn through loop.save(), as a user would
+    python bench/locomo_recall.py --backend postgres # on PostgreSQL (a throwaway cluster, or --db URL)
 
 `--path store` (the default) inserts the turns straight into the store: the retrieval ceiling. `--path save`
 sends each turn through the governed write (gate, dedupe), said at its session's date (`at=`, so "yesterday"
@@ -45,8 +46,8 @@ from learnloop.loop import Loop
 from learnloop.models import EventAction, Filters, Learning, Limits, Scope, Source
 from learnloop.retrieval import RetrievalConfig
 from learnloop.simhash import simhash64_hex
-from learnloop.stores.base import EventDraft, Insert, NewLearning, SearchRequest
-from learnloop.stores.sqlite import SQLiteStore
+from learnloop.stores import open_store
+from learnloop.stores.base import EventDraft, Insert, NewLearning, SearchRequest, Store
 from learnloop.terms import query_terms
 
 TENANT = "locomo"
@@ -106,7 +107,7 @@ def turns_of(sample: dict) -> list[tuple[str, str]]:
     return out
 
 
-async def messages(store: SQLiteStore, scope: Scope, candidates: list) -> list[str | None]:  # type: ignore[type-arg]
+async def messages(store: Store, scope: Scope, candidates: list) -> list[str | None]:  # type: ignore[type-arg]
     """The dialogue ids of ranked candidates, in order."""
     learnings = {learning.id: learning for learning in await store.get_many(scope, [c.id for c in candidates])}
     return [learnings[c.id].source.message for c in candidates if c.id in learnings]
@@ -124,9 +125,7 @@ async def turns_behind(loop: Loop, user: str, learning: Learning) -> list[str]:
     return _TURNS_BEHIND[learning.id]
 
 
-async def insert_turns(
-    store: SQLiteStore, embedder: Embedder, tenant: str, user: str, turns: list[tuple[str, str]]
-) -> None:
+async def insert_turns(store: Store, embedder: Embedder, tenant: str, user: str, turns: list[tuple[str, str]]) -> None:
     """The store path: a conversation's turns inserted straight into the store, as an import would (no gate, no
     dedupe) — the retrieval ceiling the governed write is measured against."""
     vectors = await embedder.embed([text for _, text in turns])
@@ -152,8 +151,15 @@ async def insert_turns(
 async def run(args: argparse.Namespace) -> dict[str, object]:
     samples = json.loads(Path(args.data).read_text("utf-8"))
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
-    folder = Path(tempfile.mkdtemp(prefix="learnloop-locomo-"))
-    store = SQLiteStore(folder / "locomo.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
+    db = args.db
+    if db is None and args.backend == "postgres":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from tests.support.postgres import database_url  # a throwaway cluster, as `make test` starts
+
+        db = database_url(Path(tempfile.mkdtemp(prefix="learnloop-locomo-")))
+    elif db is None:
+        db = str(Path(tempfile.mkdtemp(prefix="learnloop-locomo-")) / "locomo.db")
+    store = open_store(db, Settings(), embedding_model=embedder.model_id, dimension=embedder.dimension)
     retrieval = RetrievalConfig(candidate_pool=args.pool) if args.pool else RetrievalConfig()
     if args.time_boost is not None:
         retrieval = dataclasses.replace(retrieval, time_boost=args.time_boost)
@@ -232,6 +238,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     }
     figures["turns"] = turn_count
     figures["path"] = args.path
+    figures["backend"] = args.backend
     if args.path == "save":
         figures["saves"] = {
             k: outcomes[k] for k in ("created", "merged", "skipped", "new_version", "refused", "linked")
@@ -253,6 +260,8 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=None, help="LoCoMo-format JSON (default: the dev split)")
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--db", help="an empty SQLite file or postgresql:// database (default: a temporary one)")
     parser.add_argument("--threads", type=int, default=None, help="embedder intra-op threads")
     parser.add_argument("--embedder", default=Settings().embedder, help="embedding model spec (provider:model)")
     parser.add_argument("--pool", type=int, default=None, help="candidates per retriever before fusion")

@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import learnloop
+from learnloop.embedders.base import Embedder
+from learnloop.factory import build_engine
+from learnloop.models import Vocabulary
 from learnloop.sdk_edge import as_learnloop_error
+from tests.conftest import BREWING, _Shared, make_store
 
 
 async def test_a_lone_surrogate_is_a_validation_error_naming_the_argument(loop: learnloop.Loop) -> None:
@@ -66,3 +72,28 @@ async def test_the_sync_face_raises_the_same(open_loop) -> None:  # type: ignore
         assert loop.save("Kettle holds 31 litres", user="alice", category="equipment").stored
     finally:
         loop.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_a_nul_is_the_same_validation_error_on_every_backend(
+    backend: str, tmp_path: Path, embedder: Embedder
+) -> None:
+    """PostgreSQL cannot store a NUL in text at all; SQLite could. A save, a retrieval or an interaction
+    carrying one is refused before the store on both, with the field named, and nothing is written."""
+    store = make_store(backend, tmp_path, embedding_model=embedder.model_id, dimension=embedder.dimension)
+    loop = learnloop.Loop(build_engine(store, _Shared(embedder), default_vocabulary=Vocabulary.from_mapping(BREWING)))  # type: ignore[arg-type]
+    try:
+        refused = {
+            "text": loop.save("the mill\x00 gap is 0.9 mm", user="lee", category="equipment"),
+            "tags[0]": loop.save("the mill gap is 0.9 mm", user="lee", category="equipment", tags=["a\x00"]),
+            "arguments.learning": loop.handle_tool_call({"learning": "gap\x00", "category": "equipment"}, user="lee"),
+            "query": loop.retrieve_context("lee", "mill\x00gap"),
+            "user_query": loop.submit_interaction("s1", "what gap?\x00", "0.9 mm", user="lee"),
+        }
+        for field, call in refused.items():
+            with pytest.raises(learnloop.ValidationError) as caught:
+                await call
+            assert caught.value.details["field"] == field and "NUL" in caught.value.message
+        assert (await loop.list(user="lee")).total == 0
+    finally:
+        await loop.aclose()

@@ -51,6 +51,11 @@ class Settings:
     # OpenBLAS wakes its threads for every small matrix-vector product; on small VMs that costs 50x the
     # product itself (measured: 0.08 ms with 1 thread, 8 ms with 2, for a 3k x 384 scan). None leaves it be.
     blas_threads: int | None = 1
+    # PostgreSQL: a folder of the database's own where the search partitions keep their HNSW indexes and
+    # snapshots between runs (a SQLite file keeps them beside itself, `<db>.ann/`). None: a restarted process
+    # rebuilds a big user's index at that user's first query. One folder per database; processes of one
+    # machine may share it.
+    ann_dir: str | None = None
     # A dedupe policy written by `learnloop calibrate --out` (else the embedder's shipped calibration).
     dedupe_calibration: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -100,6 +100,9 @@ class Engine:
 
     def __post_init__(self) -> None:
         own = parts_of(self.store)
+        watch = getattr(self.store, "watch_events", None)
+        if watch is not None:  # another process's commits ring this process's streams (PostgreSQL)
+            self.bus.watch(watch)
         self.tools = own.tools if self.tools is None else self.tools
         self.agent_store = own.agent if self.agent_store is None else self.agent_store
         self.quarantine = own.quarantine if self.quarantine is None else self.quarantine

@@ -11,6 +11,7 @@ import click
 from ..config import Settings
 from ..importing import ImportReport, count_lines, file_lines
 from ..loop import Loop
+from .agent_worker import agent_worker
 from .calibrate import calibrate_command
 from .capture import gate, observe
 from .context import CliContext, echo_json, pass_context, run
@@ -43,6 +44,7 @@ cli.add_command(calibrate_command)
 cli.add_command(observe)
 cli.add_command(learnings)
 cli.add_command(serve)
+cli.add_command(agent_worker)
 cli.add_command(keys)
 cli.add_command(mcp)
 cli.add_command(proxy)

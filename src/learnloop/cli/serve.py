@@ -24,6 +24,13 @@ __all__ = ["serve"]
 @click.option("--secure-cookies", is_flag=True, help="Mark the login cookie Secure (serve behind HTTPS).")
 @click.option("--poll", default=1.0, show_default=True, type=click.FloatRange(0.05, 60), help="Event-log poll, s.")
 @click.option(
+    "--agent-workers/--no-agent-workers",
+    default=True,
+    show_default=True,
+    envvar="LEARNLOOP_AGENT_WORKERS",
+    help="Run the learning agent's workers here; off: only queue (workers run in `learnloop agent-worker`).",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -32,14 +39,21 @@ __all__ = ["serve"]
 )
 @pass_context
 def serve(
-    ctx: CliContext, host: str, port: int, no_first_key: bool, secure_cookies: bool, poll: float, log_level: str
+    ctx: CliContext,
+    host: str,
+    port: int,
+    no_first_key: bool,
+    secure_cookies: bool,
+    poll: float,
+    agent_workers: bool,
+    log_level: str,
 ) -> None:
     """Serve the API (/api, OpenAPI at /openapi.json) and the pages (/knowledge, /activity, /metrics).
 
     On the first run (no admin key for the tenant yet) an admin API key is created and printed once.
     """
     try:
-        asyncio.run(_serve(ctx, host, port, no_first_key, secure_cookies, poll, log_level))
+        asyncio.run(_serve(ctx, host, port, no_first_key, secure_cookies, poll, agent_workers, log_level))
     except LearnloopError as exc:
         raise click.ClickException(f"{exc.message} [{exc.code}]") from exc
     except KeyboardInterrupt:  # pragma: no cover - Ctrl-C before the server installed its handlers
@@ -47,7 +61,14 @@ def serve(
 
 
 async def _serve(
-    ctx: CliContext, host: str, port: int, no_first_key: bool, secure_cookies: bool, poll: float, log_level: str
+    ctx: CliContext,
+    host: str,
+    port: int,
+    no_first_key: bool,
+    secure_cookies: bool,
+    poll: float,
+    agent_workers: bool,
+    log_level: str,
 ) -> None:
     import uvicorn
 
@@ -62,6 +83,8 @@ async def _serve(
     # and the next run creates none because one exists.
     sock = _listen_socket(host, port)
     loop = ctx.open_loop()
+    if not agent_workers:
+        loop.agent.configure(run_workers=False)  # interactions are queued for `learnloop agent-worker`
     try:
         await loop.engine.ensure_started()
         store = service_store_for(loop)

@@ -114,7 +114,7 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await loop.engine.ensure_started()
         loop.engine.count_sinks.append(counter)
-        if loop.agent.configured:
+        if loop.agent.configured and loop.agent.runtime.config.run_workers:
             await loop.agent.start()  # resume the workers of sessions left open by the last run
         loop.turns.start()  # housekeeping: turns' work another process left behind, expiry, silence
         try:

@@ -3,7 +3,8 @@
 The event log is the source of truth and the bus is only a doorbell: on each ring, and on a short poll
 for events other processes wrote, the stream reads the log after the last sequence number it sent. So the
 stream is in order, never skips an event, resumes exactly from `Last-Event-ID` (the event `seq`), and sees
-writes of every process sharing the database.
+writes of every process sharing the database. On PostgreSQL another process's commit rings the bell too
+(LISTEN/NOTIFY, `stores.postgres.listener`), so the poll is only a fallback there.
 
 A stream lives longer than the request that opened it, so the key is checked again at every poll and
 heartbeat (through the key ring's short cache): a revoked key, or a user-bound key whose user was forgotten
@@ -112,7 +113,7 @@ async def stream_events(
                 if left <= 0:
                     return
                 waits.append(left)
-            if await subscription.get(min(waits)) is not None:
+            if await subscription.wait(min(waits)):
                 _drain(subscription.queue)
                 subscription.overflowed = False
 

@@ -37,6 +37,7 @@ def open_store(
             ann_threshold=settings.ann_threshold,
             blas_threads=settings.blas_threads,
             clock=clock,
+            ann_dir=settings.ann_dir,
         )
     path = target.removeprefix("sqlite:///").removeprefix("sqlite://")
     if not path:

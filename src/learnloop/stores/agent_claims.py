@@ -1,7 +1,7 @@
 """When the learning agent's queue lets a worker claim a package, for every backend: the lease a claim holds,
 when a claim counts as abandoned, and how long a worker waits before asking again. The backend finds the
 session's oldest unfinished package and marks it claimed in its own transaction (SQLite: BEGIN IMMEDIATE;
-PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED).
+PostgreSQL: the session's row, SELECT … FOR UPDATE SKIP LOCKED).
 """
 
 from __future__ import annotations

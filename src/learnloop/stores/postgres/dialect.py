@@ -24,8 +24,10 @@ from ..sql.dialect import Connection, Dialect
 
 __all__ = ["POSTGRES", "PgConnection", "register_vector"]
 
-# The advisory lock every write transaction takes first: one writer at a time, as on SQLite, keeps event and
-# change-log sequence numbers in commit order (a sequence hands numbers out before commit).
+# The advisory lock every write transaction that appends to an ordered log (events, vector_changes,
+# tool_changes) takes first: one such writer at a time, as on SQLite, keeps their sequence numbers in commit
+# order (a sequence hands numbers out before commit). Writes that append to none of them (counters, key
+# bookkeeping, queue claims) take only row locks (`begin_unordered`).
 WRITER_LOCK = 0x6C6C_0001
 
 # A string literal (left alone), a placeholder, a percent sign (psycopg's own placeholder character), or a
@@ -174,6 +176,7 @@ def _without_waiting(conn: Connection) -> Iterator[None]:
 POSTGRES = Dialect(
     name="postgres",
     begin_write=("BEGIN", f"SELECT pg_advisory_xact_lock({WRITER_LOCK})"),
+    begin_unordered=("BEGIN",),
     begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ",
     errors=(psycopg.Error,),
     integrity_errors=(psycopg.IntegrityError,),
@@ -184,6 +187,7 @@ POSTGRES = Dialect(
     after_forget=_after_forget,
     greatest="GREATEST",
     skip_locked=" FOR UPDATE SKIP LOCKED",
+    lock_row=" FOR UPDATE",
     whole=lambda expr: f"FLOOR({expr})::bigint",
     json_text=lambda column, key: f"({column}::jsonb ->> '{key}')",
     json_number=lambda column, key: f"({column}::jsonb ->> '{key}')::float8",

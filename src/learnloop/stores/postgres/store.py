@@ -7,6 +7,8 @@ own is the connection (`connection`, `dialect`), the schema (`migrations/postgre
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,10 +20,14 @@ from threadpoolctl import threadpool_limits
 from ...errors import StoreError, ValidationError
 from ...models import utcnow
 from ..retention import DEFAULT_RETENTION
+from ..sql.agent import SqlAgentStore
+from ..sql.service import SqlServiceStore
 from ..sql.store import SqlStore
 from .connection import check_url, connect
 from .dialect import PgConnection
+from .listener import EventListener, Ring
 from .partitions import PostgresPartitionSource, postgres_partitions
+from .pool import PooledJobs
 
 __all__ = ["PostgresStore"]
 
@@ -31,7 +37,8 @@ T = TypeVar("T")
 class PostgresStore(SqlStore[PgConnection]):
     """`Store` on the PostgreSQL database at `url` (postgresql://user:password@host:port/database). `ann_dir` is
     a folder of this database's own where the search partitions' HNSW indexes are kept between runs (None:
-    rebuilt after a restart). The retentions are as for `SQLiteStore`."""
+    rebuilt after a restart). The retentions are as for `SQLiteStore`. `pool_size` connections at most serve
+    the HTTP service's keys and counters beside the store's own (`pool`)."""
 
     def __init__(
         self,
@@ -46,6 +53,7 @@ class PostgresStore(SqlStore[PgConnection]):
         ann_dir: str | Path | None = None,
         change_log_retention: timedelta = DEFAULT_RETENTION.change_log,
         retrieval_event_retention: timedelta = DEFAULT_RETENTION.retrieval_events,
+        pool_size: int = 4,
     ) -> None:
         check_url(url)
         self.url = url
@@ -69,8 +77,39 @@ class PostgresStore(SqlStore[PgConnection]):
             thread_name="learnloop-postgres",
         )
 
+        self._listener: EventListener | None = None
+        self._pool = PooledJobs(self, pool_size)
+
     def __repr__(self) -> str:
         return f"PostgresStore({self.path!r})"
+
+    def watch_events(self, ring: Ring) -> EventListener:
+        """Call `ring(tenant, user)` whenever any process commits events on this database (LISTEN/NOTIFY on
+        a connection of its own, until `aclose`); started once, later calls return the same listener."""
+        if self._worker.closing:
+            raise RuntimeError("the store is closed")
+        if self._listener is None:
+            self._listener = EventListener(self.url, ring)
+        return self._listener
+
+    @functools.cached_property
+    def agent(self) -> SqlAgentStore:
+        """The learning agent's sessions, queue and files, on the pooled connections (`pool`): a worker's claim
+        or lease renewal does not wait behind the searches and saves of its process."""
+        return SqlAgentStore(self._pool)
+
+    @functools.cached_property
+    def service(self) -> SqlServiceStore:
+        """The HTTP service's API keys, counters and metrics, on the pooled connections (`pool`): an API
+        request's key lookup or counter does not wait behind this process's searches and saves."""
+        return SqlServiceStore(self._pool)
+
+    async def aclose(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await asyncio.to_thread(listener.close)
+        await asyncio.to_thread(self._pool.close)
+        await super().aclose()
 
     @property
     def path(self) -> str:
@@ -90,6 +129,10 @@ class PostgresStore(SqlStore[PgConnection]):
         if self.blas_threads is not None:
             threadpool_limits(limits=self.blas_threads, user_api="blas")
         return connect(self.url)
+
+    def _connected(self) -> None:
+        if self._worker.connection is None:  # not connected yet: let it migrate the schema first
+            self._worker.submit(lambda conn: None).result()
 
     @staticmethod
     def _guarded(fn: Callable[..., T], args: tuple[Any, ...]) -> Callable[[PgConnection], T]:

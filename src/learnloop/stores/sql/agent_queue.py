@@ -1,10 +1,13 @@
 """Sessions and the interaction queue of the learning agent, as SQL run on the store's executor thread.
 
-Claims are transactional (BEGIN IMMEDIATE): one claim reads the oldest unfinished package of a session and
-marks it claimed, so two workers (in one process or several) never hold the same package, and a session's
-packages are handled strictly in order. A claim looks with a plain read first and takes the write lock only
-when there is a package to take, so idle workers never write. PostgreSQL will do the same with
-SELECT … FOR UPDATE SKIP LOCKED.
+Claims are transactional: one claim reads the oldest unfinished package of a session and marks it claimed, so
+two workers (in one process or several) never hold the same package, and a session's packages are handled
+strictly in order. A claim looks with a plain read first and opens a transaction only when there is a package
+to take, so idle workers never write. On SQLite the transaction holds the database's writer lock (BEGIN
+IMMEDIATE); on PostgreSQL it takes only the session's row (SELECT … FOR UPDATE SKIP LOCKED): claims in other
+sessions and the database's other writers go on meanwhile, and a worker that finds the session being claimed
+by another asks again shortly. The lock is on the session, never the package: skipping a locked package would
+hand out the next one while the first is still held, out of order.
 """
 
 from __future__ import annotations
@@ -192,19 +195,29 @@ def enqueue(
     )
 
 
+# A claim that found its session being claimed by another worker asks again after this many seconds.
+_CLAIMING_ELSEWHERE = 0.05
+_SESSION_STATUS = "SELECT status FROM agent_sessions WHERE tenant = ? AND session = ?"
+
+
 def _next(
-    conn: Connection, tenant: str, session: str, now: float, lease: float
+    conn: Connection, tenant: str, session: str, now: float, lease: float, *, lock: bool = False
 ) -> tuple[Claim | None, tuple[Any, ...] | None]:
-    """What a claim finds: an answer that claims nothing (closed, idle, wait), or the queue row to claim."""
-    state = conn.execute(
-        "SELECT status FROM agent_sessions WHERE tenant = ? AND session = ?", (tenant, session)
-    ).fetchone()
+    """What a claim finds: an answer that claims nothing (closed, idle, wait), or the queue row to claim.
+    `lock` (inside the claim's transaction) first takes the session's row, or answers 'ask again' when
+    another claim holds it."""
+    state = conn.execute(_SESSION_STATUS + (dialect_of(conn).skip_locked if lock else ""), (tenant, session)).fetchone()
+    if state is None and lock:
+        state = conn.execute(_SESSION_STATUS, (tenant, session)).fetchone()
+        if state is not None and state[0] == "open":
+            return Claim(retry_in=_CLAIMING_ELSEWHERE), None
     if state is None or state[0] != "open":
         return Claim(closed=True), None
+    # A plain read under the session's lock: a package its holder is finishing reads as still claimed (wait).
     row: tuple[Any, ...] | None = conn.execute(
         "SELECT id, user_id, package_id, turn, body, status, attempts, not_before, claimed_at, claimed_by "
         "FROM agent_queue WHERE tenant = ? AND session = ? AND status IN ('pending', 'claimed') "
-        f"ORDER BY id LIMIT 1{dialect_of(conn).skip_locked}",
+        "ORDER BY id LIMIT 1",
         (tenant, session),
     ).fetchone()
     if row is None:
@@ -219,9 +232,9 @@ def claim(conn: Connection, tenant: str, session: str, claimer: str, now: float,
     answer, _ = _next(conn, tenant, session, now, lease)
     if answer is not None:
         return answer
-    with write_transaction(conn):
+    with write_transaction(conn, ordered=False):
         # Again under the lock: another worker may have claimed the package since the look.
-        answer, row = _next(conn, tenant, session, now, lease)
+        answer, row = _next(conn, tenant, session, now, lease, lock=True)
         if answer is not None:
             return answer
         assert row is not None
@@ -268,7 +281,7 @@ def require_session(conn: Connection, tenant: str, session: str, user: str | Non
 
 
 def renew(conn: Connection, job_id: int, claimer: str, now: float) -> bool:
-    with write_transaction(conn):
+    with write_transaction(conn, ordered=False):
         cursor = conn.execute(
             "UPDATE agent_queue SET claimed_at = ? WHERE id = ? AND claimed_by = ? AND status = 'claimed'",
             (now, job_id, claimer),
@@ -277,7 +290,7 @@ def renew(conn: Connection, job_id: int, claimer: str, now: float) -> bool:
 
 
 def retry_later(conn: Connection, job_id: int, claimer: str, error: str, not_before: float) -> bool:
-    with write_transaction(conn):
+    with write_transaction(conn, ordered=False):
         cursor = conn.execute(
             "UPDATE agent_queue SET status = 'pending', error = ?, not_before = ?, claimed_at = NULL, "
             "claimed_by = NULL WHERE id = ? AND claimed_by = ? AND status = 'claimed'",
@@ -288,7 +301,7 @@ def retry_later(conn: Connection, job_id: int, claimer: str, error: str, not_bef
 
 def release(conn: Connection, job_id: int, claimer: str) -> bool:
     """Give a job back untouched (the worker was stopped, not the package's fault): no attempt is counted."""
-    with write_transaction(conn):
+    with write_transaction(conn, ordered=False):
         cursor = conn.execute(
             f"UPDATE agent_queue SET status = 'pending', attempts = {dialect_of(conn).greatest}(attempts - 1, 0), "
             "claimed_at = NULL, "

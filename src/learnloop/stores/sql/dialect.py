@@ -48,6 +48,10 @@ class Dialect:
     # Statements that open a write transaction holding the database's writer lock until it ends: one writer
     # at a time is what makes event and change-log sequence numbers commit-ordered (see `base.EventLog`).
     begin_write: tuple[str, ...]
+    # Statements that open a write transaction appending to none of the ordered logs (events, vector_changes,
+    # tool_changes): counters, key bookkeeping, queue claims. Where the database has row locks (PostgreSQL) they
+    # and atomic UPDATEs (n = n + 1) are enough, and such writes do not queue behind the ordered writers.
+    begin_unordered: tuple[str, ...]
     # Opens a transaction in which several SELECTs see one snapshot.
     begin_read: str
     # The driver's own errors: a savepoint that raised one is rolled back and the batch goes on.
@@ -71,6 +75,9 @@ class Dialect:
     # Appended to a SELECT ... LIMIT that picks rows to claim: rows another transaction is claiming are
     # passed over (PostgreSQL's FOR UPDATE SKIP LOCKED; SQLite has one writer and needs nothing).
     skip_locked: str
+    # Appended to a SELECT of one row that serialises the writers of what it guards until the transaction ends
+    # (PostgreSQL's FOR UPDATE; SQLite's writer lock already does).
+    lock_row: str
     # The integer part of a non-negative number, as SQL (a cast truncates on SQLite, rounds on PostgreSQL).
     whole: Callable[[str], str]
     # JSON stored as text: a top-level key's value as text, as a number, and the length of an array under it.

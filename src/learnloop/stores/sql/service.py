@@ -81,7 +81,7 @@ class SqlServiceStore:
         await self._run(self._create_key, record)
 
     def _create_key(self, conn: Connection, r: KeyRecord) -> None:
-        with write_transaction(conn):
+        with write_transaction(conn, ordered=False):
             conn.execute(
                 f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
                 (r.key_id, r.tenant, r.user or "", r.role, r.name, r.salt, r.digest, r.created_at.timestamp()),
@@ -120,7 +120,7 @@ class SqlServiceStore:
         return await self._run(self._revoke_key, key_id, at.timestamp())
 
     def _revoke_key(self, conn: Connection, key_id: str, at: float) -> bool:
-        with write_transaction(conn):
+        with write_transaction(conn, ordered=False):
             cursor = conn.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL", (at, key_id)
             )
@@ -130,7 +130,7 @@ class SqlServiceStore:
         self._queue(self._touch_key, key_id, at.timestamp())
 
     def _touch_key(self, conn: Connection, key_id: str, at: float) -> None:
-        with write_transaction(conn):
+        with write_transaction(conn, ordered=False):
             conn.execute("UPDATE api_keys SET last_used_at = ? WHERE key_id = ?", (at, key_id))
 
     # -- counters ------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ class SqlServiceStore:
         self._queue(self._add_count, tenant, name, bucket, value)
 
     def _add_count(self, conn: Connection, tenant: str, name: str, bucket: int, value: int) -> None:
-        with write_transaction(conn):
+        with write_transaction(conn, ordered=False):
             conn.execute(
                 "INSERT INTO write_counters (tenant, name, bucket, value) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (tenant, name, bucket) DO UPDATE SET value = write_counters.value + excluded.value",

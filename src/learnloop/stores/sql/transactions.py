@@ -14,11 +14,15 @@ C = TypeVar("C", bound=Connection)
 
 
 @contextmanager
-def write_transaction(conn: C) -> Iterator[C]:
-    """Takes the writer lock up front (SQLite: BEGIN IMMEDIATE), so two writers never deadlock on an upgrade."""
+def write_transaction(conn: C, *, ordered: bool = True) -> Iterator[C]:
+    """Takes the writer lock up front (SQLite: BEGIN IMMEDIATE), so two writers never deadlock on an upgrade.
+    `ordered=False` is for a write that appends to none of the ordered logs (events, change logs): on PostgreSQL
+    it takes only the row locks its statements take, so it must change shared rows with atomic statements
+    (n = n + 1) or lock the row it reads first (`Dialect.lock_row`)."""
+    dialect = dialect_of(conn)
     try:
         # Inside the try: a writer lock that cannot be had (no waiting allowed) leaves an open transaction.
-        for statement in dialect_of(conn).begin_write:
+        for statement in dialect.begin_write if ordered else dialect.begin_unordered:
             conn.execute(statement)
         yield conn
         conn.execute("COMMIT")

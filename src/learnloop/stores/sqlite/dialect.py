@@ -77,6 +77,7 @@ def _busy(exc: BaseException) -> bool:
 SQLITE = Dialect(
     name="sqlite",
     begin_write=("BEGIN IMMEDIATE",),
+    begin_unordered=("BEGIN IMMEDIATE",),
     begin_read="BEGIN",
     errors=(sqlite3.Error,),
     integrity_errors=(sqlite3.IntegrityError,),
@@ -87,6 +88,7 @@ SQLITE = Dialect(
     after_forget=_after_forget,
     greatest="MAX",
     skip_locked="",
+    lock_row="",
     whole=lambda expr: f"CAST({expr} AS INTEGER)",
     json_text=lambda column, key: f"json_extract({column}, '$.{key}')",
     json_number=lambda column, key: f"json_extract({column}, '$.{key}')",

