@@ -8,8 +8,8 @@ Positives: the poisoning texts of `bench/data/gate/learned/train.jsonl`, of `ben
 `tests/capture/corpora/injections.txt` and the hand-written attacks of `bench/data/gate/train_prose.jsonl` (14
 languages, no trigger words). That file's benign look-alikes (a user's own standing rules, policies, notes about
 attacks) are not trained on: they join the benign sets that set the threshold. Negatives: the benign texts and
-look-alikes of the other files, the secrets and personal data of `tuning.jsonl` (not poisoning: other rules refuse them), `benign.txt`, and real
-learnings and user messages from the dedupe, feedback and observer corpora (the follow-up corpora: 5,000
+look-alikes of the other files, the secrets and personal data of `tuning.jsonl` (not poisoning: other rules
+refuse them), `benign.txt`, and real learnings and user messages from the dedupe, feedback and observer corpora (the follow-up corpora: 5,000
 conversational messages, without which warm advice — "make sure you take care of yourself" — read as planted
 instructions). Never trained on: the frame-held-out `learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl`, the
 dedupe hold-out (benign reference for the threshold) and `benign_chat.jsonl` (evaluation only).
