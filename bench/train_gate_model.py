@@ -9,10 +9,11 @@ Positives: the poisoning texts of `bench/data/gate/learned/train.jsonl`, of `ben
 languages, no trigger words). That file's benign look-alikes (a user's own standing rules, policies, notes about
 attacks) are not trained on: they join the benign sets that set the threshold. Negatives: the benign texts and
 look-alikes of the other files, the secrets and personal data of `tuning.jsonl` (not poisoning: other rules
-refuse them), `benign.txt`, and real learnings and user messages from the dedupe, feedback and observer corpora (the follow-up corpora: 5,000
-conversational messages, without which warm advice — "make sure you take care of yourself" — read as planted
-instructions). Never trained on: the frame-held-out `learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl`, the
-dedupe hold-out (benign reference for the threshold) and `benign_chat.jsonl` (evaluation only).
+refuse them),
+`benign.txt`, and real learnings and user messages from the dedupe, feedback and observer corpora (the follow-up
+corpora: 5,000 conversational messages, without which warm advice — "make sure you take care of yourself" — read as
+planted instructions). Never trained on: the frame-held-out `learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl`,
+the dedupe hold-out (benign reference for the threshold) and `benign_chat.jsonl` (evaluation only).
 
 Logistic regression (numpy, Adam, L2, class-balanced) on hashed n-grams + the MiniLM vector, the vector dropped
 for half of the copies so text alone also scores. The threshold is the lowest logit that refuses at most
