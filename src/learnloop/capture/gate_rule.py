@@ -51,6 +51,7 @@ PERSONAL_DATA_CATEGORIES: tuple[str, ...] = (
     "birth_date",
     "bank_account",
     "health",
+    "criminal_record",
     "vehicle_plate",
 )
 SIZE_RULES: tuple[tuple[str, Kind], ...] = (("empty", "empty"), ("size.too_short", "size"), ("size.too_long", "size"))

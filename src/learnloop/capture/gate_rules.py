@@ -350,7 +350,8 @@ _r("secret.generic_token", "looks like a random access token or key",
 _ROLE_MAILBOX = re.compile(
     r"^(?:press|media|support|help|info|contact|hello|sales|billing|invoices?|accounts|office|admin|webmaster"
     r"|postmaster|abuse|security|privacy|legal|jobs|careers|hr|marketing|team|service|customerservice|feedback"
-    r"|noreply|no-reply|donotreply|orders|returns|bookings|reservations|enquiries|inquiries)@",
+    r"|noreply|no-reply|donotreply|orders|returns|bookings|reservations|enquiries|inquiries|ap|ar|payables"
+    r"|receivables|accounts-?payable|finance|procurement|purchasing|payroll|reception|dispatch|operations|ops)@",
     re.IGNORECASE,
 )
 _r("personal_data.email", "contains an email address",

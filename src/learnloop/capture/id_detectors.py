@@ -29,6 +29,7 @@ from stdnum.de import idnr
 from stdnum.es import dni, nie
 from stdnum.fr import nir
 from stdnum.gb import nhs
+from stdnum.id import nik
 from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.jp import in_ as my_number
@@ -36,6 +37,7 @@ from stdnum.kr import rrn
 from stdnum.mx import curp, rfc
 from stdnum.nl import bsn
 from stdnum.pl import pesel
+from stdnum.se import personnummer
 
 from .gate_rule import GateRule
 
@@ -62,7 +64,8 @@ ID_WORDS = re.compile(
     r"|carteira de motorista|運転免許|운전면허|驾驶证|驾照|身份证|护照"
     r"|\b(?:nin|ppsn?|pps number|bvn|nip|id-kort|personnr|tc kimlik\w*|kimlik\w*)\b|dowód osobist\w*|dowodu"
     r"|паспорт\w*|снилс|\bинн\b|удостоверени\w* личности|\ba-number|alien (?:registration )?number|uscis"
-    r"|\brfc\b"
+    r"|\brfc\b|personnumret|\b(?:nik|ktp|npwp|cccd|cmnd)\b|căn cước|rodné číslo|\bamka\b|\bafm\b|ΑΦΜ|ΑΜΚΑ"
+    r"|رقم الهوية|الهوية الوطنية|جواز السفر|رقم الجواز|תעודת זהות|מספר זהות|आधार|पैन|पासपोर्ट"
 )
 _PASSPORT_WORDS = re.compile(
     r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte", re.IGNORECASE
@@ -71,7 +74,9 @@ _PASSPORT_VALUE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d{5})[A-Z]{0,2}[0-9]
 _PRODUCT = re.compile(
     r"(?:\bpart\b|catalog(?:ue)?|\bitem|sku|model|article|\bart\b\.?|order|serial|ref(?:erence)?|product|pieza|referencia"
     r"|número de serie|numéro de série|numero di serie|seriennummer|serienummer|ersatzteil|articolo|artigo"
-    r"|artículo|teil|artikel|bestell|pièce|référence|filtre|filter|부품|품번|모델|部品|品番|型番|商品)[^\n]{0,40}$",
+    r"|artículo|teil|artikel|bestell|pièce|référence|filtre|filter|부품|품번|모델|部品|品番|型番|商品"
+    r"|tracking|resi|awb|waybill|sendungsnummer|numéro de suivi|número de seguimiento|rastreio|운송장|송장"
+    r"|快递单号|运单号|追跡番号|お問い合わせ番号)[^\n]{0,40}$",
     re.IGNORECASE,
 )
 _MRZ = re.compile(
@@ -85,6 +90,8 @@ _CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?!\d)")
 _PESEL = re.compile(r"(?<!\d)\d{11}(?!\d)")
 _RIC = re.compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])")
 _RFC = re.compile(r"(?<![A-Za-z0-9])[A-ZÑ&]{4}\d{6}[A-Z0-9]{3}(?![A-Za-z0-9])")
+_PERSONNUMMER = re.compile(r"(?<![\d-])(?:\d{2})?\d{6}[-+]\d{4}(?![\d-])")
+_NIK = re.compile(r"(?<!\d)\d{16}(?!\d)")
 _CURP = re.compile(r"(?<![A-Za-z0-9])[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d(?![A-Za-z0-9])")
 _DIGIT_GROUPS = re.compile(r"(?<![\d.,/-])(?<!\d )(?<!\d-)\d[\d -]{7,16}\d(?![\d.,/-]|[ -]\d)")
 
@@ -222,7 +229,8 @@ _ID_NEEDLES = tuple(
     "|carteira de motorista|운전면허|運転免許|驾驶证|驾照|身份证|护照"
     "|診察券|tessera|carta d|partita iva|previdenza|rg|identidade|cidadão|contribuinte|niss|segurança|sus"
     "|bilhete|carteira|utente|saúde|carteirinha|nin|pps|bvn|nip|id-kort|personnr|kimlik|dowód|dowodu|паспорт"
-    "|снилс|инн|удостоверени|a-number|alien|uscis|rfc".split("|")
+    "|снилс|инн|удостоверени|a-number|alien|uscis|rfc|personnumret|nik|ktp|npwp|cccd|cmnd|căn cước|rodné|amka"
+    "|afm|αφμ|αμκα|الهوية|جواز|الجواز|זהות|आधार|पैन|पासपोर्ट".split("|")
 )
 _PASSPORT_NEEDLES = (
     "passport",
@@ -253,6 +261,14 @@ ID_RULES: tuple[GateRule, ...] = (
     _rule("br_cpf_printed", "contains a Brazilian CPF number", _strong(_CPF, cpf), f"{_STDNUM}:br.cpf", 11),
     _rule("pl_pesel", "contains a Polish PESEL number", _strong(_PESEL, pesel), f"{_STDNUM}:pl.pesel", 11),
     _rule("mx_curp", "contains a Mexican CURP", _strong(_CURP, curp), f"{_STDNUM}:mx.curp", 7),
+    _rule(
+        "se_personnummer",
+        "contains a Swedish personal identity number",
+        _strong(_PERSONNUMMER, personnummer),
+        f"{_STDNUM}:se.personnummer",
+        10,
+    ),
+    _rule("id_nik", "contains an Indonesian NIK", _strong(_NIK, nik), f"{_STDNUM}:id.nik", 16),
     _rule("mx_rfc", "contains a Mexican RFC (a person's tax id)", _strong(_RFC, rfc), f"{_STDNUM}:mx.rfc", 6),
     _rule("cn_ric", "contains a Chinese resident identity number", _strong(_RIC, ric), f"{_STDNUM}:cn.ric", 17),
     _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),

@@ -163,11 +163,12 @@ def _phone(text: str) -> tuple[int, int] | None:
 # How an organisation's line is introduced: its switchboard, front desk, customer service — nobody's own phone.
 _BUSINESS_WORDS = re.compile(
     r"switchboard|main (?:line|number|office|phone)|front desk|reception|customer (?:service|care|support)"
-    r"|support (?:line|number|desk)|helpline|help ?desk|service desk|hotline|office (?:line|number|phone)"
+    r"|support (?:line|number|desk)|helpline|help ?desk|service desk|hotline"
     r"|booking line|sales line|dispatch|대표 ?번호|대표 ?전화|고객 ?센터|代表番号|代表電話|客服|总机|總機|zentrale"
     r"|kundenservice|kundendienst|centralita|atención al cliente|standard téléphonique|service client|centralino"
     r"|servizio clienti|central de atendimento|atendimento ao cliente|klantenservice|receptie|obsługa klienta"
-    r"|kundtjänst|växel|müşteri hizmetleri|santral|горячая линия|служба поддержки|справочная",
+    r"|kundtjänst|växel|müşteri hizmetleri|santral|горячая линия|служба поддержки|справочная|le standard"
+    r"|standard de l|accueil de l",
     re.IGNORECASE,
 )
 

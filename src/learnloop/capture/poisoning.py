@@ -279,6 +279,11 @@ _AUTHORITY = _any(
     r"|公式ポリシー|より優先",
     r"\[\s*(?:система|системное сообщение|админ\w*|администратор|оператор|系统|系統|管理员|システム|管理者|시스템"
     r"|관리자|sistema|systeem|systemmeddelande|sistem|yönetici)\s*\]|【\s*(?:系统|系統|管理员)[^】]{0,10}】",
+    # A note signed by an admin or "the system", in more languages: "Yönetici notu:", "Catatan admin:"
+    r"(?:^|[.!?]\s+)(?:yönetici notu|sistem notu|nota del administrador|nota dell'amministratore|note de"
+    r" l'administrateur|admin-hinweis|notatka administratora|polecenie działu it|ghi chú hệ thống|catatan admin"
+    r"|catatan sistem|एडमिन निर्देश|सिस्टम नोट|系统通知|管理员通知|管理员备注|관리자 공지|관리자 메모"
+    r"|примечание администратора|заметка администратора|указание администратора)\s*[:：]",
 )
 _PIPED = re.compile(
     r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k"
@@ -559,7 +564,9 @@ _OVERRIDE_NEEDLES = (
     "|new instruction|nueva instrucción|neue anweisung|nouvelle instruction|regardless|선호는 무시|好みを無視"
 )
 _AUTHORITY_NEEDLES = (
-    "【|<|[|system|security|admin|developer|operator|openai|anthropic|google|microsoft|official|as your|as the"
+    "yönetici|sistem notu|administrador|amministratore|administrateur|admin-hinweis|notatka|polecenie|ghi chú"
+    "|catatan|एडमिन|सिस्टम|系统通知|管理员|관리자|администратор|【"
+    "|<|[|system|security|admin|developer|operator|openai|anthropic|google|microsoft|official|as your|as the"
     "|this memor|these memor|this rule|these rules|this instruction|these instruction|this note|these note"
     "|this message|these message|take orders|take instructions|real |true |actual |priority over"
     "|obey the operator|como tu|como su|aviso del sistema|política oficial|anula|prioridad|prevalece|als dein"

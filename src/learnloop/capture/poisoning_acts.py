@@ -112,6 +112,19 @@ _AGAINST = _any(
     r"\bwithout (?:confirming|checking|consulting) with (?:the user|them)\b|\bconflicts? with the user's (?:wishes"
     r"|instructions|interests)\b|\bagainst the user's (?:wishes|will|interests)\b",
     r"\bdisregard everything (?:the user|they|he|she) (?:told|said|asked)\b",
+    # Approving money or access without the user, in more languages
+    r"\b(?:zatwierdza\w*|approva\w*|aprueba\w*|genehmig\w*|approuve\w*|aprova\w*|keur\w* goed|onayla\w*|одобря\w*"
+    r"|подтвержда\w*|godkänn\w*)\b.{0,60}\b(?:bez pytania|senza chiedere|sin preguntar|ohne (?:nach|rück)?frage"
+    r"|sans demander|sem perguntar|zonder te vragen|sormadan|без вопрос\w*|без подтверждени\w*|utan att fråga)",
+    r"(?:批准|承认|承認|同意).{0,20}(?:无需|不用|不必|无须)(?:询问|确认)",
+    # Options the user is owed, withheld: "never bring up the free refund policy"
+    r"\b(?:customers?|users?|clients?|buyers?|guests?|patients?|callers?)\b.{0,120}\b(?:never|don't|do not)\s+"
+    r"(?:bring up|mention|offer|tell (?:them|customers?|users?) about)\s+(?:the\s+)?(?:free|refund|cancellation"
+    r"|cheaper|discount|opt-?out|warranty|cooling-off|money-back)",
+    # Commands from someone else's text run without asking
+    r"\b(?:commands?|scripts?|code)\b.{0,60}\b(?:issue comments?|comments?|e-?mails?|web ?pages?"
+    r"|tool (?:output|results?)|messages?|tickets?)\b.{0,40}\b(?:run|executed?|ran)\b.{0,20}"
+    r"\bwithout (?:asking|confirmation|approval|checking)",
 )
 _FOR_OTHERS = _any(
     r"\b(?:in|at the end of|after|to) (?:every|each|all|any) (?:answers?|messages?|replies|responses?|emails?"
@@ -216,7 +229,10 @@ _DECEIVE_NEEDLES = (
     "|don't show|do not show|never show|don't list|do not list|never list|itemi|break out"
 )
 _AGAINST_NEEDLES = (
-    "turn off|switch off|disable|deactivate|remove|bypass|skip|approve|accept|merge|click|add|payee|beneficiary"
+    "zatwierdz|approva|aprueb|genehmig|approuv|aprova|keur|onayla|одобря|подтвержда|godkänn|批准|承认|承認|同意"
+    "|bring up|mention|offer|tell them|tell customers|tell users|without asking|without confirmation"
+    "|without approval|without checking"
+    "|turn off|switch off|disable|deactivate|remove|bypass|skip|approve|accept|merge|click|add|payee|beneficiary"
     "|bank details|account number|iban|cancel|sign them|sign the user|rm -rf|chmod|mkfs|dd if=|format c:|$("
     "|refuse to|without|conflict|against the user|disregard everything|route|redirect|divert|before the user"
     "|before they|before he|before she|point it out|point this out|leave out|omit|don't show|do not show|no se lo"

@@ -1,4 +1,5 @@
-"""Health data about someone else: "Emily Carter from accounting was diagnosed with bipolar disorder".
+"""Health data and criminal records about someone else: "Emily Carter from accounting was diagnosed with bipolar
+disorder", "our tenant has a DUI conviction".
 
 Health is a special category of personal data (GDPR art. 9): a memory that keeps a colleague's diagnosis and
 serves it back is the harm, whatever the user meant. No library names it, so the rule needs two things in one
@@ -83,11 +84,30 @@ _CARE = re.compile(
 )
 
 
+# Criminal records are as special (GDPR art. 10): convictions, arrests, sentences.
+_RECORD = re.compile(
+    r"\b(?:dui|dwi|convicted|conviction|felony|criminal record|arrested|on probation|on parole|served time|in jail"
+    r"|prison sentence|sex offender|vorbestraft|verurteilt|casier judiciaire|condamné\w*|antecedentes penales"
+    r"|condenad\w*|precedenti penali|condannat\w*|antecedentes criminais|strafblad|veroordeeld|karany\w*|dömd"
+    r"|sabıka\w*|судимост\w*|осужд\w*)\b|犯罪记录|前科|전과",
+    re.IGNORECASE,
+)
+
+
 def _third_party_health(text: str) -> tuple[int, int] | None:
-    condition = _CONDITION.search(text)
+    return _third_party(text, _CONDITION, by_name=True)
+
+
+def _third_party_record(text: str) -> tuple[int, int] | None:
+    # A famous name alone is not enough here: trials of public figures are public record ("Ted Bundy was convicted").
+    return _third_party(text, _RECORD, by_name=False)
+
+
+def _third_party(text: str, words: re.Pattern[str], *, by_name: bool) -> tuple[int, int] | None:
+    condition = words.search(text)
     if condition is None:
         return None
-    named = _THIRD_PARTY.search(text) or _FULL_NAME.search(text)
+    named = _THIRD_PARTY.search(text) or (_FULL_NAME.search(text) if by_name else None)
     if named is None:
         return None
     if _CARE.search(text) and not _THIRD_PARTY.search(text):
@@ -110,5 +130,12 @@ THIRD_PARTY_HEALTH_RULES: tuple[GateRule, ...] = (
         "contains health information about another person",
         "",
         finder=_third_party_health,
+    ),
+    GateRule(
+        "personal_data.criminal_record.third_party",
+        "personal_data",
+        "contains criminal-record information about another person",
+        "",
+        finder=_third_party_record,
     ),
 )
