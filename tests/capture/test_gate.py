@@ -503,6 +503,10 @@ def test_refused_classes_found_after_the_blind_hold_out(text: str, rule: str | N
         "Le standard de l'agence de Lyon est le 04 72 00 12 34.",
         "The documentary explains how Ted Bundy was convicted.",
         "Don't mention the free trial to me again, I already cancelled it.",
+        # Documentation placeholders and public fingerprints.
+        "The README's example is postgres://user:password@localhost:5432/app; use your own.",
+        'Seed data uses "Sam Roe, SSN 000-00-0000" as its test employee.',
+        "The jump host's key fingerprint is SHA256:Zp3vK8mQ2xR7tL9nB4cW6yH1jF5gD0sA8eU2iO4qT6w.",
     ],
 )
 def test_look_alikes_of_those_classes_pass(text: str) -> None:

@@ -89,9 +89,21 @@ _PASSPHRASE = re.compile(r"(?=.{16})[a-zA-Z]+(?:[-_.][a-zA-Z]+){3,}")
 
 
 def _url_pw(value: str) -> bool:
-    """A URL's password part that is not a placeholder ("PASSWORD", "${DB_PASS}", "****")."""
-    placeholder = _ENV_NAME.match(value) or (value.isalpha() and value.isupper()) or set(value) <= set("*x•.")
+    """A URL's password part that is not a placeholder ("PASSWORD", "password", "${DB_PASS}", "****")."""
+    placeholder = (
+        _ENV_NAME.match(value)
+        or (value.isalpha() and value.isupper())
+        or set(value) <= set("*x•.")
+        or value.casefold() in _PLACEHOLDER_PASSWORDS
+    )
     return not _REFERENCE.match(value) and not placeholder
+
+
+# What documentation writes where a password goes.
+_PLACEHOLDER_PASSWORDS = frozenset(
+    "password pass passwd pwd secret changeme change_me example yourpassword your_password your-password mypassword"
+    " my_password mysecretpassword".split()
+)
 
 
 def credential_like(value: str) -> bool:
@@ -131,7 +143,11 @@ _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 def _phone(lo: int, hi: int) -> Callable[[str], bool]:
     return lambda v: (
-        lo <= len(_digits(v)) <= hi and not _DATE.search(v) and not _IPV4.fullmatch(v.strip()) and not business_line(v)
+        lo <= len(_digits(v)) <= hi
+        and len(set(_digits(v).lstrip("0"))) > 1  # "000-00-0000", "0000 000000": a placeholder
+        and not _DATE.search(v)
+        and not _IPV4.fullmatch(v.strip())
+        and not business_line(v)
     )
 
 
@@ -342,7 +358,7 @@ _r("secret.wallet_seed", "looks like a wallet recovery phrase",
    r"\b(?:seed|recovery|mnemonic|backup|secret)\s+(?:phrase|words)\b[^a-z\n]{0,12}(?:is\s+)?(?P<value>"
    r"(?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})", LOW, words="seed recovery mnemonic backup secret")
 _r("secret.generic_token", "looks like a random access token or key",
-   r"(?<![\w+/=.-])(?!sha(?:512|384|256|1)-|AAAA[BC]3NzaC1|AAAAE2VjZHNh)"
+   r"(?<![\w+/=.-])(?<!SHA256:)(?<!SHA512:)(?<!sha256:)(?!sha(?:512|384|256|1)-|AAAA[BC]3NzaC1|AAAAE2VjZHNh)"
    r"[A-Za-z0-9+/_-]{32,}={0,2}(?![\w+/=-])", check=random_token, digits=1)
 
 # Personal data (each category can be switched off with WriteGate(personal_data=...)).
@@ -395,7 +411,7 @@ _r("personal_data.government_id.labeled", "contains a passport, licence or natio
    r"|file|identification)|driver'?s? licen[cs]e|licen[cs]e (?:number|no)|id card|identity card|aadhaa?r|pan card"
    r"|personalausweis|steuer-?id|bsn|nif|dni|cpf|curp|pesel|codice fiscale|medicare|nhs)\b(?:\s*(?:number|no\.?|num|#"
    r"|id))?\s*(?:is|:|=|#|-)?\s*(?P<value>[a-z0-9][a-z0-9.-]{2,16}(?: \d[\d.-]{1,6}){0,4})\b", LOW, digits=2,
-   check=lambda v: v.upper() == v and len(_digits(v)) >= 2 and len(v) >= 6,
+   check=lambda v: v.upper() == v and len(_digits(v)) >= 2 and len(v) >= 6 and len(set(_digits(v))) > 1,
    words="passport ssn social itin sin tin national nino tax licence license id card identity aadhaar aadhar pan"
          " personalausweis steuer bsn nif dni cpf curp pesel codice medicare nhs")
 def _phone_rule(id: str, pattern: str, check: Callable[[str], bool], digits: int, flags: int = 0,

@@ -131,7 +131,7 @@ def _weak(text: str) -> tuple[int, int] | None:
     for m in _DIGIT_GROUPS.finditer(text):
         value = m.group(0).strip()
         digits = value.replace(" ", "").replace("-", "")
-        if not 9 <= len(digits) <= 12 or product_number_before(text, m.start()):
+        if not 9 <= len(digits) <= 12 or len(set(digits)) == 1 or product_number_before(text, m.start()):
             continue
         labelled = labelled_before(text, m.start())
         for module, grouping in _WEAK:
@@ -163,7 +163,8 @@ def _labelled_id(text: str) -> tuple[int, int] | None:
             value = m.group(0).strip()
             digits = sum(c.isdigit() for c in value)
             mixed = digits >= 2 and len(value.replace(" ", "").replace("-", "")) >= 6
-            if (digits >= 5 or mixed) and not product_number_before(text, m.start()):
+            dummy = len({c for c in value if c.isdigit()}) == 1  # "000-00-0000": a placeholder, nobody's number
+            if (digits >= 5 or mixed) and not dummy and not product_number_before(text, m.start()):
                 return m.start(), m.start() + len(value)
     return None
 
