@@ -373,24 +373,32 @@ _ROLE_MAILBOX = re.compile(
 _r("personal_data.email", "contains an email address",
    r"(?<![\w.%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,5}\.[a-z]{2,24}\b(?!:)", LOW,
    needles=("@",), check=lambda v: not _ROLE_MAILBOX.match(v))
-_CARD = re.compile(r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])")
+def _context_rule(id: str, reason: str, pattern: str, check: Callable[[str], bool], digits: int,
+                  exempt: Callable[[str, int], bool], flags: int = 0, words: str = "") -> None:
+    """A personal-data pattern whose values also pass when what comes before them says whose they are not (an
+    organisation's line, a provider's documented test card)."""
+    regex = re.compile(pattern, flags)
+
+    def find(text: str) -> tuple[int, int] | None:
+        for m in regex.finditer(text):
+            start, end = m.span("value") if "value" in regex.groupindex else m.span()
+            if check(text[start:end]) and not exempt(text, start):
+                return start, end
+        return None
+
+    _RULES.append(GateRule(id, "personal_data", reason, "", min_digits=digits, finder=find,
+                           words=tuple(words.split())))
+
+
 # A payment provider's documented test card, named as one, charges nobody.
 _TEST_CARD = re.compile(
     r"test(?:ing)? (?:card|visa|mastercard|amex|number)|sandbox|testkarte|tarjeta de prueba|carte de test"
     r"|carta di test|cartão de teste",
     re.IGNORECASE,
 )
-
-
-def _card(text: str) -> tuple[int, int] | None:
-    for m in _CARD.finditer(text):
-        if card_ok(m.group(0)) and not _TEST_CARD.search(text, max(0, m.start() - 40), m.start()):
-            return m.span()
-    return None
-
-
-_RULES.append(GateRule("personal_data.card", "personal_data", "contains a payment card number", "", min_digits=14,
-                       finder=_card))
+_context_rule("personal_data.card", "contains a payment card number",
+              r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])", card_ok, 14,
+              lambda text, start: bool(_TEST_CARD.search(text, max(0, start - 40), start)))
 _r("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
    check=iban_ok, digits=4)
 # Named as an IBAN, a known country's IBAN of its length is someone's account even with a mistyped check digit.
@@ -416,18 +424,7 @@ _r("personal_data.government_id.labeled", "contains a passport, licence or natio
          " personalausweis steuer bsn nif dni cpf curp pesel codice medicare nhs")
 def _phone_rule(id: str, pattern: str, check: Callable[[str], bool], digits: int, flags: int = 0,
                 words: str = "") -> None:
-    """A phone pattern whose numbers also pass when what introduces them says they are an organisation's."""
-    regex = re.compile(pattern, flags)
-
-    def find(text: str) -> tuple[int, int] | None:
-        for m in regex.finditer(text):
-            start, end = m.span("value") if "value" in regex.groupindex else m.span()
-            if check(text[start:end]) and not organisation_line(text, start):
-                return start, end
-        return None
-
-    _RULES.append(GateRule(id, "personal_data", "contains a phone number", "", min_digits=digits, finder=find,
-                           words=tuple(words.split())))
+    _context_rule(id, "contains a phone number", pattern, check, digits, organisation_line, flags, words)
 
 
 _phone_rule("personal_data.phone.international",
