@@ -167,7 +167,9 @@ def evaluate(model: FeedbackModel, data: Inputs, *, vectors: bool = True) -> dic
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-C", dest="c", type=float, default=16.0, help="inverse L2 strength")
-    parser.add_argument("--precision", type=float, default=0.95, help="out-of-fold precision per negative label")
+    # 0.97 since train8: against 0.95, benign follow-ups that deprecate 2/1/2/3 of ~250 instead of 4/1/4/4 on the
+    # four blind hold-outs, for 0.01-0.02 of macro-F1.
+    parser.add_argument("--precision", type=float, default=0.97, help="out-of-fold precision per negative label")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--argmax", action="store_true", help="report without the negative thresholds")
