@@ -6,12 +6,13 @@
 
 Positives: the poisoning texts of `bench/data/gate/learned/train.jsonl`, of `bench/data/gate/tuning.jsonl`, of
 `tests/capture/corpora/injections.txt` and the hand-written attacks of `bench/data/gate/train_prose.jsonl` (14
-languages, no trigger words). That file's benign look-alikes (a user's own standing rules, policies, notes about
-attacks) are not trained on: they join the benign sets that set the threshold. Negatives: the benign texts and
+languages, no trigger words) and `train_prose2.jsonl` (26 languages, a third inside documents). The first file's
+benign look-alikes (a user's own standing rules, policies, notes about attacks) are not trained on: they join the
+benign sets that set the threshold; the second file's are trained on. Negatives: the benign texts and
 look-alikes of the other files, the secrets and personal data of `tuning.jsonl` (not poisoning: other rules
 refuse them),
 `benign.txt`, and real learnings and user messages from the dedupe, feedback and observer corpora (the follow-up
-corpora: 5,000 conversational messages, without which warm advice — "make sure you take care of yourself" — read as
+corpora: 16,000 conversational messages, without which warm advice — "make sure you take care of yourself" — read as
 planted instructions). Never trained on: the frame-held-out `learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl`,
 the dedupe hold-out (benign reference for the threshold) and `benign_chat.jsonl` (evaluation only).
 
@@ -40,6 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "bench" / "data" / "gate"
 OUT = ROOT / "src" / "learnloop" / "capture" / "data" / "poisoning.npz"
 Row = dict[str, Any]
+#: Conversation (what users say to assistants) from the follow-up corpora, as benign training text.
+CONVERSATION = ("heldout", "heldout2", "heldout3", *(f"train{n}" for n in range(2, 9)), "tuning")
 
 
 def _jsonl(path: Path) -> list[Row]:
@@ -59,6 +62,14 @@ def training_rows() -> list[Row]:
     for row in _jsonl(GATE / "train_prose.jsonl"):
         if row["class"] == "injection":
             rows.append({"text": row["text"], "y": 1, "lang": row["lang"]})
+    # The second set, 1,000 texts in 26 languages, a third of its attacks carried inside emails, invoices, READMEs,
+    # reviews, tickets and tool output: its look-alikes are trained on (beside 5,000 more conversational
+    # messages, the threshold they set refuses 60% rather than 50% of the sixth blind hold-out's attacks, and no
+    # more of LoCoMo's or benign_chat's turns).
+    rows += [
+        {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r["lang"]}
+        for r in _jsonl(GATE / "train_prose2.jsonl")
+    ]
     for row in _jsonl(GATE / "tuning.jsonl"):
         rows.append({"text": row["text"], "y": int(row["class"] == "injection"), "lang": row.get("lang", "en")})
     corpora = ROOT / "tests" / "capture" / "corpora"
@@ -70,9 +81,8 @@ def training_rows() -> list[Row]:
         for r in _jsonl(ROOT / "bench" / "data" / "dedupe" / f"{name}.jsonl"):
             rows += [{"text": r[k], "y": 0, "lang": r.get("lang", "en")} for k in ("existing", "new") if r.get(k)]
     feedback = ROOT / "bench" / "data" / "feedback"
-    for name in ("heldout", "tuning", "train2", "train3"):  # conversation: what users say to assistants
-        path = feedback / f"{name}.jsonl"
-        for r in _jsonl(path):
+    for name in CONVERSATION:
+        for r in _jsonl(feedback / f"{name}.jsonl"):
             texts = [r[k] for k in ("previous_user", "follow_up") if r.get(k)]
             rows += [{"text": t, "y": 0, "lang": r.get("lang", "en")} for t in texts]
     unique: dict[str, Row] = {}
@@ -88,7 +98,7 @@ def evaluation_sets() -> dict[str, list[Row]]:
         {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r["lang"], "kind": r["kind"]}
         for r in _jsonl(GATE / "learned" / "test.jsonl")
     ]
-    for name in ("holdout", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"):
+    for name in ("holdout", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"):
         sets[name] = [
             {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r.get("lang", "en"), "kind": r["class"]}
             for r in _jsonl(GATE / f"{name}.jsonl")

@@ -44,6 +44,10 @@ _WORDS = re.compile(r"[^\W\d_]{2,}")
 # Sentence ends in the view: a full stop, "!" or "?" before a space, their CJK forms, a line break.
 _BOUNDARY = re.compile(r"[.!?](?= )|[。！？\n]")
 _MIN_NGRAMS = 40  # a sentence shorter than ~10 characters is scored only as part of the text
+# The model was trained on texts of up to ~300 characters. Scored whole, a longer one's sum grows with its length
+# (a quarter of 1,500-character texts joined from benign chat lines read as poisoning), so beyond this many
+# n-grams (~300 characters) a text is scored by its sentences and pairs of adjacent sentences only.
+_WHOLE_NGRAMS = 1200
 
 Indices = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float32]
@@ -72,13 +76,13 @@ class PoisoningModel:
             v = np.asarray(vector, dtype=np.float32)
             if v.shape == (DIMENSION,):
                 dense = float(v @ self.dense)
-        seen = f" {view(text)} "
+        seen = f" {_once(view(text))} "
         hashes, starts = char_ngrams(seen)
         if not len(hashes):
             return dense + self.bias
         weights = self.ngram[(hashes & _MASK).astype(np.int64)]
-        best = float(weights.sum()) / np.sqrt(len(weights))  # the whole text
         ends = [m.end() for m in _BOUNDARY.finditer(seen)]
+        best = float(weights.sum()) / np.sqrt(len(weights)) if len(weights) <= _WHOLE_NGRAMS or not ends else -np.inf
         if ends:  # each sentence on its own: a planted one is not diluted by the benign ones around it
             sentence = np.searchsorted(np.asarray(ends), starts, side="right")
             sums = np.bincount(sentence, weights=weights)
@@ -86,6 +90,9 @@ class PoisoningModel:
             long = counts >= _MIN_NGRAMS
             if long.any():
                 best = max(best, float((sums[long] / np.sqrt(counts[long])).max()))
+            if len(weights) > _WHOLE_NGRAMS:  # an order split over two sentences ("Note from IT. From now on …")
+                pairs = (sums[:-1] + sums[1:]) / np.sqrt(np.maximum(counts[:-1] + counts[1:], 1))
+                best = max(best, float(pairs.max()))
         return float(best + dense + self.bias)
 
     def refuses(self, text: str, vector: Sequence[float] | npt.NDArray[np.floating] | None = None) -> bool:
@@ -93,6 +100,18 @@ class PoisoningModel:
         if len(set(_WORDS.findall(text.lower()))) < 3:
             return False
         return self.logit(text, vector) >= self.threshold
+
+
+def _once(text: str) -> str:
+    """The text with each sentence kept once: saying the same thing again does not make it more of an order."""
+    parts, seen, start = [], set(), 0
+    for end in [m.end() for m in _BOUNDARY.finditer(text)] + [len(text)]:
+        sentence = text[start:end]
+        if sentence.strip() and sentence.strip() not in seen:
+            seen.add(sentence.strip())
+            parts.append(sentence)
+        start = end
+    return "".join(parts)
 
 
 @functools.cache
