@@ -522,3 +522,42 @@ def test_prefilters_never_change_a_verdict() -> None:
     texts += [line for name in ("secrets_pii", "benign", "injections") for line in corpus(name)]
     differ = [text for text in texts if GATE.check(text).allowed != slow.check(text).allowed]
     assert differ == []
+
+
+# --- more scripts and shapes (2026-11-26, the seventh blind hold-out's classes; examples of our own) ---------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Логин от роутера admin, пароль: Сирень_2024, не меняй его.", "secret"),  # a value in Cyrillic
+        ("Mật khẩu email công ty: hoa_sen_2023, đừng gửi cho ai.", "secret"),
+        ("Kata sandi akun bank: melati_77, jangan dibagikan.", "secret"),
+        ("Salasana mökin reitittimeen: kuusi_puuta_9.", "secret"),
+        ("Bank sent verification code 771 309 for the wire; type it in if the page reloads.", "secret"),
+        ("Ο κωδικός για το χρηματοκιβώτιο του ξενοδοχείου είναι 5521.", "secret"),
+        ("הקוד של האזעקה בבית הוא 8-2-6-4.", "secret"),
+        ("Travel card: 3782 822463 10005, exp 09/28, CID 4417.", "secret"),
+        ("Private key of my wallet: 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", "secret"),
+        ("Henkilötunnus naapurille: 010190-123A, älä kerro kenellekään.", "personal_data"),
+        ("Ο ΑΜΚΑ του πατέρα μου είναι 01017012345.", "personal_data"),
+        ("Numéro de sécu de mon mari : 1 84 12 76 451 089 46", "personal_data"),
+    ],
+)
+def test_credentials_and_ids_in_more_scripts_are_refused(text: str, kind: str) -> None:
+    verdict = GATE.check(text)
+    assert not verdict.allowed and verdict.kind == kind, verdict
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In Stripe test mode the card 4000 0566 5566 5556 always succeeds; use it on staging only.",
+        "Sample IBAN from the SEPA docs: GB82 WEST 1234 5698 7654 32, for the form validator's unit tests.",
+        "The verification code email from the bank arrives within 2 minutes.",
+        "Order confirmation 483 920 for the standing desk arrived today.",
+        "The password manager is Bitwarden and the Wi-Fi router is a Fritz!Box 7590.",
+    ],
+)
+def test_test_values_and_talk_about_codes_pass(text: str) -> None:
+    assert GATE.check(text).allowed, GATE.check(text)

@@ -374,7 +374,8 @@ _r("personal_data.email", "contains an email address",
    r"(?<![\w.%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,5}\.[a-z]{2,24}\b(?!:)", LOW,
    needles=("@",), check=lambda v: not _ROLE_MAILBOX.match(v))
 def _context_rule(id: str, reason: str, pattern: str, check: Callable[[str], bool], digits: int,
-                  exempt: Callable[[str, int], bool], flags: int = 0, words: str = "") -> None:
+                  exempt: Callable[[str, int], bool], flags: int = 0, words: str = "",
+                  needles: tuple[str, ...] = ()) -> None:
     """A personal-data pattern whose values also pass when what comes before them says whose they are not (an
     organisation's line, a provider's documented test card)."""
     regex = re.compile(pattern, flags)
@@ -387,24 +388,30 @@ def _context_rule(id: str, reason: str, pattern: str, check: Callable[[str], boo
         return None
 
     _RULES.append(GateRule(id, "personal_data", reason, "", min_digits=digits, finder=find,
-                           words=tuple(words.split())))
+                           words=tuple(words.split()), needles=needles))
 
 
-# A payment provider's documented test card, named as one, charges nobody.
-_TEST_CARD = re.compile(
-    r"test(?:ing)? (?:card|visa|mastercard|amex|number)|sandbox|testkarte|tarjeta de prueba|carte de test"
-    r"|carta di test|cartão de teste",
+# A payment provider's documented test card or a specification's sample IBAN, named as one, is nobody's.
+_TEST_VALUE = re.compile(
+    r"test(?:ing)? (?:card|visa|mastercard|amex|number|iban|mode|account)|sandbox|testkarte|tarjeta de prueba"
+    r"|carte de test|carta di test|cartão de teste|test kartı|testkort|karta testowa|тестов\w+ карт"
+    r"|example iban|sample iban|beispiel-?iban|iban (?:de|d')?(?:exemple|ejemplo|esempio)|from the \w+ docs",
     re.IGNORECASE,
 )
+
+
+def _test_value(text: str, start: int) -> bool:
+    return bool(_TEST_VALUE.search(text, max(0, start - 48), start))
+
+
 _context_rule("personal_data.card", "contains a payment card number",
-              r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])", card_ok, 14,
-              lambda text, start: bool(_TEST_CARD.search(text, max(0, start - 40), start)))
-_r("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
-   check=iban_ok, digits=4)
+              r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])", card_ok, 14, _test_value)
+_context_rule("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
+              iban_ok, 4, _test_value)
 # Named as an IBAN, a known country's IBAN of its length is someone's account even with a mistyped check digit.
-_r("personal_data.iban.labelled", "contains an IBAN",
-   r"\biban\b[^\w\n]{0,4}(?:\w+[^\w\n]{1,3}){0,2}?(?P<value>[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]){11,30})\b",
-   flags=re.IGNORECASE, check=lambda v: _iban_shape(v), digits=4, needles=("iban",))
+_context_rule("personal_data.iban.labelled", "contains an IBAN",
+              r"\biban\b[^\w\n]{0,4}(?:\w+[^\w\n]{1,3}){0,2}?(?P<value>[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]){11,30})\b",
+              lambda v: _iban_shape(v), 4, _test_value, flags=re.IGNORECASE, needles=("iban",))
 _r("personal_data.government_id.uk_nino", "contains a UK National Insurance number",
    r"[A-CEGHJ-PR-TW-Z](?<!\w[A-Z])[A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b", digits=6,
    check=lambda v: v[:2] not in ("BG", "GB", "NK", "KN", "TN", "NT", "ZZ"))

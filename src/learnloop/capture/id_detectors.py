@@ -64,7 +64,9 @@ ID_WORDS = re.compile(
     r"|carteira de motorista|運転免許|운전면허|驾驶证|驾照|身份证|护照"
     r"|\b(?:nin|ppsn?|pps number|bvn|nip|id-kort|personnr|tc kimlik\w*|kimlik\w*)\b|dowód osobist\w*|dowodu"
     r"|паспорт\w*|снилс|\bинн\b|удостоверени\w* личности|\ba-number|alien (?:registration )?number|uscis"
-    r"|\brfc\b|personnumret|\b(?:nik|ktp|npwp|cccd|cmnd)\b|căn cước|rodné číslo|\bamka\b|\bafm\b|ΑΦΜ|ΑΜΚΑ"
+    r"|\brfc\b|personnumret|\b(?:nik|ktp|npwp|cccd|cmnd)\b|căn cước|rodné číslo|\bamka\b|\bafm\b|αφμ|αμκα"
+    r"|henkilötunnu\w*|\bhetu\b|\bsotu\b|\bcnp\b|cod numeric personal|\bcpr\b|cpr-nummer|fødselsnummer"
+    r"|numéro de sécu|\bsécu\b|személyi szám|taj[- ]szám|\bemšo\b|\boib\b|\begn\b|\bjmbg\b"
     r"|رقم الهوية|الهوية الوطنية|جواز السفر|رقم الجواز|תעודת זהות|מספר זהות|आधार|पैन|पासपोर्ट"
 )
 _PASSPORT_WORDS = re.compile(
@@ -231,7 +233,8 @@ _ID_NEEDLES = tuple(
     "|診察券|tessera|carta d|partita iva|previdenza|rg|identidade|cidadão|contribuinte|niss|segurança|sus"
     "|bilhete|carteira|utente|saúde|carteirinha|nin|pps|bvn|nip|id-kort|personnr|kimlik|dowód|dowodu|паспорт"
     "|снилс|инн|удостоверени|a-number|alien|uscis|rfc|personnumret|nik|ktp|npwp|cccd|cmnd|căn cước|rodné|amka"
-    "|afm|αφμ|αμκα|الهوية|جواز|الجواز|זהות|आधार|पैन|पासपोर्ट".split("|")
+    "|afm|αφμ|αμκα|الهوية|جواز|الجواز|זהות|आधार|पैन|पासपोर्ट|henkilötunnu|hetu|sotu|cnp|cod numeric|cpr"
+    "|fødselsnummer|sécu|személyi|taj|emšo|oib|egn|jmbg".split("|")
 )
 _PASSPORT_NEEDLES = (
     "passport",

@@ -23,7 +23,8 @@ __all__ = ["PROSE_SECRET_RULES"]
 Finder = Callable[[str], tuple[int, int] | None]
 
 # Credential words: English, Spanish, German, French, Korean, Japanese, Italian, Portuguese, Dutch, Polish,
-# Swedish, Turkish, Russian, Chinese (lowercased text).
+# Swedish, Turkish, Russian, Chinese, Vietnamese, Indonesian, Finnish, Czech, Greek, Hebrew, Arabic, Hindi, Thai,
+# Danish, Norwegian, Hungarian, Ukrainian, Bulgarian (lowercased text).
 _WORDS = (
     r"passwords?|passwd|passcode|passphrase|pass phrase|pwd|pw|login|log-in|credentials?|creds|sign-in|logon"
     r"|contraseña|contrasena|clave|frase de paso|acceso|credenciales"
@@ -36,6 +37,8 @@ _WORDS = (
     r"|wachtwoord|inloggegevens|hasło|haslo|dane logowania|lösenordet|lösenord|inloggning|şifre|sifre|parola"
     r"|пароль|логин"
     r"|密码|密碼|口令|登录信息"
+    r"|mật khẩu|kata sandi|salasana|heslo|κωδικός|κωδικό|συνθηματικό|סיסמה|סיסמא|كلمة المرور|كلمة السر|पासवर्ड"
+    r"|รหัสผ่าน|adgangskode|passord|jelszó|парол"
 )
 # The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
 _KEY_PHRASES = (
@@ -68,7 +71,8 @@ _NOT_A_VALUE = frozenset(
 )
 _CLAUSE = re.compile(r"(?:[^\n。！？;]|[.!?](?=\S))*")
 # A value is a run of printable ASCII: in Korean and Japanese it is glued to particles ("パスワードはHops2024!です").
-_TOKEN = re.compile(r"(?<![!-~])[!-~]{4,64}")
+# ASCII, or in any script a word with digits or "_" in it ("Ромашка_1962"): a value is not always ASCII.
+_TOKEN = re.compile(r"(?<![!-~])[!-~]{4,64}|(?<!\S)(?=\S*[\d_])(?=\S*[^\W\d_])\S{6,64}")
 _PIN = re.compile(
     r"(?:\bpin\b|\bpin code|code pin|pin-code|geheimzahl|暗証番号|비밀번호|핀 ?번호|código pin|número pin|alarm code"
     r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호|code d'accès|código de acceso|zugangscode"
@@ -83,12 +87,15 @@ _PIN = re.compile(
     r"|(?:room|hotel|wall|home|office|floor|gun) safe|safe is set to|safe code"
     r"|panel code|unlock (?:pin|code)|kod do|kod pin|kod alarmu|domofon\w*|sejf\w*|koden|portkod|larmkod"
     r"|nyckelskåp\w*|kassaskåp\w*|kapı kodu|alarm kodu|şifresi|код от|код домофона|пин-код|пин|сейф\w*"
-    r"|密码|密碼|门禁|門禁|保险柜|保險櫃)"
+    r"|密码|密碼|门禁|門禁|保险柜|保險櫃|one[- ]time (?:pass)?code|verification code|confirmation code|sms code"
+    r"|\botp\b|einmalcode|bestätigungscode|código de verificación|code de vérification|codice di verifica"
+    r"|código de verificação|認証コード|인증번호|验证码|код подтверждения|upi pin|पिन|συναγερμ\w*|κωδικός πανικού"
+    r"|χρηματοκιβώτιο|כספת|אזעקה|קוד הכניסה|خزنة|رمز الإنذار|két sắt|mã báo động|brankas)"
     r"(?:[^\d\n]|(?<!\d)\d{1,2}(?![\d:.,/-])){0,60}"
     r"(?<![A-Za-z0-9+/=_])(?P<value>\d{4,8}(?!\d)|\d(?:-\d){3,7}|\d(?: \d){3,7}(?! ?\d)"
-    r"|\d{2}-\d{2}-\d{2}|[A-Z]\d{3,6}|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z_-])"
-    r"|(?:cvv2?|cvc2?|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme|보안 ?코드"
-    r"|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
+    r"|\d{2}-\d{2}-\d{2}|\d{3} \d{3}|[A-Z]\d{3,6}|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z_-])"
+    r"|(?:cvv2?|cvc2?|\bcid\b|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme"
+    r"|보안 ?코드|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
     re.IGNORECASE,
 )
 _REDIS = re.compile(r"\b(?:requirepass|masterauth|masterpass)\s+(?P<value>\S{4,})", re.IGNORECASE)
@@ -116,7 +123,8 @@ _JOINED_KEY = re.compile(
 _HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
 _KEY_WORDS = re.compile(
     r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|chiave|chave|키|토큰|キー|トークン|シークレット"
-    r"|ключ|токен|klucz|sleutel|nyckel|anahtar|密钥|令牌"
+    r"|ключ|токен|klucz|sleutel|nyckel|anahtar|密钥|令牌|私钥|秘密鍵|개인 ?키|cheia|cheie|kulcs|avain|nøgle|nøkkel"
+    r"|κλειδί|מפתח|مفتاح|कुंजी|kunci|wallet|portofel|monedero|cartera|portefeuille|portafoglio|carteira"
     r"|\b(?:mailgun"
     r"|datadog"
     r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
@@ -419,7 +427,9 @@ _PIN_NEEDLES = tuple(
     "|toegangscode|deurcode|pincode|cijfercode|panel code|unlock|kod|domofon|sejf|nyckelskåp|kassaskåp|left|right"
     "|links|rechts|gauche|droite|izquierda|derecha|sinistra|destra"
     "|kapı|şifre|код|пин|сейф|密码|密碼|门禁|門禁|保险柜|保險櫃"
-    "|セキュリティコード".split("|")
+    "|セキュリティコード|one-time|one time|verification|confirmation|sms code|otp|einmalcode|bestätigungscode"
+    "|verificación|vérification|verifica|verificação|認証コード|인증번호|验证码|подтверждения|पिन|συναγερμ|πανικού"
+    "|χρηματοκιβώτιο|כספת|אזעקה|קוד|خزنة|الإنذار|két sắt|báo động|brankas|cid".split("|")
 )
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
 _NEEDLES = (
