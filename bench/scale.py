@@ -132,6 +132,26 @@ async def timed_queries(
     return samples
 
 
+async def import_rows(
+    loop: Loop, args: argparse.Namespace, embedder: Embedder, users: list[str], per_user: int
+) -> float:
+    """Write the benchmark's rows through the governed path; returns seconds."""
+    base_texts = learnings(min(BASE_TEXTS, args.learnings + args.big_user), seed=11)
+    base = await embed_cached(embedder, base_texts, "scale-base", args.json)
+    owners = [user for user in users for _ in range(per_user)] + [BIG] * args.big_user
+    texts = learnings(len(owners), seed=12)
+    vectors = vectors_for(base, len(owners), seed=13)
+    gc.collect()
+    gc.freeze()  # the harness's million strings are not the system under test
+    progress(
+        f"importing {len(owners)} learnings ({args.users} users x {per_user}, big user {args.big_user})", args.json
+    )
+    seconds = await bulk_load(loop.engine.store, owners, texts, vectors, embedder.model_id)
+    del texts, vectors, owners
+    gc.collect()
+    return seconds
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     db = args.db
     if db is None and args.backend == "postgres":
@@ -145,24 +165,23 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     # SQLite file does beside itself; 'none' leaves it out (a restart rebuilds them).
     ann_dir = None if args.ann_dir == "none" else args.ann_dir or tempfile.mkdtemp(prefix="learnloop-scale-ann-")
     embedder = resolve_embedder(args.embedder, Settings())
-    base_texts = learnings(min(BASE_TEXTS, args.learnings + args.big_user), seed=11)
-    base = await embed_cached(embedder, base_texts, "scale-base", args.json)
     per_user = args.learnings // args.users
     users = [f"u{n}" for n in range(args.users)]
-    owners = [user for user in users for _ in range(per_user)] + [BIG] * args.big_user
-    texts = learnings(len(owners), seed=12)
-    vectors = vectors_for(base, len(owners), seed=13)
-    gc.collect()
-    gc.freeze()  # the harness's million strings are not the system under test
-
     loop = open_loop(db, embedder, ann_dir)
     await loop.engine.ensure_started()
-    progress(
-        f"importing {len(owners)} learnings ({args.users} users x {per_user}, big user {args.big_user})", args.json
-    )
-    seconds = await bulk_load(loop.engine.store, owners, texts, vectors, embedder.model_id)
-    del texts, vectors, owners
-    gc.collect()
+    seconds = float("nan")
+    if not args.reuse:
+        seconds = await import_rows(loop, args, embedder, users, per_user)
+    if args.import_only:
+        await loop.aclose()
+        total = args.users * per_user + args.big_user
+        return {
+            "backend": args.backend,
+            "db": db,
+            "learnings": total,
+            "import_s": round(seconds, 1),
+            "import_per_s": round(total / seconds),
+        }
 
     rng = random.Random(14)
     asked = list(dict.fromkeys(questions(args.queries * 3, seed=15)))[: args.queries]
@@ -212,8 +231,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "big_user": args.big_user,
         "embedder": embedder.model_id,
         "cpus": os.cpu_count(),
-        "import_s": round(seconds, 1),
-        "import_per_s": round(total / seconds),
+        "import_s": None if args.reuse else round(seconds, 1),  # --reuse: imported by an earlier run
+        "import_per_s": None if args.reuse else round(total / seconds),
         "vec": summary_ms(vec),
         "e2e": summary_ms(e2e),
         "vec_warm": summary_ms(warm),
@@ -233,12 +252,20 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embedder", default=Settings().embedder)
     parser.add_argument("--ann-dir", help="PostgreSQL: the ann_dir setting (default: a temporary folder; 'none')")
+    parser.add_argument(
+        "--import-only", action="store_true", help="import into --db and stop (the long part, run outside a bench lock)"
+    )
+    parser.add_argument(
+        "--reuse", action="store_true", help="--db already holds the rows of these same sizes: skip the import"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.users < 2 or args.learnings < args.users:
         parser.error("--users must be at least 2 and --learnings at least --users")
+    if (args.reuse or args.import_only) and args.db is None:
+        parser.error("--reuse and --import-only need --db (a database kept between runs)")
     figures = asyncio.run(run(args))
-    if args.json:
+    if args.json or args.import_only:
         emit_json(figures)
         return
     rows = [
