@@ -132,6 +132,18 @@ async def timed_queries(
     return samples
 
 
+async def timed_embeddings(embedder: Embedder, asked: list[str]) -> list[float]:
+    """The query embedding alone, as `retrieve_context` does it end to end (one text, nothing cached): the
+    embedder's share of an end-to-end query."""
+    samples = []
+    clear_cache(embedder)
+    for query in asked:
+        started = time.perf_counter()
+        await embedder.embed([query], purpose="query")
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
 async def import_rows(
     loop: Loop, args: argparse.Namespace, embedder: Embedder, users: list[str], per_user: int
 ) -> float:
@@ -196,6 +208,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     vec = await timed_queries(loop, vec_users, asked, query_vectors, with_vector=True)
     e2e = await timed_queries(loop, e2e_users, asked, query_vectors, with_vector=False)
     warm = await timed_queries(loop, vec_users, asked, query_vectors, with_vector=True)  # partitions loaded now
+    embedding = await timed_embeddings(loop.engine.embedder, asked)
     big: dict[str, Any] = {}
     if args.big_user:
         started = time.perf_counter()
@@ -236,6 +249,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "vec": summary_ms(vec),
         "e2e": summary_ms(e2e),
         "vec_warm": summary_ms(warm),
+        "embed": summary_ms(embedding),
+        "load_avg": os.getloadavg(),
         **big,
         **restart,
         **memory,
@@ -272,6 +287,7 @@ def main() -> None:
         ["retrieve_context, vector given (first per user)", figures["vec"]["p50"], figures["vec"]["p95"]],
         ["retrieve_context, end to end (first per user)", figures["e2e"]["p50"], figures["e2e"]["p95"]],
         ["retrieve_context, vector given (partition loaded)", figures["vec_warm"]["p50"], figures["vec_warm"]["p95"]],
+        ["the query's embedding alone (end to end's share)", figures["embed"]["p50"], figures["embed"]["p95"]],
     ]
     if figures["big_user"]:
         rows += [
@@ -280,7 +296,7 @@ def main() -> None:
         ]
     print_table(
         f"{figures['backend']}: {figures['learnings']} learnings, {figures['users']} users x {figures['per_user']}"
-        f" ({figures['cpus']} CPUs)",
+        f" ({figures['cpus']} CPUs, load average {' / '.join(f'{x:.1f}' for x in figures['load_avg'])})",
         ["per-user query", "p50 ms", "p95 ms"],
         rows,
     )
