@@ -8,7 +8,8 @@ pgvector columns.
 A search reads everything it needs of the database before ranking in one statement (`prefetch`): the commit
 stamp and the log's bounds, and for a user whose partition is not loaded that user's rows too. Each round trip
 to the server is a wake-up of another process, which on a busy machine costs more than the read itself: a
-cold user's search took eight (stamp per partition, BEGIN, bounds, rows, COMMIT, candidates) and takes four.
+cold user's search took eight statements (a stamp per partition, BEGIN, bounds, rows, COMMIT, the candidates'
+rows and links) and takes three (this one, the candidates' rows and links); a loaded user's, four and three.
 One statement sees one snapshot, so the bounds and the rows agree as they did inside REPEATABLE READ.
 """
 
