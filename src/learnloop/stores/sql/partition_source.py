@@ -1,0 +1,53 @@
+"""The reads behind the in-memory search partitions (`stores.search.partition_cache`), in the SQL every backend
+shares.
+
+Partitions follow `vector_changes`, the log every change of a learning's row appends to in its transaction;
+`store_meta` records how far the log was pruned and the forget epoch. What a backend adds is its `stamp` (the
+cheapest value that moves when anything was committed) and, if it likes, faster ways to the same answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionKey
+from .changelog import LOG_BOUNDS
+from .dialect import Connection
+from .transactions import read_transaction
+
+__all__ = ["LIVE_ROWS", "SqlPartitionSource"]
+
+# PARTITION_FIELDS are the learnings table's own column names.
+LIVE_ROWS = (
+    f"SELECT {', '.join(PARTITION_FIELDS)} FROM learnings "
+    "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
+)
+
+
+class SqlPartitionSource:
+    def __init__(self, embedding_model: str) -> None:
+        self.embedding_model = embedding_model
+
+    def snapshot(self, conn: Connection) -> AbstractContextManager[object]:
+        return read_transaction(conn)
+
+    def log_bounds(self, conn: Connection) -> LogBounds:
+        newest, pruned_through, epoch = conn.execute(LOG_BOUNDS).fetchone() or (0, 0, 0)
+        return LogBounds(int(newest), int(pruned_through), int(epoch))
+
+    def live_rows(self, conn: Connection, key: PartitionKey, ids: Sequence[int] | None) -> list[Any]:
+        params: list[Any] = [key[0], key[1], self.embedding_model]
+        if ids is None:
+            return list(conn.execute(LIVE_ROWS, params).fetchall())
+        marks = ", ".join("?" for _ in ids)
+        rows = conn.execute(f"{LIVE_ROWS} AND embedding IS NOT NULL AND id IN ({marks})", [*params, *ids])
+        return list(rows.fetchall())
+
+    def changed(self, conn: Connection, key: PartitionKey, after: int) -> list[int]:
+        rows = conn.execute(
+            "SELECT learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ? ORDER BY seq",
+            (key[0], key[1], after),
+        ).fetchall()
+        return [r[0] for r in rows]
