@@ -79,24 +79,25 @@ async def bulk_insert(store: SQLiteStore, user: str, texts: list[str], vectors: 
     paying for a `save()` per row."""
     scope = Scope(tenant=TENANT, user=user)
     accepted = gate_version(WriteGate())
-    ops = [
-        Insert(
-            NewLearning(
-                tenant=TENANT,
-                user=user,
-                text=t,
-                vector=v,
-                embedding_model=model,
-                simhash64=simhash64_hex(t),
-                namespace="learning",
-                gate_version=accepted,
-            ),
-            EventDraft(actor="import", action=EventAction.IMPORTED),
-        )
-        for t, v in zip(texts, vectors, strict=True)
-    ]
-    for start in range(0, len(ops), 2000):
-        await store.apply(scope, ops[start : start + 2000])
+    # Built a batch at a time: a million `Insert`s up front held about 3 GB and wrote nothing for half an hour.
+    for start in range(0, len(texts), 2000):
+        ops = [
+            Insert(
+                NewLearning(
+                    tenant=TENANT,
+                    user=user,
+                    text=t,
+                    vector=v,
+                    embedding_model=model,
+                    simhash64=simhash64_hex(t),
+                    namespace="learning",
+                    gate_version=accepted,
+                ),
+                EventDraft(actor="import", action=EventAction.IMPORTED),
+            )
+            for t, v in zip(texts[start : start + 2000], vectors[start : start + 2000], strict=True)
+        ]
+        await store.apply(scope, ops)
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:

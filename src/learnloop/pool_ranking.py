@@ -36,12 +36,7 @@ def rank_pool(
     """`rank_candidates(pool, …)`, computed on the pool's columns."""
     if config.order != "seed004" or len(pool) == 0:
         return rank_candidates(pool, filters, limits, config, now, span)
-    wanted = {status for status in filters.statuses if status is not Status.DEPRECATED}
-    # Per status code: allowed by the filters, and its tier (negated: the higher tier sorts first).
-    allowed = np.zeros(max(pool.statuses) + 1, dtype=bool)
-    tier = np.zeros(len(allowed), dtype=np.int64)
-    for code, status in pool.statuses.items():
-        allowed[code], tier[code] = status in wanted, -_TIER[status]
+    allowed, tier = _status_tables(pool.statuses, frozenset(filters.statuses))
     kept = allowed[pool.status]
     if filters.tags is not None:
         tags = set(filters.tags)
@@ -60,7 +55,8 @@ def rank_pool(
     if span is None:
         rows = np.flatnonzero(kept & relevant(1.0))
         relevance = _fused(pool, rows, config)
-        rows, relevance = rows[relevance >= limits.min_relevance], relevance[relevance >= limits.min_relevance]
+        chosen = relevance >= limits.min_relevance
+        rows, relevance = rows[chosen], relevance[chosen]
         timely = np.zeros(len(rows), dtype=bool)
     else:
         in_span = _timely(pool, now, span)
@@ -86,6 +82,28 @@ def rank_pool(
         )
     ]
     return scored_in_order(entries, config, now)
+
+
+_TABLES: dict[tuple[tuple[tuple[int, Status], ...], frozenset[Status]], tuple[Mask, npt.NDArray[np.int64]]] = {}
+
+
+def _status_tables(statuses: dict[int, Status], asked: frozenset[Status]) -> tuple[Mask, npt.NDArray[np.int64]]:
+    """Per status code: allowed by the filters (never deprecated), and its tier (negated: the higher tier sorts
+    first). Kept per code table and filter: every query asks the same, and building them cost a tenth of ranking."""
+    key = (tuple(statuses.items()), asked)
+    found = _TABLES.get(key)
+    if found is None or len(_TABLES) > 64:
+        wanted = {status for status in asked if status is not Status.DEPRECATED}
+        allowed = np.zeros(max(statuses) + 1, dtype=bool)
+        tier = np.zeros(len(allowed), dtype=np.int64)
+        for code, status in statuses.items():
+            allowed[code], tier[code] = status in wanted, -_TIER[status]
+        allowed.setflags(write=False)
+        tier.setflags(write=False)
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        found = _TABLES[key] = (allowed, tier)
+    return found
 
 
 def _timely(pool: CandidatePool, now: datetime, span: TimeSpan | None) -> Mask:

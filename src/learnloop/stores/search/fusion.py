@@ -87,54 +87,61 @@ def fuse_hits(
     v_part, v_slot, v_sim = _merged(vector_found, request.vector_k)
     t_part, t_slot, t_score = _merged(text_found, request.text_k)
     # A hit is (partition, slot); keyword hits the vector search also found join its row.
-    position = {(p, s): i for i, (p, s) in enumerate(zip(v_part.tolist(), v_slot.tolist(), strict=True))}
-    joined = np.fromiter(
-        (position.get(key, -1) for key in zip(t_part.tolist(), t_slot.tolist(), strict=True)),
-        dtype=np.int64,
-        count=len(t_slot),
-    )
+    joined = _joined(v_part, v_slot, t_part, t_slot)
     text_only = joined < 0
-    parts = np.concatenate((v_part, t_part[text_only]))
-    slots = np.concatenate((v_slot, t_slot[text_only]))
-    size, vectors = len(slots), len(v_slot)
+    vectors, extra = len(v_slot), int(np.count_nonzero(text_only))
+    size = vectors + extra
+    parts = np.concatenate((v_part, t_part[text_only])) if extra else v_part
+    slots = np.concatenate((v_slot, t_slot[text_only])) if extra else v_slot
     similarity = np.full(size, np.nan)
     similarity[:vectors] = v_sim
     vector_rank = np.zeros(size, dtype=np.int64)
     vector_rank[:vectors] = np.arange(1, vectors + 1)
-    text_at = np.where(text_only, vectors + np.cumsum(text_only) - 1, joined)
+    joined[text_only] = np.arange(vectors, size)
     text_score = np.full(size, np.nan)
-    text_score[text_at] = t_score
+    text_score[joined] = t_score
     text_rank = np.zeros(size, dtype=np.int64)
-    text_rank[text_at] = np.arange(1, len(t_slot) + 1)
+    text_rank[joined] = np.arange(1, len(t_slot) + 1)
     coverage = np.full(size, np.nan)
     columns: dict[str, npt.NDArray[Any]] = {}
-    for which, partition in enumerate(partitions):
-        mine = np.flatnonzero(parts == which)
-        if not len(mine):
-            continue
-        own = slots[mine]
+    # Usually one partition holds every hit (the user's; the tenant's global one is small or empty): its
+    # columns are then read with one gather each, with no per-partition masks.
+    holding = sorted({which for which, _, _ in vector_found} | {which for which, _, _ in text_found})
+    for which in holding:
+        partition = partitions[which]
+        mine = None if len(holding) == 1 else np.flatnonzero(parts == which)
+        own = slots if mine is None else slots[mine]
         for name in _RANKING_COLUMNS:
-            values = getattr(partition, name)
-            if name not in columns:
-                columns[name] = np.empty(size, dtype=values.dtype)
-            columns[name][mine] = values[own]
+            values = getattr(partition, name)[own]
+            if mine is None:
+                columns[name] = values
+            else:
+                if name not in columns:
+                    columns[name] = np.empty(size, dtype=values.dtype)
+                columns[name][mine] = values
         # Absolute evidence for every hit, whichever search found it: its cosine with the query and the share
         # of the query's keyword weight it holds. Relevance thresholds need both (a BM25 score or a rank
         # moves with the size of the partition; these do not).
-        unscored = mine[mine >= vectors]  # keyword hits the vector search did not return
+        if mine is None:
+            unscored = np.arange(vectors, size)
+        else:
+            unscored = mine[mine >= vectors]  # keyword hits the vector search did not return
         if query is not None and len(unscored):
             similarity[unscored] = partition.vector_rows(slots[unscored]) @ query
         if query_terms:
             shares = partition.coverage(own, terms, len(set(query_terms)))
             if shares is not None:
-                coverage[mine] = shares
+                if mine is None:
+                    coverage = shares
+                else:
+                    coverage[mine] = shares
 
     def column(name: str) -> npt.NDArray[Any]:
         found = columns.get(name)
         return np.empty(0, dtype=object if name == "tags" else np.float64) if found is None else found
 
     return CandidatePool(
-        ids=_ids(partitions, parts, slots),
+        ids=_ids(partitions, holding, parts, slots),
         similarity=similarity,
         vector_rank=vector_rank,
         text_score=text_score,
@@ -151,7 +158,21 @@ def fuse_hits(
     )
 
 
-def _ids(partitions: Sequence[Partition], parts: Slots, slots: Slots) -> npt.NDArray[np.int64]:
+def _joined(v_part: Slots, v_slot: Slots, t_part: Slots, t_slot: Slots) -> Slots:
+    """For each keyword hit, the index of the same (partition, slot) among the vector hits, or -1: a binary search
+    of the sorted vector keys rather than a dict of Python tuples."""
+    if not len(t_slot) or not len(v_slot):
+        return np.full(len(t_slot), -1, dtype=np.int64)
+    v_key, t_key = (v_part << 40) | v_slot, (t_part << 40) | t_slot  # slots stay far below 2**40
+    order = np.argsort(v_key, kind="stable")
+    ranked = v_key[order]
+    at = np.minimum(np.searchsorted(ranked, t_key), len(ranked) - 1)
+    return np.where(ranked[at] == t_key, order[at], -1)
+
+
+def _ids(partitions: Sequence[Partition], holding: list[int], parts: Slots, slots: Slots) -> npt.NDArray[np.int64]:
+    if len(holding) == 1:
+        return partitions[holding[0]].ids[slots]
     ids = np.zeros(len(slots), dtype=np.int64)
     for which, partition in enumerate(partitions):
         mine = parts == which

@@ -152,6 +152,22 @@ class PartitionCache(Generic[Conn]):
         stamp = self.source.stamp(conn)
         return all(self._partitions[key].synced == stamp for key in keys)
 
+    def keep_current(self, conn: Conn, write: Callable[[], None]) -> None:
+        """Run `write`, this process's bookkeeping (hit counts, which `touch` applies to the partitions in place).
+        Its commit moves the source's stamp, so every partition would look stale and the next search of each
+        would leave the caller's thread only to find nothing to replay. When the change log stood still across
+        it (nothing to replay, no prune, no forget), the partitions current before are current after."""
+        before, bounds = self.source.stamp(conn), self.source.log_bounds(conn)
+        write()
+        if not any(p.synced == before for p in self._partitions.values()):
+            return
+        if self.source.log_bounds(conn) != bounds:
+            return
+        after = self.source.stamp(conn)
+        for partition in self._partitions.values():
+            if partition.synced == before:
+                partition.synced = after
+
     def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
         """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.
 

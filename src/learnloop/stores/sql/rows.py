@@ -240,11 +240,75 @@ def learning_from_row(row: Sequence[Any]) -> Learning:
     )
 
 
+_SNAPSHOT_EXCLUDED = frozenset({"tenant", "embedding_model", "revision"})
+# Fields an event's snapshot of a learning leaves out when they hold these (JSON) values, and puts back when read:
+# most learnings keep most defaults, and the full form cost 650 bytes an event, a third of a 10k-learning file.
+# `status` is always kept (SQL reads it from the JSON), and so is a `source` naming anyone (a forget scrubs it).
+_SNAPSHOT_DEFAULTS: dict[str, Any] = {
+    "namespace": "learning",
+    "category": None,
+    "type": "fact",
+    "topic": "",
+    "tags": [],
+    "confidence": 0.5,
+    "hits": 0,
+    "streak": 0,
+    "failures": 0,
+    "version": 1,
+    "supersedes": None,
+    "origin": "person",
+    "source": {"session": None, "message": None, "interaction": None, "context": None, "author": None},
+    "last_retrieved_at": None,
+    "superseded_by": None,
+    "status_reason": None,
+    "event_at": None,
+    "event_until": None,
+}
+# Left out when equal to `created_at` (a learning not changed since, said when it was stored).
+_SNAPSHOT_AS_CREATED = ("updated_at", "said_at")
+_SNAPSHOT_ORDER = tuple(name for name in Learning.model_fields if name not in _SNAPSHOT_EXCLUDED)
+
+
 def learning_snapshot(learning: Learning | None) -> str | None:
-    """The JSON stored in an event's before/after columns."""
+    """The JSON stored in an event's before/after columns: the learning without the fields that hold their
+    defaults (`snapshot_from_json` puts them back)."""
     if learning is None:
         return None
-    return learning.model_dump_json(exclude={"tenant", "embedding_model", "revision"})
+    full = learning.model_dump(mode="json", exclude=set(_SNAPSHOT_EXCLUDED))
+    created = full.get("created_at")
+    compact = {
+        name: value
+        for name, value in full.items()
+        if not (name in _SNAPSHOT_DEFAULTS and _same(value, _SNAPSHOT_DEFAULTS[name]))
+        and not (name in _SNAPSHOT_AS_CREATED and value == created)
+    }
+    return json.dumps(compact, ensure_ascii=False, separators=(",", ":"))
+
+
+def _same(value: Any, default: Any) -> bool:
+    return type(value) is type(default) and value == default
+
+
+def snapshot_from_json(text: str | None) -> dict[str, Any] | None:
+    """An event's before/after as the full snapshot, in field order (stored compact or, before, whole)."""
+    if not text:
+        return None
+    stored: dict[str, Any] = json.loads(text)
+    if "created_at" not in stored:
+        return stored  # not a learning snapshot: as it was written
+    full: dict[str, Any] = {}
+    for name in _SNAPSHOT_ORDER:
+        if name in stored:
+            full[name] = stored[name]
+        elif name in _SNAPSHOT_AS_CREATED:
+            full[name] = stored["created_at"]
+        elif name in _SNAPSHOT_DEFAULTS:
+            default = _SNAPSHOT_DEFAULTS[name]
+            full[name] = (
+                dict(default) if isinstance(default, dict) else list(default) if isinstance(default, list) else default
+            )
+    full.update((name, value) for name, value in stored.items() if name not in full)
+    return full
 
 
 def event_from_row(row: Sequence[Any]) -> Event:
@@ -259,8 +323,8 @@ def event_from_row(row: Sequence[Any]) -> Event:
             "actor": actor,
             "action": action,
             "panel": _PANELS[panel],
-            "before": json.loads(before) if before else None,
-            "after": json.loads(after) if after else None,
+            "before": snapshot_from_json(before),
+            "after": snapshot_from_json(after),
             "reason": reason,
             "at": _at(at),
             "data": json.loads(data),

@@ -188,7 +188,9 @@ class SqlStore(Generic[C]):
         return self._worker.defer(Bookkeeping(scope, list(operations), then))
 
     def _apply_deferred(self, conn: C, batch: list[tuple[Any, Future[Any]]]) -> None:
-        apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
+        self._partitions.keep_current(
+            conn, lambda: apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
+        )
 
     # -- simple reads --------------------------------------------------------------------------------
 
