@@ -167,8 +167,21 @@ _ROLE = _any(
 _AGAINST_ANY = re.compile(f"{_AGAINST.pattern}|{_HIDE_MORE.pattern}")
 
 
+_STANDING = re.compile(
+    r"\b(?:standing|permanent) (?:order|rule|instruction)\b|\bregla permanente\b|\borden permanente\b"
+    r"|\bständige anweisung\b|\brègle permanente\b|\bordre permanent\b"
+)
+# The user's own standing rule speaks of what is the user's in the first person ("never share my location
+# without asking me"); a planted one speaks of "the user", borrows someone's authority, or has the user say "I
+# agreed" (not enough here).
+_FIRST_PERSON = re.compile(r"\b(?:my|me|mine|mi|mis|mí|mein\w*|mich|mir|mon|ma|mes|moi)\b")
+
+
 def _authority(s: str, _: str) -> bool:
-    return bool(_AUTHORITY.search(s))
+    found = [m.group(0) for m in _AUTHORITY.finditer(s)]
+    if found and all(_STANDING.fullmatch(f) for f in found) and _FIRST_PERSON.search(s):
+        return False
+    return bool(found)
 
 
 def _addressed(text: str) -> tuple[int, int] | None:
