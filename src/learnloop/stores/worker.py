@@ -16,6 +16,7 @@ Nothing here is about SQL: the connection is whatever the backend's `connect` re
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import queue
 import threading
@@ -164,27 +165,33 @@ class ConnectionWorker(Generic[Conn]):
                 with self._busy:
                     self._flush()
                 return
+            settle: Callable[[], None] | None = None
             with self._busy:
                 try:
-                    self._serve_one(job)
+                    settle = self._serve_one(job)
                 finally:
                     if job.counted:
                         with self._lock:
                             self._pending -= 1
+            # The caller hears of its result only once the connection is free and the job no longer counts: its
+            # next search may then run inline at once, instead of racing this thread's bookkeeping.
+            if settle is not None:
+                settle()
             idle_work = self._idle is not None
 
-    def _serve_one(self, job: _Job[Conn]) -> None:
+    def _serve_one(self, job: _Job[Conn]) -> Callable[[], None] | None:
+        """Run the job; return what hands its outcome to the caller."""
         if not job.stale_ok:
             self._flush()
         if not job.future.set_running_or_notify_cancel():
-            return
+            return None
         if job.final and self.connection is None:
-            job.future.set_result(None)
-            return
+            return functools.partial(job.future.set_result, None)
         try:
-            job.future.set_result(job.fn(self._connection()))
+            value = job.fn(self._connection())
         except BaseException as exc:  # handed to the caller, never lost in this thread
-            job.future.set_exception(exc)
+            return functools.partial(job.future.set_exception, exc)
+        return functools.partial(job.future.set_result, value)
 
     def _idle_step(self) -> bool:
         if self._idle is None:
