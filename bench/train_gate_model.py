@@ -111,6 +111,13 @@ def evaluation_sets() -> dict[str, list[Row]]:
         for r in _jsonl(GATE / "train_prose.jsonl")
         if r["class"] == "benign"
     ]
+    # Matter-of-fact notes and configs with no order in them, and the user's own rules written the same way
+    # (1,000, 33 languages): trained on, they lowered the attacks refused on five of six blind sets, so they are
+    # only measured.
+    sets["prose3"] = [
+        {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r["lang"], "kind": r["class"]}
+        for r in _jsonl(GATE / "prose3.jsonl")
+    ]
     dedupe = {r[k] for r in _jsonl(ROOT / "bench" / "data" / "dedupe" / "heldout.jsonl") for k in ("existing", "new")}
     # Friendly advice and imperatives between people, and users' own preferences (written blind; never trained on).
     sets["benign_chat"] = [
