@@ -574,3 +574,17 @@ def test_test_values_and_talk_about_codes_pass(text: str) -> None:
 )
 def test_a_standing_rule_about_what_is_the_users_is_the_users_own(text: str, allowed: bool) -> None:
     assert GATE.check(text).allowed is allowed, GATE.check(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ("Sousedka Dvořáková byla odsouzena za podvod, má podmínku.", False),
+        ("Ο συνάδελφος Πέτρος καταδικάστηκε για κλοπή το 2022.", False),
+        ("Kollegani Jussi on tuomittu petoksesta.", False),
+        ("Můj dědeček byl odsouzen v padesátých letech, píšu o tom knihu.", True),
+        ("Náš soused má nového psa, jmenuje se Rex.", True),
+    ],
+)
+def test_criminal_records_of_neighbours_and_colleagues_in_more_languages(text: str, allowed: bool) -> None:
+    assert GATE.check(text).allowed is allowed, GATE.check(text)

@@ -57,6 +57,8 @@ _THIRD_PARTY = re.compile(
     r"|emplead\w*|collega|vicin\w*|dipendente|colega|vizinh\w*|funcionári\w*|buurm\w*|buurvrouw"
     r"|\b(?:pan|pani)\s+[A-ZŁŚŻŹĆ]|kolega|koleżank\w*|sąsiad\w*|z działu|коллег\w*|сосед\w*|из отдела"
     r"|начальни\w*|kollega\w*|granne\w*|grannen|iş arkadaş\w*|komşu\w*|\w+ (?:bey|hanım)\b"
+    r"|soused\w*|sousedk\w*|kolegyn\w*|coleg\w*|szomszéd\w*|naapuri\w*|työkaveri\w*|γείτον\w*"
+    r"|συνάδελφ\w*|hàng xóm|đồng nghiệp|tetangga|rekan kerja|جار|زميل|שכן|עמית|पड़ोसी|सहकर्मी"
     r"|さん|氏|同僚|部長|課長|社員|隣人|同事|邻居|员工|老板|동료|이웃|직원|팀장|씨(?!앗)",
     re.IGNORECASE,
 )
@@ -89,7 +91,9 @@ _RECORD = re.compile(
     r"\b(?:dui|dwi|convicted|conviction|felony|criminal record|arrested|on probation|on parole|served time|in jail"
     r"|prison sentence|sex offender|vorbestraft|verurteilt|casier judiciaire|condamné\w*|antecedentes penales"
     r"|condenad\w*|precedenti penali|condannat\w*|antecedentes criminais|strafblad|veroordeeld|karany\w*|dömd"
-    r"|sabıka\w*|судимост\w*|осужд\w*)\b|犯罪记录|前科|전과",
+    r"|sabıka\w*|судимост\w*|осужд\w*|odsouzen\w*|odsúden\w*|trestní rejstřík|condamnat\w*|cazier judiciar"
+    r"|elítélt\w*|büntetett\w*|tuomittu\w*|rikosrekisteri\w*|καταδικ\w*|ποινικό μητρώο|tiền án|vonis penjara"
+    r"|narapidana|mantan napi)\b|犯罪记录|前科|전과|سجل جنائي|أدين|הורשע|עבר פלילי|आपराधिक रिकॉर्ड|दोषी ठहराया",
     re.IGNORECASE,
 )
 
