@@ -2,39 +2,30 @@
 
 Partitions follow `vector_changes`, the log that triggers append to on every change of a learning's row;
 `store_meta` records how far the log was pruned and the forget epoch. The cache, its eviction and its ANN
-files are SQL-agnostic and live in `stores.search`; this module answers its reads on the store's connection
-and says when the file may have changed (`PRAGMA data_version`).
+files are SQL-agnostic and live in `stores.search`; the reads are the shared SQL of `stores.sql.partition_source`;
+this module adds when the file may have changed (`PRAGMA data_version`).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from ..retention import DEFAULT_RETENTION
-from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionCache, PartitionKey
-from ..sql.changelog import LOG_BOUNDS, change_log_pruner
+from ..search.partition_cache import PartitionCache
+from ..sql.changelog import change_log_pruner
 from ..sql.event_retention import retrieval_compactor
-from .connection import read_transaction
+from ..sql.partition_source import SqlPartitionSource
 from .embedding_storage import embedding_shrinker
 
 __all__ = ["SQLitePartitionSource", "sqlite_partitions"]
 
-# PARTITION_FIELDS are the learnings table's own column names.
-_COLUMNS = ", ".join(PARTITION_FIELDS)
-_LIVE = (
-    f"SELECT {_COLUMNS} FROM learnings "
-    "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
-)
 
-
-class SQLitePartitionSource:
+class SQLitePartitionSource(SqlPartitionSource):
     def __init__(self, embedding_model: str) -> None:
-        self.embedding_model = embedding_model
+        super().__init__(embedding_model)
         # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
         # whole) to tell whether another process has committed since (see SqlToolStore.may_know).
         self.data_version_seen = -1
@@ -44,27 +35,6 @@ class SQLitePartitionSource:
         stamp = conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
         self.data_version_seen = stamp[0]
         return stamp
-
-    def snapshot(self, conn: sqlite3.Connection) -> AbstractContextManager[object]:
-        return read_transaction(conn)
-
-    def log_bounds(self, conn: sqlite3.Connection) -> LogBounds:
-        newest, pruned_through, epoch = conn.execute(LOG_BOUNDS).fetchone()
-        return LogBounds(int(newest), int(pruned_through), int(epoch))
-
-    def live_rows(self, conn: sqlite3.Connection, key: PartitionKey, ids: Sequence[int] | None) -> list[Any]:
-        params: list[Any] = [key[0], key[1], self.embedding_model]
-        if ids is None:
-            return conn.execute(_LIVE, params).fetchall()
-        marks = ", ".join("?" for _ in ids)
-        return conn.execute(f"{_LIVE} AND embedding IS NOT NULL AND id IN ({marks})", [*params, *ids]).fetchall()
-
-    def changed(self, conn: sqlite3.Connection, key: PartitionKey, after: int) -> list[int]:
-        rows = conn.execute(
-            "SELECT learning_id FROM vector_changes WHERE tenant = ? AND user_id = ? AND seq > ? ORDER BY seq",
-            (key[0], key[1], after),
-        ).fetchall()
-        return [r[0] for r in rows]
 
 
 def sqlite_partitions(

@@ -17,9 +17,7 @@ from threadpoolctl import threadpool_limits
 from ...errors import StoreError, ValidationError
 from ...models import utcnow
 from ..retention import DEFAULT_RETENTION
-from ..sql.agent import AGENT_USER_TABLES
 from ..sql.store import SqlStore
-from ..sql.tools import TOOL_USER_TABLES
 from .connection import connect
 from .partitions import SQLitePartitionSource, sqlite_partitions
 
@@ -105,15 +103,3 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
                 raise ValidationError(f"a number is out of range: {exc}") from exc
 
         return job
-
-    # Tables added by later features that carry (tenant, user_id) register here to be forgotten too.
-    user_tables: tuple[str, ...] = (
-        "turns",
-        *TOOL_USER_TABLES,
-        "api_keys",
-        *AGENT_USER_TABLES,
-        "retrieval_counts",
-        "learning_links",
-        "learning_sources",
-        "conversations",
-    )
