@@ -58,6 +58,11 @@ _BRACKET = re.compile(
     r"|versteckt|caché|관리자|권한|재정의|管理者|権限|システム|隠し)[^\]\n]{0,40}\]",
     re.IGNORECASE,
 )
+# A standing rule, named as one: the user's own, or planted (see `_authority`).
+_STANDING = re.compile(
+    r"\b(?:standing|permanent) (?:order|rule|instruction)\b|\bregla permanente\b|\borden permanente\b"
+    r"|\bständige anweisung\b|\brègle permanente\b|\bordre permanent\b"
+)
 _AUTHORITY = _any(
     r"\b(?:note|notice|order|message|instruction|directive|memo|policy|update) from (?:the )?(?:it|security"
     r"|trust (?:&|and)"
@@ -65,10 +70,10 @@ _AUTHORITY = _any(
     r"|payment provider|bank|provider|vendor|partner|merchant)\b|\b(?:has|have) (?:full )?access rights\b"
     r"|\bhas instructed that\b",
     r"\b(?:per|according to) the (?:it|security|compliance|legal|marketing|hr|admin\w*) (?:department|team)\b",
-    r"\b(?:standing|permanent) (?:order|rule|instruction)\b|\(authoritative\)|\bhas authority over (?:it|you|this"
-    r" assistant|the assistant)\b|\bcompany property\b|\b(?:supersedes?|overrides?|outranks?) (?:the user|user)\b",
-    r"\bregla permanente\b|\borden permanente\b|\bdauerauftrag\b|\bständige anweisung\b|\brègle permanente\b"
-    r"|\bordre permanent\b|영구 규칙|상시 지침|恒久ルール|常設の指示",
+    _STANDING.pattern,
+    r"\bdauerauftrag\b|영구 규칙|상시 지침|恒久ルール|常設の指示",
+    r"\(authoritative\)|\bhas authority over (?:it|you|this assistant|the assistant)\b|\bcompany property\b"
+    r"|\b(?:supersedes?|overrides?|outranks?) (?:the user|user)\b",
     r"\b(?:the user's|their) (?:employer|manager|boss|company) (?:has|have) (?:all )?(?:rights|authority)\b"
     r"|\bl'employeur de l'utilisateur a tous les droits\b",
 )
@@ -167,10 +172,6 @@ _ROLE = _any(
 _AGAINST_ANY = re.compile(f"{_AGAINST.pattern}|{_HIDE_MORE.pattern}")
 
 
-_STANDING = re.compile(
-    r"\b(?:standing|permanent) (?:order|rule|instruction)\b|\bregla permanente\b|\borden permanente\b"
-    r"|\bständige anweisung\b|\brègle permanente\b|\bordre permanent\b"
-)
 # The user's own standing rule speaks of what is the user's in the first person ("never share my location
 # without asking me"); a planted one speaks of "the user", borrows someone's authority, or has the user say "I
 # agreed" (not enough here).
