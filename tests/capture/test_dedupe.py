@@ -55,6 +55,16 @@ KEPT_APART = [
     ("Hotel check-out in Kyoto is by 11 am.", "Hotel check-in in Kyoto is from 3 pm."),
     ("La fattura n. 4472 è stata pagata il 12 febbraio.", "La fattura n. 4471 è stata pagata il 12 febbraio."),
     ("The orchid in the bathroom is watered every ten days.", "The orchid on the windowsill is watered weekly."),
+    # A bare number before a value both keep numbers what the value is about.
+    ("Trial 2 enrolled 80 patients.", "Trial 1 enrolled 80 patients."),
+    ("Die U12 trainiert um 18 Uhr.", "Die U10 trainiert um 18 Uhr."),
+    ("Flat 7 pays 640 € in rent.", "Flat 3 pays 640 € in rent."),
+    ("Hotfix/4.2 is deployed to the canary.", "Hotfix/4.1 is deployed to the canary."),
+    # Reworded with two dates and no change word: two records.
+    ("In 2023 the user's ski trip was in Zermatt.", "The user's 2022 ski trip went to Zermatt."),
+    # A hyphenated name swapped for another is another service, though one part ("service") is still said.
+    ("The billing-service has a CPU limit of 2 cores.", "The search-indexer service has a CPU limit of 2 cores."),
+    ("Maschine 4 wird jeden Montag gewartet.", "Maschine 2 wird jeden Montag gewartet."),
 ]
 
 
@@ -88,6 +98,8 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
         # The swapped verb is the change word itself.
         ("I moved Pepper's flea treatment to the 15th of the month.", "I give Pepper her flea treatment on the 1st."),
         ("부산 물류센터의 출고 마감 시간이 오후 6시로 변경되었다.", "부산 물류센터의 출고 마감 시간은 오후 4시이다."),
+        # Reworded, below the related level: a change word, a value of the same kind and a shared thing.
+        ("The trial period has been extended to 30 days.", "Trials last 14 days."),
     ],
 )
 async def test_updates_are_recognised_from_values_and_correction_language(
@@ -107,6 +119,9 @@ async def test_updates_are_recognised_from_values_and_correction_language(
             "Our payment processor fee is 2.9% plus 30 cents per transaction.",
         ),
         ("Tournament games last 1 h 30 min.", "Tournament games last 90 minutes."),
+        # German capitalises nouns: "Abend" before a number names nothing, and "sechs Kilometer" is 6 km.
+        ("Jeden Abend fährt die Nutzerin sechs Kilometer Rad.", "Die Nutzerin fährt jeden Abend 6 km Rad."),
+        ("The user pays 1,200 dollars a month for the flat.", "The user pays $1,200 per month for the flat."),
     ],
 )
 async def test_the_same_value_in_other_units_is_skipped(embedder: Embedder, new: str, old: str) -> None:
@@ -131,6 +146,13 @@ async def test_extra_detail_merges_and_the_merged_text_keeps_both_claims(embedde
     assert await judged(embedder, new, old) is DedupeAction.MERGE
     both = merged_text("Team Alpha runs two-week sprints.", "Sprint reviews are on Fridays.")
     assert "Team Alpha runs two-week sprints." in both and "Sprint reviews are on Fridays." in both
+
+
+async def test_a_shared_unit_is_not_a_shared_thing(embedder: Embedder) -> None:
+    # Only "hours" in common, and a change word: another activity, not a new value of the old one.
+    assert await judged(embedder, "The user now works 9 hours a day.", "The user sleeps 7 hours a night.") is (
+        DedupeAction.CREATE
+    )
 
 
 async def test_a_value_swapped_without_correction_is_kept_and_linked_as_a_possible_conflict(embedder: Embedder) -> None:

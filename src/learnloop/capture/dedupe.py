@@ -31,7 +31,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from ..models import Learning, LinkKind
-from ..terms import stem
 from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, is_record, profile
 from .lexicon import NEGATION
 from .timing import TimeSpan
@@ -157,7 +156,7 @@ def _covers(wide: str, narrow: str, *, missing: int = 0) -> bool:
     """Does `wide` state everything `narrow` does (its content words and its values)? With `missing`, up to
     that many of narrow's content words may be said otherwise, when narrow has at least three."""
     a, b = profile(wide), profile(narrow)
-    lacking = len(b.content - a.content)
+    lacking = len(b.content - a.content - b.unit_words)
     if lacking > missing or (lacking and len(b.content) < 3) or not b.names <= a.names or not b.dates <= a.dates:
         return False
     return all(any(q.meets(p) for p in a.quantities) for q in b.quantities if not q.retracted)
@@ -168,7 +167,8 @@ def _adds_detail(wide: str, narrow: str) -> bool:
     two words of its own: the same fact with a clause more ("uses Toast for its point-of-sale system" /
     "uses Toast for point of sale, including handheld devices for patio orders")?"""
     a, b = profile(wide), profile(narrow)
-    return _covers(wide, narrow, missing=1) and len(a.content - b.content) >= 2 and a.negated == b.negated
+    added = a.content - b.content - a.unit_words
+    return _covers(wide, narrow, missing=1) and len(added) >= 2 and a.negated == b.negated
 
 
 def merged_text(old: str, new: str) -> str:
@@ -246,10 +246,13 @@ def judge(
     same_measure = c.values == "same" and bool(c.salient_shared) and topical and _measured(text) and same_thing
     # A correction about a shared thing ("the free shipping threshold is $50" / "free shipping now kicks in at
     # $75"): the change words say it replaces something, the shared words say what.
+    # Below the related level the shared thing must be more than a unit ("sleeps 7 hours a night" / "now works
+    # 9 hours a day" share only "hours").
+    named_thing = bool(c.salient_shared - profile(text).unit_words - profile(old.text).unit_words)
     updating = bool(c.salient_shared) and (
         (c.strong_correction and c.values == "conflict" and topical)
         or (c.strong_correction and c.values == "none" and related_loosely)
-        or (bool(c.correction) and c.values == "conflict" and related_loosely)
+        or (bool(c.correction) and c.values == "conflict" and (related_loosely or (topical and named_thing)))
     )
     if not (structured or paraphrase or related or covers_old or same_measure or updating):
         if close:
@@ -317,14 +320,14 @@ def _unsaid(old: str, new: str) -> set[str]:
     """The content words of `old` that `new` does not say, leaving out generic ones and the units of its values
     ("300 seconds" / "5 minutes")."""
     before = profile(old)
-    units = {stem(word) for q in before.quantities for word in re.findall(r"[^\W\d_]+", q.unit.casefold())}
-    return set(before.content - profile(new).content - GENERIC) - units
+    return set(before.content - profile(new).content - GENERIC - before.unit_words)
 
 
 def _still_said(region: Region, text: str) -> bool:
     """Does `text` still say the words the region swapped out ("are posted" → "go … and are also posted")?"""
     content = profile(text).content
-    swapped = {stem(word.casefold()) for word in region.old} & profile(" ".join(region.old)).content
+    # The swapped words' content as `profile` reads it: "api-gateway" is "api" and "gateway".
+    swapped = profile(" ".join(region.old)).content
     return bool(swapped) and swapped <= content
 
 

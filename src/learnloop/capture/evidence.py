@@ -50,6 +50,7 @@ from .lexicon import (
     RETRACTION,
     WEAK_CORRECTION,
     WEEKDAYS,
+    is_german,
 )
 from .quantities import Quantity, quantities
 
@@ -74,9 +75,6 @@ _TOKEN = re.compile(
 )
 # Korean particles ride on the noun ("동생은", "민준이의"): the noun is what names a subject.
 _HANGUL_PARTICLE = re.compile(r"(?<=[\uac00-\ud7af])(?:에서|으로|이는|이의|은|는|이|가|을|를|의|에|로|와|과|도|만)$")
-_GERMAN = frozenset(
-    "der die das den dem des und ist sind wird werden mit im bei ein eine einen nicht für auf vom zum".split()
-)
 _HIRAGANA = re.compile(r"[\u3040-\u309f]+")  # particles and endings: the function words of Japanese
 _CJK_DATE_UNITS = frozenset("年月日년월일")
 _RETRACTION_STOP = re.compile(
@@ -95,6 +93,9 @@ GENERIC = frozenset(
 # Above this token alignment the texts are the same sentence with parts swapped, and where a part sits says
 # what it is (subject before the shared words, value after them); below it they are reworded.
 STRUCTURED = 0.6
+
+
+_RATE_WORDS = frozenset("per pro por je".split())
 
 
 class RegionKind(StrEnum):
@@ -132,6 +133,11 @@ class TextProfile:
     @property
     def markers(self) -> frozenset[str]:
         return self.names | self.relations | self.environments | self.dates
+
+    @functools.cached_property
+    def unit_words(self) -> frozenset[str]:
+        """The stems of the words its values are given in ("hours", "dollars", "Kilometer")."""
+        return frozenset(stem(word) for q in self.quantities for word in re.findall(r"[^\W\d_]+", q.unit.casefold()))
 
     @functools.cached_property
     def terms(self) -> frozenset[str]:
@@ -194,11 +200,10 @@ def profile(text: str) -> TextProfile:
     matches = list(_TOKEN.finditer(text))
     surfaces = [m.group(0) for m in matches]
     numbers = quantities(text)
-    number_spans = [(q.start, q.end) for q in numbers]
     folded_all = [_HANGUL_PARTICLE.sub("", m.group(0).casefold().replace("’", "'").removesuffix("'s")) for m in matches]
     correction_spans = [m.span() for m in CORRECTION.finditer(text)]
     # German capitalises every noun: a capital letter there says nothing about names.
-    german = len(_GERMAN & set(folded_all)) >= 2
+    german = is_german(folded_all)
     tokens: list[_Token] = []
     names: set[str] = set()
     relations: set[str] = set()
@@ -217,9 +222,11 @@ def profile(text: str) -> TextProfile:
             any(0 <= j < len(matches) and folded_all[j] in MONTHS for j in (index - 1, index + 1))
             or (index + 1 < len(matches) and folded_all[index + 1] in _CJK_DATE_UNITS)
         )
-        if any(a <= start < b for a, b in number_spans):
+        within = next((q for q in numbers if q.start <= start < q.end), None)
+        if within is not None:
             kind = "number"
-            if base.isalpha() and len(base) > 3:  # the noun a number counts ("three coffees") is content too
+            # The noun a number counts ("three coffees") is content too; the number word ("fünf") is not.
+            if start > within.start and base.isalpha() and len(base) > 3:
                 content.add(stem(base))
         elif any(a <= start < b for a, b in correction_spans):
             kind = "function"  # "actually", "now", "switched": they say a value changed, not what about
@@ -251,7 +258,12 @@ def profile(text: str) -> TextProfile:
         elif not german and _is_name(surfaces, index, sentence_start):
             names.add(base)
             kind = "marker"
-        elif base not in STOPWORDS and (len(base) > 1 or _CJK.match(base)) and not _HIRAGANA.fullmatch(base):
+        elif (
+            base not in STOPWORDS
+            and base not in _RATE_WORDS
+            and (len(base) > 1 or _CJK.match(base))
+            and not _HIRAGANA.fullmatch(base)
+        ):
             kind = "content"
             content.update(_content_stems(base, dates))
         tokens.append(_Token(surface, base, kind, start))
@@ -279,6 +291,8 @@ def profile(text: str) -> TextProfile:
     )
 
 
+# "The coolant is replaced every 500 hours": a routine, not a replacement of what follows.
+_ROUTINE = re.compile(r"\w+\s+(?:every|each|once|twice|daily|weekly|monthly|yearly|annually)\b", re.IGNORECASE)
 _NEGATED_VERB = re.compile(r"\b(?:not|never|n't|won't|don't|didn't|gonna not|no)\s+(?:\w+\s+)?$", re.IGNORECASE)
 
 
@@ -288,7 +302,7 @@ def _retracted_terms(text: str) -> frozenset[str]:
     objects = [
         m.group("object")
         for m in RETRACTION.finditer(text)
-        if not _NEGATED_VERB.search(text[max(0, m.start() - 24) : m.start()])
+        if not _NEGATED_VERB.search(text[max(0, m.start() - 24) : m.start()]) and not _ROUTINE.match(text, m.start())
     ]
     objects += [m.group("object") for m in _CJK_RETRACTION.finditer(text)]
     objects += [m.group("object") for m in RETRACTED_SUBJECT.finditer(text)]
@@ -316,6 +330,9 @@ class Region:
     new: tuple[str, ...]
     subject_position: bool  # shared content follows it
     owner_changed: bool = False  # it starts the text, or follows a possessive ("the user's *buddy Tom*")
+    # One bare number swapped for another before a value both texts keep ("Study *1* recruited 120
+    # participants"): it numbers what the shared value is about.
+    numbering: bool = False
 
     def describe(self) -> str:
         return f"{' '.join(self.old) or '∅'} → {' '.join(self.new) or '∅'}"
@@ -354,9 +371,9 @@ def _region_kind(
         # word, not a name.
         return "content" if token.kind == "marker" and stem(token.folded) in other.content else token.kind
 
-    # A light verb ("meets" / "is") hardly counts at all.
-    kinds = {kind(t, new) for t in old_tokens if t.folded not in LIGHT_VERBS}
-    kinds |= {kind(t, old) for t in new_tokens if t.folded not in LIGHT_VERBS}
+    # A light verb ("meets" / "is") or the word of a rate ("$1,850 *per* month" / "… *a* month") hardly counts.
+    kinds = {kind(t, new) for t in old_tokens if t.folded not in LIGHT_VERBS and t.folded not in _RATE_WORDS}
+    kinds |= {kind(t, old) for t in new_tokens if t.folded not in LIGHT_VERBS and t.folded not in _RATE_WORDS}
     if "marker" in kinds:
         return RegionKind.MARKER
     if "content" in kinds:
@@ -400,6 +417,12 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
         )
         before = old.tokens[i1 - 1].surface.casefold() if i1 > 0 else ""
         owner = i1 == 0 or before.endswith(("'s", "’s")) or before in ("of", "de", "von", "di", "van", "の", "의")
+        shared_value_later = any(
+            t.kind == "number" and t.folded[:1].isdigit()
+            for tag2, k1, k2, _, _ in opcodes[index + 1 :]
+            if tag2 == "equal"
+            for t in old.tokens[k1:k2]
+        )
         regions.append(
             Region(
                 kind,
@@ -407,9 +430,19 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
                 tuple(t.surface for t in new_tokens),
                 later_shared,
                 owner,
+                shared_value_later and _bare_number(old_tokens, old) and _bare_number(new_tokens, new),
             )
         )
     return matcher.ratio(), regions
+
+
+def _bare_number(tokens: Sequence[_Token], text: TextProfile) -> bool:
+    """Is the run one number with no physical unit or currency (a count or a label, not a measure)?"""
+    if len(tokens) != 1 or not tokens[0].folded[:1].isdigit():
+        return False
+    at = tokens[0].start
+    measured = (q for q in text.quantities if q.dimension and not q.dimension.startswith("count:"))
+    return not any(q.start <= at < q.end for q in measured)
 
 
 def _values(new: TextProfile, old: TextProfile) -> tuple[str, str | None]:
@@ -528,6 +561,10 @@ def _subject(
         theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content
         if ours - theirs and theirs - ours and not _change_names(new, old, ours - theirs, theirs - ours):
             return f"different names: {', '.join(sorted(theirs - ours))} vs {', '.join(sorted(ours - theirs))}"
+        # "The 2024 summer vacation was in Crete" / "The 2025 summer vacation is planned for Crete": two dates
+        # and no word saying one replaced the other are two records.
+        if new.dates - old.dates and old.dates - new.dates and not corrected:
+            return f"different dates: {', '.join(sorted(old.dates))} vs {', '.join(sorted(new.dates))}"
         return None
     substantive = [r for r in regions if r.kind is not RegionKind.VALUE or (r.old and r.new)]
     swapped_markers = [r for r in regions if r.kind is RegionKind.MARKER and r.old and r.new]
@@ -536,6 +573,8 @@ def _subject(
         # number that changed is the new value, wherever the sentence puts it.
         return None
     for region in regions:
+        if region.numbering and not corrected:
+            return f"different instance: {region.describe()}"
         if region.kind is not RegionKind.MARKER:
             continue
         swapped = bool(region.old and region.new)
@@ -602,8 +641,9 @@ def compare(new_text: str, old_text: str) -> Comparison:
     return Comparison(
         alignment=alignment,
         overlap=overlap,
-        new_only=new.terms - old.terms,
-        old_only=old.terms - new.terms,
+        # A unit word is how a value is spelled, not something one text says and the other lacks.
+        new_only=new.terms - old.terms - new.unit_words,
+        old_only=old.terms - new.terms - old.unit_words,
         regions=tuple(regions),
         subject=_subject(new, old, regions, alignment, bool(correction), bool(retraction)),
         values=values,

@@ -9,6 +9,7 @@ English, Spanish, German, French, Italian, Portuguese and Dutch, with the common
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 __all__ = [
     "COMMON_STARTS",
@@ -103,6 +104,20 @@ DATE_TOKEN = re.compile(
     r"|\d{1,2}(?:st|nd|rd|th)|w\d{1,2}|kw\d{1,2}|\d+年|\d+月|\d+日|\d+월|\d+일|\d+년)$"
 )
 # Sentence-initial words that are not names even when capitalised.
+_GERMAN = frozenset(
+    "der die das den dem des und ist sind wird werden mit im bei ein eine einen nicht für auf vom zum jeden jede "
+    "jeder jedes hat haben sich auch noch nach wir ich uns unser unsere".split()
+)
+
+
+def is_german(words: Iterable[str]) -> bool:
+    """Does a text with these (case-folded) words read as German, where every noun is capitalised, so that a
+    capital letter says nothing about a name?"""
+    seen = set(words)
+    umlaut = any(ch in word for word in seen for ch in "äöüß")
+    return len(_GERMAN & seen) >= (1 if umlaut else 2)
+
+
 COMMON_STARTS = frozenset(
     """
     keep use always never prefer prefers please make note remember avoid don't do try when if for on at in by
@@ -172,7 +187,9 @@ NEGATION = re.compile(
 RETRACTED_SUBJECT = re.compile(
     r"(?P<object>[^,.;:!?()]{1,50}?)\s+(?:has|have|had|was|were|is|are|got|has been|have been)\s+(?:been\s+)?"
     r"(?:retired|removed|replaced|dropped|discontinued|cancel(?:l)?ed|closed|sold|shut down|deprecated|"
-    r"decommissioned|phased out|scrapped|abandoned|ended|stopped)(?![-\w])",
+    r"decommissioned|phased out|scrapped|abandoned|ended|stopped)(?![-\w])"
+    # "The coolant is replaced every 500 hours": a routine, not the end of the coolant.
+    r"(?!\s+(?:every|each|once|twice|daily|weekly|monthly|yearly|annually|after|when|if|at)\b)",
     re.IGNORECASE,
 )
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..terms import stem
 from .clock_times import clock_time
-from .lexicon import MONTHS
+from .lexicon import MONTHS, is_german
 from .units import COUNTED, UNIT_ALIASES, UnitMap, resolve
 
 __all__ = ["Quantity", "quantities"]
@@ -104,7 +104,8 @@ _UNIT = re.compile(
 # Words that follow a number without being its unit ("3 of them", "5 and 6").
 _NOT_UNITS = frozenset(
     """
-    a an and or of to the in on at by for with from than as is are was were be per via vs versus but if so auf bis
+    a an and or of to the in on at by for with from than as is are was were be has had have per via vs versus but if
+    so auf bis
     naar tot para zu se si ne lo
     not no y o e et und oder de del la le les el los las der die das den dem des im am au aux du à en und
     i me my we our you your he she it they them this that these those which who
@@ -148,7 +149,9 @@ _LABEL_OF = re.compile(
     r"\s+[^\W\d_]+\s$",
     re.IGNORECASE,
 )
-_WORD_BEFORE = re.compile(r"(#|\bN[or]\.|\b[nN]\.|\bn[º°]|\b[vV]\.?|[^\W\d_][\w'-]*)[\s-]?$")
+_WORD_BEFORE = re.compile(r"(#|\bN[or]\.|\b[nN]\.|\bn[º°]|\b[vV]\.?|[^\W\d_][\w'-]*)[\s/-]?$")
+
+_NUMBER_TEXT = re.compile(r"[\d.,]+|[^\W\d_]+|")
 
 _MULTIPLIERS = {"k": 1e3, "mn": 1e6, "mio": 1e6, "bn": 1e9, "mrd": 1e9, "million": 1e6, "billion": 1e9, "thousand": 1e3}
 
@@ -224,6 +227,8 @@ def _is_label(text: str, start: int) -> bool:
     match = _WORD_BEFORE.search(text[max(0, start - 24) : start])
     if match is None:
         return False
+    if match.group(0).endswith("/") and match.group(1)[0].isalpha():
+        return True  # "release/2.3", "hotfix/4.2": a branch or path, not a value
     word = match.group(1)
     if word in _CURRENCY_CODES:
         return False  # "EUR 64.20": money
@@ -234,6 +239,11 @@ def _is_label(text: str, start: int) -> bool:
         return True
     if not word[0].isupper() or folded in _NOT_LABELS or folded in _NUMBER_WORDS:
         return False
+    if is_german(re.findall(r"[^\W\d_]+", text.casefold())):
+        # German capitalises every noun: "Anlage 5 wird gereinigt" numbers a plant, "jeden Morgen 5 km" measures.
+        number = _NUMBER_TEXT.match(text, start)
+        unit = _UNIT.match(text, number.end() if number else start)
+        return unit is None or resolve(unit.group("unit")) is None
     starts_sentence = re.search(r"(?:^|[.!?:;]\s)\s*$", text[: start - len(match.group(0))])
     # "Use 4-5 L/hr": an ordinary word that starts a sentence is not a name.
     return not starts_sentence or _after_noun(text.casefold(), start)
@@ -367,7 +377,7 @@ def _dimension(unit: str, currency: str | None) -> tuple[str, UnitMap | None]:
         return "", None
     if unit.upper() in _CURRENCY_CODES:
         return f"currency:{unit.upper()}", None
-    money = _CURRENCY_WORDS.get(unit.casefold())
+    money = _CURRENCY_WORDS.get(unit.split("/")[0].strip().casefold())  # "dollars a month": money
     if money is not None and not money.endswith("?"):
         return f"currency:{money}", None
     resolved = resolve(unit)
