@@ -65,6 +65,9 @@ KEPT_APART = [
     # A hyphenated name swapped for another is another service, though one part ("service") is still said.
     ("The billing-service has a CPU limit of 2 cores.", "The search-indexer service has a CPU limit of 2 cores."),
     ("Maschine 4 wird jeden Montag gewartet.", "Maschine 2 wird jeden Montag gewartet."),
+    # A word swapped before the verb is another subject, change word or not.
+    ("The kitchen light is now on a timer.", "The porch light is on a timer."),
+    ("The spindle oil is replaced every 400 hours.", "The gearbox oil is checked every 400 hours."),
 ]
 
 
@@ -100,6 +103,16 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
         ("부산 물류센터의 출고 마감 시간이 오후 6시로 변경되었다.", "부산 물류센터의 출고 마감 시간은 오후 4시이다."),
         # Reworded, below the related level: a change word, a value of the same kind and a shared thing.
         ("The trial period has been extended to 30 days.", "Trials last 14 days."),
+        # A note label is no speaker; the same relative in both is a shared thing.
+        ("Correction: the gym opens at 7 am, not 6 am.", "The gym opens at 6 am."),
+        ("The user's brother moved to Porto.", "The user's brother lives in Madrid."),
+        # A light verb swapped names no attribute; one word after the shared verb, with a change word, is the
+        # new value.
+        (
+            "Supplier Kestrel asked to be paid by bank transfer from now on.",
+            "Supplier Kestrel prefers to be paid by cheque.",
+        ),
+        ("The user now drinks oat milk.", "The user drinks almond milk."),
     ],
 )
 async def test_updates_are_recognised_from_values_and_correction_language(

@@ -32,7 +32,7 @@ from enum import StrEnum
 
 from ..models import Learning, LinkKind
 from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, is_record, profile
-from .lexicon import NEGATION
+from .lexicon import LIGHT_VERBS, NEGATION
 from .timing import TimeSpan
 
 __all__ = [
@@ -224,6 +224,8 @@ def judge(
         and not (reworded and _rewordable(swap))
         and not _says_change(swap, c.correction)
         and not _still_said(swap, text)
+        and not _light(swap)
+        and not _modifier_changed(swap, c)
     ):
         return create(f"{at} is about another attribute: {swap.describe()}")
     close = similarity is not None and similarity >= policy.link_similarity
@@ -305,6 +307,21 @@ def _says_change(region: Region, correction: Sequence[str]) -> bool:
     Pepper's flea treatment to the 15th")? Then the words say a new value of the same thing."""
     said = {word for phrase in correction for word in phrase.split()}
     return any(word.casefold() in said for word in region.new)
+
+
+def _light(region: Region) -> bool:
+    """Was the swapped-out part only a light verb ("*prefers* to be contacted" / "*asked* to be contacted")? It
+    named no attribute."""
+    return bool(region.old) and all(word.casefold() in LIGHT_VERBS for word in region.old)
+
+
+def _modifier_changed(region: Region, c: Comparison) -> bool:
+    """One word swapped after the shared verb, the texts' only difference, with a change word and no values
+    ("prefers *window* seats" / "prefers *aisle* seats these days"): the new value of the preference. Before the
+    verb it is another subject ("the *kitchen* light is now on a timer" / "the *porch* light …")."""
+    others = [r for r in c.regions if r is not region and (r.old or r.new)]
+    single = len(region.old) == 1 and len(region.new) == 1
+    return bool(c.correction) and c.values == "none" and single and region.predicate and not others
 
 
 # Negation words that deny nothing about the fact: "no later than", "no deductible", "without fees".

@@ -333,6 +333,7 @@ class Region:
     # One bare number swapped for another before a value both texts keep ("Study *1* recruited 120
     # participants"): it numbers what the shared value is about.
     numbering: bool = False
+    predicate: bool = False  # a shared content word other than a generic one comes before it
 
     def describe(self) -> str:
         return f"{' '.join(self.old) or '∅'} → {' '.join(self.new) or '∅'}"
@@ -431,6 +432,12 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
                 later_shared,
                 owner,
                 shared_value_later and _bare_number(old_tokens, old) and _bare_number(new_tokens, new),
+                any(
+                    t.kind == "content" and stem(t.folded) not in GENERIC
+                    for tag2, k1, k2, _, _ in opcodes[:index]
+                    if tag2 == "equal"
+                    for t in old.tokens[k1:k2]
+                ),
             )
         )
     return matcher.ratio(), regions
@@ -516,10 +523,22 @@ def _before_shared(profile_: TextProfile, words: frozenset[str], shared: set[str
 _SPEAKER = re.compile(r"^\s*((?:[A-Z][\w'.-]*)(?:\s[A-Z][\w'.-]*){0,2})\s?:\s")
 
 
+# Labels a note opens with that name no speaker: "Correction: LH1123 departs at 08:05".
+_NOTE_LABELS = frozenset(
+    """
+    correction update note reminder important fyi edit ps tip warning todo heads up new rule policy
+    corrección corrección actualización nota korrektur hinweis aktualisierung correzione aggiornamento
+    correção atualização lembrete rappel mise à jour
+    """.split()
+)
+
+
 def speaker(text: str) -> str | None:
     """The name a text opens with as its speaker or subject ("Gina: thanks, Jon!"), if any."""
     match = _SPEAKER.match(text)
-    return None if match is None else match.group(1).casefold()
+    if match is None or match.group(1).casefold() in _NOTE_LABELS:
+        return None
+    return match.group(1).casefold()
 
 
 def is_record(text: str) -> bool:
@@ -654,7 +673,8 @@ def compare(new_text: str, old_text: str) -> Comparison:
         retraction=retraction,
         strong_correction=any(c not in WEAK_CORRECTION for c in correction),
         attribute_swap=_attribute_swap(regions) if alignment >= STRUCTURED else None,
-        salient_shared=(new.terms & old.terms) - GENERIC,
+        # The same relative or position in both ("the user's sister") is a shared thing too.
+        salient_shared=(new.terms & old.terms) - GENERIC | (new.relations & old.relations),
     )
 
 
