@@ -68,6 +68,8 @@ KEPT_APART = [
     # A word swapped before the verb is another subject, change word or not.
     ("The kitchen light is now on a timer.", "The porch light is on a timer."),
     ("The spindle oil is replaced every 400 hours.", "The gearbox oil is checked every 400 hours."),
+    # The first person is the user, not someone else.
+    ("Bob's bike is a Brompton.", "My bike is a Brompton."),
 ]
 
 
@@ -135,6 +137,8 @@ async def test_updates_are_recognised_from_values_and_correction_language(
         # German capitalises nouns: "Abend" before a number names nothing, and "sechs Kilometer" is 6 km.
         ("Jeden Abend fährt die Nutzerin sechs Kilometer Rad.", "Die Nutzerin fährt jeden Abend 6 km Rad."),
         ("The user pays 1,200 dollars a month for the flat.", "The user pays $1,200 per month for the flat."),
+        # The bare first hour of a clock range takes the second's half of the day.
+        ("The pharmacy closes for lunch 12:00–14:00.", "The pharmacy closes for lunch from 12 to 2 pm."),
     ],
 )
 async def test_the_same_value_in_other_units_is_skipped(embedder: Embedder, new: str, old: str) -> None:
@@ -159,6 +163,12 @@ async def test_extra_detail_merges_and_the_merged_text_keeps_both_claims(embedde
     assert await judged(embedder, new, old) is DedupeAction.MERGE
     both = merged_text("Team Alpha runs two-week sprints.", "Sprint reviews are on Fridays.")
     assert "Team Alpha runs two-week sprints." in both and "Sprint reviews are on Fridays." in both
+
+
+async def test_the_first_person_is_the_user_and_function_words_swapped_are_no_attribute(embedder: Embedder) -> None:
+    one_live = (DedupeAction.SKIP, DedupeAction.MERGE)
+    assert await judged(embedder, "The user sings in a gospel choir.", "I sing in a gospel choir.") in one_live
+    assert await judged(embedder, "Bake the loaf for 40 minutes.", "Bake the loaf at 40 minutes.") in one_live
 
 
 async def test_a_shared_unit_is_not_a_shared_thing(embedder: Embedder) -> None:

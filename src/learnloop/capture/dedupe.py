@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from ..models import Learning, LinkKind
+from ..terms import STOPWORDS
 from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, is_record, profile
 from .lexicon import LIGHT_VERBS, NEGATION
 from .timing import TimeSpan
@@ -274,7 +275,11 @@ def judge(
     if (c.correction or c.negation_flip) and (structured or paraphrase or related or updating):
         said = ", ".join(c.correction) or "a negation"
         return act(DedupeAction.NEW_VERSION, f"replaces {at}: the new text corrects it ({said})")
-    swaps = [r for r in c.regions if r.old and r.new and r.kind is not RegionKind.VALUE and not _still_said(r, text)]
+    swaps = [
+        r
+        for r in c.regions
+        if r.old and r.new and r.kind is not RegionKind.VALUE and not _still_said(r, text) and not _light(r)
+    ]
     if structured and swaps and not (reworded and all(_rewordable(r) for r in swaps)):
         return create(f"{at} differs where its value is ({swaps[0].describe()})", LinkKind.POSSIBLE_CONFLICT)
     if _covers(old.text, text):
@@ -310,9 +315,11 @@ def _says_change(region: Region, correction: Sequence[str]) -> bool:
 
 
 def _light(region: Region) -> bool:
-    """Was the swapped-out part only a light verb ("*prefers* to be contacted" / "*asked* to be contacted")? It
-    named no attribute."""
-    return bool(region.old) and all(word.casefold() in LIGHT_VERBS for word in region.old)
+    """Was the swapped-out part only a light verb or function words ("*prefers* to be contacted" / "*asked* to be
+    contacted", "should be *at* 2.4 bar" / "should be *inflated to* 2.4 bar")? It named no attribute."""
+    return bool(region.old) and all(
+        word.casefold() in LIGHT_VERBS or word.casefold() in STOPWORDS for word in region.old
+    )
 
 
 def _modifier_changed(region: Region, c: Comparison) -> bool:

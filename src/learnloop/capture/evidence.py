@@ -95,6 +95,7 @@ GENERIC = frozenset(
 STRUCTURED = 0.6
 
 
+_SELF = frozenset("i me my mine myself i'm user users".split())
 _RATE_WORDS = frozenset("per pro por je".split())
 
 
@@ -407,6 +408,9 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
         # Words that moved ("The user's cat Luna" / "Luna, the user's cat") are no difference.
         old_tokens = tuple(t for t in old_tokens if not (_movable(t) and t.surface in moved_in_new))
         new_tokens = tuple(t for t in new_tokens if not (_movable(t) and t.surface in moved_in_old))
+        # "I play bass" and "The user plays bass" speak of one person: the user writes in the first person.
+        old_tokens = tuple(t for t in old_tokens if t.folded not in _SELF)
+        new_tokens = tuple(t for t in new_tokens if t.folded not in _SELF)
         kind = _region_kind(old_tokens, new_tokens, old, new)
         if kind is None:
             continue

@@ -463,6 +463,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         approx = bool(_APPROX.search(text[max(0, start - 16) : start]))
         found.append((value, half, unit, currency, start, stop, end, approx))
     found, times = _compound(text, found, times)
+    times = _hours_of_ranges(text, found, times)
     # A range's first end borrows the unit of the second: "4-5 L/hr", "between 60 and 65 °C".
     out: list[Quantity] = []
     for index, (value, half, unit, currency, start, stop, end, approx) in enumerate(found):
@@ -480,6 +481,23 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 
 
 _Found = tuple[float, float, str, "str | None", int, int, int, bool]
+_RANGE_GAP = re.compile(r"\s*(?:-|–|to|until|till|and|or|bis|a|à|y|e|tot|auf|naar)\s*")
+
+
+def _hours_of_ranges(text: str, found: list[_Found], times: list[int]) -> list[int]:
+    """The bare first hour of a clock range takes the second's half of the day: "from 1 to 3 pm" is 13:00–15:00."""
+    times = list(times)
+    for index in range(len(found) - 1):
+        value, half, unit, currency, start, stop, end, approx = found[index]
+        nxt = found[index + 1]
+        if index in times or index + 1 not in times or unit or currency or value != int(value) or not 1 <= value <= 12:
+            continue
+        if not _RANGE_GAP.fullmatch(text[stop : nxt[4]]):
+            continue
+        afternoon = nxt[0] >= 12 * 60 and value < 12 and value * 60 + 12 * 60 <= nxt[0]
+        found[index] = (float((value + (12 if afternoon else 0)) * 60), half, unit, currency, start, stop, end, approx)
+        times.append(index)
+    return sorted(times)
 
 
 def _compound(text: str, found: list[_Found], times: list[int]) -> tuple[list[_Found], list[int]]:
