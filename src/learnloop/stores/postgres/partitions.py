@@ -27,6 +27,7 @@ from ..sql.changelog import LOG_BOUNDS, change_log_pruner
 from ..sql.dialect import Connection
 from ..sql.event_retention import retrieval_compactor
 from ..sql.partition_source import LIVE_ROWS, SqlPartitionSource
+from ..sql.terms_backfill import terms_backfiller
 from .dialect import POSTGRES, PgConnection
 
 __all__ = ["PostgresPartitionSource", "postgres_partitions"]
@@ -126,5 +127,6 @@ def postgres_partitions(
         passes=(
             change_log_pruner(change_retention, clock).step,
             retrieval_compactor(retrieval_retention, clock).step,
+            terms_backfiller(clock).step,
         ),
     )

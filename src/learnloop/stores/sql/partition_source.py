@@ -19,9 +19,12 @@ from .transactions import read_transaction
 
 __all__ = ["LIVE_ROWS", "SqlPartitionSource"]
 
-# PARTITION_FIELDS are the learnings table's own column names.
+# PARTITION_FIELDS are the learnings table's own column names. The text and topic only serve a row whose
+# keyword terms are not stored (see `search.stored_terms`): the others' are not read, as a cold user's search
+# reads every row of theirs.
+_READ = {name: f"CASE WHEN index_terms IS NULL THEN {name} END" for name in ("text", "topic")}
 LIVE_ROWS = (
-    f"SELECT {', '.join(PARTITION_FIELDS)} FROM learnings "
+    f"SELECT {', '.join(_READ.get(name, name) for name in PARTITION_FIELDS)} FROM learnings "
     "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
 )
 
