@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..search.partition_cache import LogBounds, PartitionCache, PartitionKey
+from ..search.row_decoding import EMBEDDING
 from ..sql.changelog import LOG_BOUNDS, change_log_pruner
 from ..sql.dialect import Connection
 from ..sql.event_retention import retrieval_compactor
@@ -94,6 +95,12 @@ class PostgresPartitionSource(SqlPartitionSource):
             return super().log_bounds(conn)
         bounds, ahead.bounds = ahead.bounds, None
         return bounds
+
+    def live_vectors(self, conn: Connection, key: PartitionKey) -> list[Any]:
+        ahead = self._ahead
+        if ahead is not None and ahead.key == key:  # read with the bounds (the rows stay for `live_rows`)
+            return [(row[0], row[EMBEDDING]) for row in ahead.rows]
+        return super().live_vectors(conn, key)
 
     def live_rows(self, conn: Connection, key: PartitionKey, ids: Sequence[int] | None) -> list[Any]:
         ahead = self._ahead

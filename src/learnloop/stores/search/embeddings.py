@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["embedding_blob", "embedding_vector", "embedding_vectors"]
+__all__ = ["embedding_blob", "embedding_halves", "embedding_vector", "embedding_vectors"]
 
 _HALF = b"\x02"  # one byte: a tagged blob's length is never a multiple of four
 _HALF_MAX = 65504.0  # the largest finite float16
@@ -45,3 +45,14 @@ def embedding_vectors(blobs: Sequence[bytes], dimension: int) -> Vectors:
     for row, blob in enumerate(blobs):
         matrix[row] = embedding_vector(blob)
     return matrix
+
+
+def embedding_halves(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.float16] | None:
+    """The embeddings of many rows as one (rows, dimension) float16 matrix, not converted (numpy converts float16
+    in software), when every one is stored as float16; else None."""
+    if not all(len(blob) == 2 * dimension + 1 for blob in blobs):
+        return None
+    if not blobs:
+        return np.zeros((0, dimension), dtype=np.float16)
+    joined = b"".join(blob[1:] for blob in blobs)
+    return np.frombuffer(joined, dtype=np.float16).reshape(len(blobs), dimension)

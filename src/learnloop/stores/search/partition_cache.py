@@ -31,7 +31,7 @@ from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
 from .row_codes import Codebook
-from .row_decoding import EMBEDDING, PARTITION_FIELDS, decode_rows, row_codes
+from .row_decoding import EMBEDDING, PARTITION_FIELDS, decode_rows, row_codes, vectors_for
 from .snapshot import read_snapshot, write_snapshot
 
 __all__ = ["PARTITION_FIELDS", "LogBounds", "PartitionCache", "PartitionKey", "PartitionSource"]
@@ -77,6 +77,11 @@ class PartitionSource(Protocol[Conn_contra]):
     def live_rows(self, conn: Conn_contra, key: PartitionKey, ids: Sequence[int] | None) -> list[Sequence[Any]]:
         """The partition's live (not deprecated) learnings embedded with the store's model, as `PARTITION_FIELDS`:
         all of them, or (with `ids`) those of `ids` that still are."""
+        ...
+
+    def live_vectors(self, conn: Conn_contra, key: PartitionKey) -> list[Sequence[Any]]:
+        """(id, embedding as stored) of the same learnings as `live_rows` with no `ids`: the vectors of a partition
+        restored from its snapshot, which does not hold them."""
         ...
 
     def changed(self, conn: Conn_contra, key: PartitionKey, after: int) -> list[int]:
@@ -262,15 +267,21 @@ class PartitionCache(Generic[Conn]):
         path = self._snapshot_path(key)
         if path is None:
             return None
-        arrays = read_snapshot(path, self.embedding_model, self.dimension, self.codebook, self.terms)
+        arrays = read_snapshot(path, self.embedding_model, self.codebook, self.terms)
         if arrays is None:
             return None
         # Written before a user was forgotten (it may hold them), or its gap no longer in the log, or written
         # by a process that had seen commits this read snapshot does not: the rows decide.
         if arrays.forget_epoch != bounds.forget_epoch or not bounds.pruned_through <= arrays.watermark <= bounds.newest:
             return None
+        # The vectors as the table holds them now, in the snapshot the log is replayed in: a row changed since
+        # the watermark is replayed whole, and one no longer live (its removal also in the log) is dropped.
+        vectors, gone = vectors_for(arrays.columns["ids"], self.source.live_vectors(conn, key), self.dimension)
+        arrays.columns["vectors"] = vectors
         partition = self._new_partition(conn, key, arrays.watermark)
         partition.restore(arrays)
+        for learning_id in gone:
+            partition.remove(learning_id)
         return partition
 
     def index_pending(self) -> bool:

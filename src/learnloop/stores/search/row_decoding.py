@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .embeddings import embedding_vectors
+from .embeddings import embedding_halves, embedding_vectors
 from .keywords import TermCodebook
 from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .snapshot import PartitionArrays
 from .stored_terms import document_terms, parse_terms
 
-__all__ = ["EMBEDDING", "PARTITION_FIELDS", "decode_rows", "row_codes"]
+__all__ = ["EMBEDDING", "PARTITION_FIELDS", "decode_rows", "row_codes", "vectors_for"]
 
 # What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
 # stored (`embeddings`: tagged float16, or float32 bytes), tags as a JSON list (text, or already decoded), the
@@ -100,6 +100,24 @@ def row_codes(row: Sequence[Any], codebook: Codebook, vocabulary: TermCodebook) 
         event_at=_NONE if start is None else start,
         event_until=_NONE if end is None else end,
     )
+
+
+def vectors_for(
+    ids: npt.NDArray[np.int64], found: Sequence[Sequence[Any]], dimension: int
+) -> tuple[npt.NDArray[Any], list[int]]:
+    """The vectors of learnings `ids` (a snapshot's rows) from `found`, (id, stored embedding) pairs read from
+    the table, and the ids not found (no longer live: the caller removes them). float16 as the table stores
+    them, where it does, so nothing is converted until something needs every row as float32."""
+    found_ids = np.fromiter((pair[0] for pair in found), dtype=np.int64, count=len(found))
+    blobs = [pair[1] for pair in found]
+    halves = embedding_halves(blobs, dimension)
+    matrix: npt.NDArray[Any] = embedding_vectors(blobs, dimension) if halves is None else halves
+    order = np.argsort(found_ids, kind="stable")
+    at = np.minimum(np.searchsorted(found_ids[order], ids), max(len(found_ids) - 1, 0))
+    hit = found_ids[order][at] == ids if len(found_ids) else np.zeros(len(ids), dtype=bool)
+    vectors = np.zeros((len(ids), dimension), dtype=matrix.dtype)
+    vectors[hit] = matrix[order[at[hit]]]
+    return vectors, ids[~hit].tolist()
 
 
 def _coded(codebook: Codebook, values: Sequence[str | None]) -> npt.NDArray[np.int32]:
