@@ -50,9 +50,12 @@ def embedding_vectors(blobs: Sequence[bytes], dimension: int) -> Vectors:
 def embedding_halves(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.float16] | None:
     """The embeddings of many rows as one (rows, dimension) float16 matrix, not converted (numpy converts float16
     in software), when every one is stored as float16; else None."""
-    if not all(len(blob) == 2 * dimension + 1 for blob in blobs):
+    width = 2 * dimension + 1
+    if not all(len(blob) == width for blob in blobs):
         return None
     if not blobs:
         return np.zeros((0, dimension), dtype=np.float16)
-    joined = b"".join(blob[1:] for blob in blobs)
-    return np.frombuffer(joined, dtype=np.float16).reshape(len(blobs), dimension)
+    # The blobs joined whole and their tag bytes dropped by one copy in numpy: slicing each blob first cost a
+    # bytes object per row (a third of reading 10k vectors back).
+    rows = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
+    return np.ascontiguousarray(rows[:, 1:]).view(np.float16)
