@@ -22,7 +22,8 @@ from .transactions import write_transaction
 
 __all__ = ["backfill_terms", "terms_backfiller"]
 
-# Rows tokenised per idle step: about 60 µs each, so a job arriving meanwhile waits some 15 ms at most.
+# Rows tokenised per idle step: a step took 12.5 ms at the median (47 ms at worst, load average 4) backfilling a
+# 100k-learning file, 6.2 s in all; a job arriving meanwhile waits for the step.
 _BATCH = 250
 # Ids looked at per step at most, so a stretch of rows that already have terms costs one short index range.
 _WINDOW = 5_000
