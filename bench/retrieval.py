@@ -247,6 +247,7 @@ def disk_use(path: Path) -> dict[str, object]:
     try:
         learnings = conn.execute("SELECT COUNT(*) FROM learnings").fetchone()[0]
         pages = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     finally:
         conn.close()
     beside: dict[str, int] = {}
@@ -259,7 +260,7 @@ def disk_use(path: Path) -> dict[str, object]:
         "beside_db_mb": round(sum(beside.values()) / 1e6, 1),
         "bytes_per_learning": round((db_bytes + sum(beside.values())) / learnings),
         # Tables and indexes of more than one page (the rest are empty).
-        "bytes_per_learning_by_table": {name: round(size / learnings, 1) for name, size in pages if size > 4096},
+        "bytes_per_learning_by_table": {name: round(size / learnings, 1) for name, size in pages if size > page_size},
         "bytes_per_learning_beside": {name: round(size / learnings) for name, size in beside.items()},
     }
 

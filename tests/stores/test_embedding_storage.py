@@ -11,7 +11,7 @@ import numpy as np
 
 from learnloop.models import Filters
 from learnloop.stores.base import Insert, SearchRequest
-from learnloop.stores.search.embeddings import embedding_blob, embedding_vector, embedding_vectors
+from learnloop.stores.search.embeddings import embedding_blob, embedding_halves, embedding_vector, embedding_vectors
 from learnloop.stores.sqlite import SQLiteStore
 from learnloop.stores.sqlite.connection import connect
 from learnloop.stores.sqlite.embedding_storage import _Cursor, shrink_embeddings
@@ -86,3 +86,13 @@ async def test_an_older_file_with_float32_embeddings_answers_as_before_and_is_re
     assert abs(older[0][1] - 1.0) < 1e-6, "float32 rows are read as they are"
     assert [i for i, _ in newer] == [i for i, _ in older]
     assert all(abs(a - b) < 1e-3 for (_, a), (_, b) in zip(newer, older, strict=True))
+
+
+def test_float16_rows_are_read_back_unconverted_and_only_when_every_row_is_float16() -> None:
+    blobs = [embedding_blob(unit_vector(i)) for i in range(5)]
+    halves = embedding_halves(blobs, TEST_DIM)
+    assert halves is not None and halves.dtype == np.float16 and halves.flags.c_contiguous
+    assert np.array_equal(halves.astype(np.float32), embedding_vectors(blobs, TEST_DIM))
+    assert embedding_halves([*blobs, unit_vector(9).astype(np.float32).tobytes()], TEST_DIM) is None
+    empty = embedding_halves([], TEST_DIM)
+    assert empty is not None and empty.shape == (0, TEST_DIM)

@@ -228,3 +228,17 @@ async def test_ranking_reads_from_partitions_follow_retrievals_updates_and_other
     finally:
         await other.aclose()
         await store.aclose()
+
+
+def test_a_reloaded_index_gets_the_vectors_of_live_ids_and_zeros_for_the_rest() -> None:
+    """What a links-only HNSW file is given back (`Partition._vectors_of`): by id, in the order asked."""
+    codebook = Codebook()
+    partition = Partition(TEST_DIM, 0, 1 << 30, None, lambda seq: [])
+    vectors = np.stack([unit_vector(i) for i in range(1, 7)])
+    partition.bulk_load([10, 20, 30, 40, 50, 60], vectors, [_codes(codebook) for _ in range(6)])
+    partition.remove(30)
+    partition.upsert(20, unit_vector(99), _codes(codebook))  # a new slot for 20; its old one is dead
+    asked = np.array([60, 30, 20, 77, 10], dtype=np.uint64)
+    found = partition._vectors_of(asked)
+    expected = np.stack([vectors[5], np.zeros(TEST_DIM), unit_vector(99), np.zeros(TEST_DIM), vectors[0]])
+    np.testing.assert_array_equal(found, expected.astype(np.float32))

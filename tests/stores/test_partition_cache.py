@@ -75,9 +75,9 @@ class MemorySource:
         vector = unit_vector(text, TEST_DIM).tobytes()
         tags = json.dumps(["brewing"])
         # In PARTITION_FIELDS order: id, status, category, namespace, type, simhash64, embedding, text, topic,
-        # tags, hits, updated_at, said_at, event_at, event_until.
+        # tags, hits, updated_at, said_at, event_at, event_until, index_terms (None: tokenised from the text).
         identity = (learning_id, row["status"], "equipment", "learning", "fact", simhash64_hex(text))
-        return (*identity, vector, text, "", tags, 0, 0.0, None, None, None)
+        return (*identity, vector, text, "", tags, 0, 0.0, None, None, None, None)
 
 
 def cache(source: MemorySource, max_vectors: int = 1000) -> PartitionCache[None]:

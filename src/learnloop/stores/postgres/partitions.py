@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ..search.partition_cache import LogBounds, PartitionCache, PartitionKey
+from ..search.row_decoding import EMBEDDING
 from ..sql.changelog import LOG_BOUNDS, change_log_pruner
 from ..sql.dialect import Connection
 from ..sql.event_retention import retrieval_compactor
 from ..sql.partition_source import LIVE_ROWS, SqlPartitionSource
+from ..sql.terms_backfill import terms_backfiller
 from .dialect import POSTGRES, PgConnection
 
 __all__ = ["PostgresPartitionSource", "postgres_partitions"]
@@ -94,6 +96,12 @@ class PostgresPartitionSource(SqlPartitionSource):
         bounds, ahead.bounds = ahead.bounds, None
         return bounds
 
+    def live_vectors(self, conn: Connection, key: PartitionKey) -> list[Any]:
+        ahead = self._ahead
+        if ahead is not None and ahead.key == key:  # read with the bounds (the rows stay for `live_rows`)
+            return [(row[0], row[EMBEDDING]) for row in ahead.rows]
+        return super().live_vectors(conn, key)
+
     def live_rows(self, conn: Connection, key: PartitionKey, ids: Sequence[int] | None) -> list[Any]:
         ahead = self._ahead
         if ids is None and ahead is not None and ahead.key == key:
@@ -126,5 +134,6 @@ def postgres_partitions(
         passes=(
             change_log_pruner(change_retention, clock).step,
             retrieval_compactor(retrieval_retention, clock).step,
+            terms_backfiller(clock).step,
         ),
     )

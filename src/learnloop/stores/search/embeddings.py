@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["embedding_blob", "embedding_vector", "embedding_vectors"]
+__all__ = ["embedding_blob", "embedding_halves", "embedding_vector", "embedding_vectors"]
 
 _HALF = b"\x02"  # one byte: a tagged blob's length is never a multiple of four
 _HALF_MAX = 65504.0  # the largest finite float16
@@ -45,3 +45,17 @@ def embedding_vectors(blobs: Sequence[bytes], dimension: int) -> Vectors:
     for row, blob in enumerate(blobs):
         matrix[row] = embedding_vector(blob)
     return matrix
+
+
+def embedding_halves(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.float16] | None:
+    """The embeddings of many rows as one (rows, dimension) float16 matrix, not converted (numpy converts float16
+    in software), when every one is stored as float16; else None."""
+    width = 2 * dimension + 1
+    if not all(len(blob) == width for blob in blobs):
+        return None
+    if not blobs:
+        return np.zeros((0, dimension), dtype=np.float16)
+    # The blobs joined whole and their tag bytes dropped by one copy in numpy: slicing each blob first cost a
+    # bytes object per row (a third of reading 10k vectors back).
+    rows = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
+    return np.ascontiguousarray(rows[:, 1:]).view(np.float16)

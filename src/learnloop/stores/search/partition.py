@@ -97,7 +97,8 @@ class Partition:
         self.size = 0  # slots in use, dead ones included
         self.ids = np.zeros(0, dtype=np.int64)
         self._vectors = np.zeros((0, dim), dtype=np.float32)
-        # A snapshot's float16 vectors, until something needs them all as float32 (see `vectors`).
+        # A restored partition's float16 vectors (as the table stores them), until something needs them all as
+        # float32 (see `vectors`).
         self._half: npt.NDArray[np.float16] | None = None
         self.alive = np.zeros(0, dtype=bool)
         self.status = np.zeros(0, dtype=np.int8)
@@ -132,7 +133,7 @@ class Partition:
 
     @property
     def vectors(self) -> Vectors:
-        """Every slot's vector, float32. A partition restored from a float16 snapshot converts them on first use
+        """Every slot's vector, float32. A partition restored with float16 vectors converts them on first use
         (numpy converts float16 in software: about half a second at 100k rows), which a search through the
         HNSW index never needs: it reads the few rows it scores exactly through `vector_rows`."""
         if self._half is not None:
@@ -204,16 +205,12 @@ class Partition:
     def arrays(self, forget_epoch: int) -> PartitionArrays:
         """The live rows, compacted, as a snapshot saves them."""
         keep = np.flatnonzero(self.alive[: self.size])
-        skipped = ("alive", "tags")
+        skipped = ("alive", "tags", "vectors")  # vectors: a snapshot reads them from the table (see `snapshot`)
         terms, tf, sizes = self.keywords.documents(keep)
         return PartitionArrays(
             watermark=self.watermark,
             forget_epoch=forget_epoch,
-            columns={
-                name: (self._half if name == "vectors" and self._half is not None else getattr(self, name))[keep]
-                for name in _COLUMNS
-                if name not in skipped
-            },
+            columns={name: getattr(self, name)[keep] for name in _COLUMNS if name not in skipped},
             tags=[tuple(tags) for tags in self.tags[keep].tolist()],
             doc_terms=terms,
             doc_tf=tf,
@@ -221,7 +218,8 @@ class Partition:
         )
 
     def restore(self, arrays: PartitionArrays) -> None:
-        """Fill an empty partition from a snapshot's arrays; it then reflects the log up to their watermark."""
+        """Fill an empty partition from a snapshot's arrays (with the vectors read for them) or its rows decoded;
+        it then reflects the log up to their watermark."""
         n = len(arrays.columns["ids"])
         # The arrays as they come (no copy into zeroed columns): `_reserve` grows them on the next write.
         for name, column in arrays.columns.items():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -23,16 +22,16 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
-from ...models import Filters, Learning, Scope, Status
-from ...terms import index_terms
+from ...models import Filters, Learning, Scope
 from ..candidate_pool import CandidatePool
 from ..records import SearchRequest, Vector
 from .ann import ef_schedule
-from .embeddings import embedding_vector, embedding_vectors
+from .embeddings import embedding_vector
 from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
-from .row_codes import STATUS_CODES, Codebook, RowCodes
+from .row_codes import Codebook
+from .row_decoding import EMBEDDING, PARTITION_FIELDS, decode_rows, row_codes, vectors_for
 from .snapshot import read_snapshot, write_snapshot
 
 __all__ = ["PARTITION_FIELDS", "LogBounds", "PartitionCache", "PartitionKey", "PartitionSource"]
@@ -43,27 +42,6 @@ PartitionKey = tuple[str, str]
 Conn = TypeVar("Conn")
 Conn_contra = TypeVar("Conn_contra", contravariant=True)
 
-# What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
-# stored (`embeddings`: tagged float16, or float32 bytes), tags as a JSON list (text, or already decoded).
-# Positional, since a load reads every row.
-PARTITION_FIELDS = (
-    "id",
-    "status",
-    "category",
-    "namespace",
-    "type",
-    "simhash64",
-    "embedding",
-    "text",
-    "topic",
-    "tags",
-    "hits",
-    "updated_at",
-    "said_at",
-    "event_at",
-    "event_until",
-)
-_EMBEDDING = PARTITION_FIELDS.index("embedding")
 # Vectors indexed per idle step: a job arriving meanwhile waits about a millisecond at most.
 _INDEX_STEP = 4
 # A partition this small loads from its rows in a few tens of milliseconds: no snapshot file for it.
@@ -74,7 +52,6 @@ _REPLAY_AT_MOST = 2_000
 # Unsaved changes (or a tenth of the rows, if more) after which an idle step saves the snapshot again: the log
 # replay on the next load stays short.
 _SNAPSHOT_BEHIND = 1_000
-_NONE = float("nan")
 
 
 class LogBounds(NamedTuple):
@@ -100,6 +77,11 @@ class PartitionSource(Protocol[Conn_contra]):
     def live_rows(self, conn: Conn_contra, key: PartitionKey, ids: Sequence[int] | None) -> list[Sequence[Any]]:
         """The partition's live (not deprecated) learnings embedded with the store's model, as `PARTITION_FIELDS`:
         all of them, or (with `ids`) those of `ids` that still are."""
+        ...
+
+    def live_vectors(self, conn: Conn_contra, key: PartitionKey) -> list[Sequence[Any]]:
+        """(id, embedding as stored) of the same learnings as `live_rows` with no `ids`: the vectors of a partition
+        restored from its snapshot, which does not hold them."""
         ...
 
     def changed(self, conn: Conn_contra, key: PartitionKey, after: int) -> list[int]:
@@ -285,15 +267,21 @@ class PartitionCache(Generic[Conn]):
         path = self._snapshot_path(key)
         if path is None:
             return None
-        arrays = read_snapshot(path, self.embedding_model, self.dimension, self.codebook, self.terms)
+        arrays = read_snapshot(path, self.embedding_model, self.codebook, self.terms)
         if arrays is None:
             return None
         # Written before a user was forgotten (it may hold them), or its gap no longer in the log, or written
         # by a process that had seen commits this read snapshot does not: the rows decide.
         if arrays.forget_epoch != bounds.forget_epoch or not bounds.pruned_through <= arrays.watermark <= bounds.newest:
             return None
+        # The vectors as the table holds them now, in the snapshot the log is replayed in: a row changed since
+        # the watermark is replayed whole, and one no longer live (its removal also in the log) is dropped.
+        vectors, gone = vectors_for(arrays.columns["ids"], self.source.live_vectors(conn, key), self.dimension)
+        arrays.columns["vectors"] = vectors
         partition = self._new_partition(conn, key, arrays.watermark)
         partition.restore(arrays)
+        for learning_id in gone:
+            partition.remove(learning_id)
         return partition
 
     def index_pending(self) -> bool:
@@ -334,40 +322,6 @@ class PartitionCache(Generic[Conn]):
         digest = hashlib.blake2b(f"{key[0]}\x00{key[1]}\x00{self.embedding_model}".encode(), digest_size=12)
         return self.ann_dir / f"{digest.hexdigest()}.hnsw"
 
-    def _codes(self, row: Sequence[Any]) -> RowCodes:
-        """Codes of a row in `PARTITION_FIELDS` order."""
-        return self._codes_many([row])[0]
-
-    def _codes_many(self, rows: Sequence[Sequence[Any]]) -> list[RowCodes]:
-        """Codes of rows in `PARTITION_FIELDS` order; the keyword terms of all of them encoded at once."""
-        tag_lists = [_tags(row[9]) for row in rows]
-        documents = [
-            index_terms(f"{row[7]}\n{row[8]}\n{' '.join(tags)}") for row, tags in zip(rows, tag_lists, strict=True)
-        ]
-        terms, counts = self.terms.encode_many(documents)
-        return [
-            self._row_codes(row, tags, row_terms, row_counts)
-            for row, tags, row_terms, row_counts in zip(rows, tag_lists, terms, counts, strict=True)
-        ]
-
-    def _row_codes(self, row: Sequence[Any], tag_list: list[str], terms: Any, counts: Any) -> RowCodes:
-        _, status, category, namespace, type_, sim, _, _, _, _, hits, updated_at, said, start, end = row[:15]
-        return RowCodes(
-            status=STATUS_CODES[Status(status)],
-            category=self.codebook.code(category),
-            namespace=self.codebook.code(namespace),
-            type=self.codebook.code(type_),
-            simhash=int(sim, 16),
-            hits=hits,
-            updated_at=updated_at,
-            tags=tuple(tag_list),
-            terms=terms,
-            term_counts=counts,
-            said_at=_NONE if said is None else said,
-            event_at=_NONE if start is None else start,
-            event_until=_NONE if end is None else end,
-        )
-
     def _new_partition(self, conn: Conn, key: PartitionKey, watermark: int) -> Partition:
         return Partition(
             self.dimension,
@@ -382,9 +336,8 @@ class PartitionCache(Generic[Conn]):
         """A partition of `rows`, read in the snapshot in which `watermark` was the log's newest."""
         partition = self._new_partition(conn, key, watermark)
         if rows:
-            vectors = embedding_vectors([row[_EMBEDDING] for row in rows], self.dimension)
-            partition.bulk_load([r[0] for r in rows], vectors, self._codes_many(rows))
-            partition.keywords.freeze()
+            partition.restore(decode_rows(rows, self.dimension, self.codebook, self.terms, watermark))
+            partition.unsaved = None  # no snapshot holds these rows
         return partition
 
     def _changes_since(self, conn: Conn, key: PartitionKey, seq: int) -> list[int] | None:
@@ -410,8 +363,8 @@ class PartitionCache(Generic[Conn]):
                 if row is None:
                     partition.remove(learning_id)
                 else:
-                    vector = embedding_vector(row[_EMBEDDING])
-                    partition.upsert(learning_id, vector, self._codes(row))
+                    vector = embedding_vector(row[EMBEDDING])
+                    partition.upsert(learning_id, vector, row_codes(row, self.codebook, self.terms))
         # Up to date through `newest` even when only other partitions changed: a watermark left behind
         # would fall under the pruned part of the log and force a needless reload.
         partition.watermark = newest
@@ -426,9 +379,3 @@ class PartitionCache(Generic[Conn]):
             oldest.save_ann()
             self._save_snapshot(key, oldest)
             total -= oldest.n
-
-
-def _tags(stored: Any) -> list[str]:
-    if stored == "[]":  # most rows: no json parse
-        return []
-    return json.loads(stored) if isinstance(stored, str) else list(stored)

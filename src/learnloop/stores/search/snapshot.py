@@ -1,16 +1,20 @@
 """A partition's arrays saved beside the database, so a reopened process loads them instead of its rows.
 
-Loading a partition from its rows tokenises every text and decodes every row (about 4.7 s at 100k learnings on
-the 2-core machine); the snapshot holds what that produces — vectors, filter codes, ranking columns, the
-keyword terms of each document — with the change-log seq it reflects, and the cache replays the log from there
-(see `partition_cache`). It is only a cache: a file that is missing, unreadable, corrupt, from another model,
-older than the pruned part of the log, newer than the reader's view or from before a user was forgotten is
-ignored and the rows are read instead.
+Loading a partition from its rows decodes every row (about 4.7 s at 100k learnings on the 2-core machine when
+it tokenised every text); the snapshot holds what that produces — filter codes, ranking columns, the keyword
+terms of each document — with the change-log seq it reflects, and the cache replays the log from there (see
+`partition_cache`). It is only a cache: a file that is missing, unreadable, corrupt, from another model, older
+than the pruned part of the log, newer than the reader's view or from before a user was forgotten is ignored
+and the rows are read instead.
 
-Vectors are float16 when that loses nothing (else float32, memory-mapped rather than read). Layout: an
-8-byte header length, a JSON header (names of codes and terms, arrays' dtypes, shapes and offsets, a CRC32 of
-the data), then the arrays, each 64-byte aligned. Codes and term ids are a process's own (`Codebook`,
-`TermCodebook`), so the file stores the strings behind them and a loader maps them to its own.
+The vectors are not in it: the loader reads them from the learnings table, in the read snapshot in which it
+replays the log (`PartitionSource.live_vectors`). A second copy of every embedding beside the database was
+the largest part of the snapshot (768 of its ~850 bytes a learning at 384 dimensions); reading them back costs
+a load about a millisecond per thousand rows.
+
+Layout: an 8-byte header length, a JSON header (names of codes and terms, arrays' dtypes, shapes and offsets,
+a CRC32 of the data), then the arrays, each 64-byte aligned. Codes and term ids are a process's own
+(`Codebook`, `TermCodebook`), so the file stores the strings behind them and a loader maps them to its own.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from .row_codes import Codebook
 
 __all__ = ["SNAPSHOT_FORMAT", "PartitionArrays", "read_snapshot", "write_snapshot"]
 
-SNAPSHOT_FORMAT = 1
+# 2: without the vectors (format 1 held them; such a file is ignored and rewritten).
+SNAPSHOT_FORMAT = 2
 _ALIGN = 64
 _LENGTH = 8
 # Columns stored as they are (per live row, in slot order).
@@ -46,7 +51,8 @@ class PartitionArrays:
 
     watermark: int  # the change-log seq the rows reflect
     forget_epoch: int
-    # _PLAIN and _CODED columns, and "vectors" (float32, or float16 as a snapshot holds them: exact then)
+    # _PLAIN and _CODED columns, and "vectors" (float32, or float16 as the table stores them: exact then) once the
+    # loader has read them: a snapshot file does not hold them.
     columns: dict[str, npt.NDArray[Any]]
     tags: list[tuple[str, ...]]
     # The keyword terms of every row, flat: row i holds the next doc_sizes[i] term ids (the loading process's
@@ -65,7 +71,6 @@ def write_snapshot(
     names = vocabulary.strings()
     blobs: dict[str, npt.NDArray[Any]] = {name: arrays.columns[name] for name in (*_PLAIN, *_CODED)}
     blobs.update(
-        vectors=_compact(arrays.columns["vectors"]),
         doc_sizes=arrays.doc_sizes.astype(np.int64),
         doc_terms=local.astype(np.int32),
         doc_tf=arrays.doc_tf.astype(np.int32),
@@ -107,29 +112,18 @@ def write_snapshot(
     os.replace(tmp, path)
 
 
-def _compact(vectors: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """float16 when that loses nothing (embeddings stored as float16 come back bit for bit): half the file."""
-    if vectors.dtype == np.float16:
-        return vectors  # a restored partition's, never converted
-    half = vectors.astype(np.float16)
-    return half if np.array_equal(half.astype(np.float32), vectors) else vectors
-
-
-def read_snapshot(
-    path: Path, model: str, dimension: int, codebook: Codebook, vocabulary: TermCodebook
-) -> PartitionArrays | None:
-    """The arrays saved at `path`, with codes and term ids mapped to this process's; None when the file is
-    missing or not a whole snapshot of this model's vectors (the caller reads the rows instead)."""
+def read_snapshot(path: Path, model: str, codebook: Codebook, vocabulary: TermCodebook) -> PartitionArrays | None:
+    """The arrays saved at `path` (all but the vectors), with codes and term ids mapped to this process's; None
+    when the file is missing or not a whole snapshot of this model's partition (the caller reads the rows
+    instead)."""
     try:
         with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return _parse(path, data, model, dimension, codebook, vocabulary)
+            return _parse(data, model, codebook, vocabulary)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 
 
-def _parse(
-    path: Path, data: mmap.mmap, model: str, dimension: int, codebook: Codebook, vocabulary: TermCodebook
-) -> PartitionArrays | None:
+def _parse(data: mmap.mmap, model: str, codebook: Codebook, vocabulary: TermCodebook) -> PartitionArrays | None:
     length = int.from_bytes(data[:_LENGTH], "little")
     header = json.loads(data[_LENGTH : _LENGTH + length])
     if header["format"] != SNAPSHOT_FORMAT or header["model"] != model:
@@ -144,16 +138,10 @@ def _parse(
             return None  # truncated
         array = np.frombuffer(data, dtype=dtype, count=count, offset=start + offset).reshape(shape)
         checksum = zlib.crc32(array.data, checksum)
-        if name == "vectors":
-            # Mapped read-only, not copied: the largest array by far, and a partition copies its columns before
-            # it writes to them (on the next new row); float16 ones (see `_compact`) it converts when it must.
-            raw[name] = np.memmap(path, array.dtype, "r", start + offset, tuple(shape))
-        else:
-            raw[name] = array.copy()  # off the map, which closes on return
-    if checksum != header["crc32"] or raw["vectors"].shape != (n, dimension):
+        raw[name] = array.copy()  # off the map, which closes on return
+    if checksum != header["crc32"] or any(len(raw[name]) != n for name in (*_PLAIN, *_CODED)):
         return None
     columns = {name: raw[name] for name in _PLAIN}
-    columns["vectors"] = raw["vectors"]
     own_codes = np.array([codebook.code(name) for name in header["codes"]] + [-1], dtype=np.int32)
     for name in _CODED:
         columns[name] = own_codes[raw[name]]  # -1 (no value) picks the appended -1

@@ -7,11 +7,13 @@ so a process that has the tenant's partitions loaded catches up as after any oth
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from ...errors import ConflictError, ValidationError
 from ..archive import ArchiveRow
+from ..search.stored_terms import stored_terms
 from .dialect import Connection, dialect_of
 from .jobs import ConnectionJobs
 from .rows import vector_from_blob
@@ -145,6 +147,12 @@ def _values(conn: Connection, kind: str, row: dict[str, Any], columns: list[str]
     dialect = dialect_of(conn)
     encode = dialect.embedding_param if kind == "learnings" else dialect.vector_param
     values = [row.get(c) for c in columns]
+    if kind == "learnings" and "index_terms" in columns:
+        # Derived from the row's own text, topic and tags, whatever the archive says (an older archive has none,
+        # an edited one may hold others).
+        tags = row.get("tags") or "[]"
+        terms = stored_terms(row["text"], row.get("topic") or "", json.loads(tags) if isinstance(tags, str) else tags)
+        values[columns.index("index_terms")] = terms
     for i, column in enumerate(columns):
         blob = values[i]
         if column == "embedding" and isinstance(blob, bytes):

@@ -19,11 +19,14 @@ from .transactions import read_transaction
 
 __all__ = ["LIVE_ROWS", "SqlPartitionSource"]
 
-# PARTITION_FIELDS are the learnings table's own column names.
-LIVE_ROWS = (
-    f"SELECT {', '.join(PARTITION_FIELDS)} FROM learnings "
-    "WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
-)
+# PARTITION_FIELDS are the learnings table's own column names. The text and topic only serve a row whose
+# keyword terms are not stored (see `search.stored_terms`): the others' are not read, as a cold user's search
+# reads every row of theirs.
+_READ = {name: f"CASE WHEN index_terms IS NULL THEN {name} END" for name in ("text", "topic")}
+_LIVE = "FROM learnings WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
+LIVE_ROWS = f"SELECT {', '.join(_READ.get(name, name) for name in PARTITION_FIELDS)} {_LIVE}"
+# What a partition restored from its snapshot reads (see `search.snapshot`).
+_LIVE_VECTORS = f"SELECT id, embedding {_LIVE}"
 
 
 class SqlPartitionSource:
@@ -44,6 +47,9 @@ class SqlPartitionSource:
         marks = ", ".join("?" for _ in ids)
         rows = conn.execute(f"{LIVE_ROWS} AND embedding IS NOT NULL AND id IN ({marks})", [*params, *ids])
         return list(rows.fetchall())
+
+    def live_vectors(self, conn: Connection, key: PartitionKey) -> list[Any]:
+        return list(conn.execute(_LIVE_VECTORS, (key[0], key[1], self.embedding_model)).fetchall())
 
     def changed(self, conn: Connection, key: PartitionKey, after: int) -> list[int]:
         rows = conn.execute(

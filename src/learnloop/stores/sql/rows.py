@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ...models import Event, Learning, LearningType, Origin, Panel, Source, Status
 from ..base import NewLearning, Vector
 from ..search.embeddings import embedding_vector
+from ..search.stored_terms import stored_terms
 
 __all__ = [
     "LEARNING_COLUMNS",
@@ -144,6 +145,7 @@ def new_learning_values(record: NewLearning, now: datetime, vector_param: Callab
         "event_until": to_ts(record.event_until),
         "scope_token": scope_token(record.tenant, record.user),
         "gate_version": record.gate_version,
+        "index_terms": stored_terms(record.text, record.topic, record.tags),
     }
 
 

@@ -24,6 +24,7 @@ from ..base import (
     Touch,
     Update,
 )
+from ..search.stored_terms import stored_terms
 from . import review
 from .dialect import Connection, dialect_of
 from .rows import (
@@ -40,6 +41,8 @@ from .rows import (
 __all__ = ["apply_operations", "owner_clause", "visible_clause"]
 
 _COUNTERS = {"hits", "streak", "failures", "version"}
+# The fields a learning's stored keyword terms are made of.
+_TERM_FIELDS = frozenset({"text", "topic", "tags"})
 # LEARNING_COLUMNS after the id, as `new_learning_values` names them.
 _STORED_COLUMNS = tuple(column.strip() for column in LEARNING_COLUMNS.split(",")[1:])
 
@@ -169,6 +172,11 @@ def _update(conn: Connection, scope: Scope, op: Update, now: datetime) -> tuple[
             raise PermissionDenied("cannot move a learning outside the caller's scope")
         assignments.append("scope_token = ?")
         params.append(scope_token(scope.tenant, new_user))
+    if not _TERM_FIELDS.isdisjoint(op.changes):
+        # The stored keyword terms follow the text, topic and tags as they will be (`search.stored_terms`).
+        text, topic, tags = (op.changes.get(field, getattr(before, field)) for field in ("text", "topic", "tags"))
+        assignments.append("index_terms = ?")
+        params.append(stored_terms(text, topic, tags))
     if op.vector is not None:
         assignments += ["embedding = ?", "embedding_model = ?"]
         params += [dialect_of(conn).embedding_param(op.vector), op.embedding_model]

@@ -18,6 +18,7 @@ from ..search.partition_cache import PartitionCache
 from ..sql.changelog import change_log_pruner
 from ..sql.event_retention import retrieval_compactor
 from ..sql.partition_source import SqlPartitionSource
+from ..sql.terms_backfill import terms_backfiller
 from .embedding_storage import embedding_shrinker
 
 __all__ = ["SQLitePartitionSource", "sqlite_partitions"]
@@ -62,5 +63,6 @@ def sqlite_partitions(
             change_log_pruner(change_retention, clock).step,
             retrieval_compactor(retrieval_retention, clock).step,
             embedding_shrinker(clock).step,
+            terms_backfiller(clock).step,
         ),
     )
