@@ -70,6 +70,13 @@ KEPT_APART = [
     ("The spindle oil is replaced every 400 hours.", "The gearbox oil is checked every 400 hours."),
     # The first person is the user, not someone else.
     ("Bob's bike is a Brompton.", "My bike is a Brompton."),
+    # A number right after the noun it numbers, at the head of the sentence, is an instance.
+    ("La cerda 87 está preñada desde marzo.", "La cerda 78 está preñada desde marzo."),
+    # Chinese and Japanese relatives are read from their characters.
+    ("用户的儿子每周三上钢琴课。", "用户每周三上钢琴课。"),
+    ("ユーザーの息子はそばアレルギーがある。", "ユーザーはそばアレルギーがある。"),
+    # Reworded, but one word of the subject swapped: another thing, even at a high cosine.
+    ("The guest bathroom is cleaned on Mondays.", "The master bathroom is cleaned on Mondays."),
 ]
 
 

@@ -34,6 +34,7 @@ from enum import StrEnum
 
 from ..terms import STOPWORDS, stem
 from .lexicon import (
+    CJK_RELATIONS,
     COMMON_STARTS,
     CONTRAST,
     CORRECTION,
@@ -52,7 +53,7 @@ from .lexicon import (
     WEEKDAYS,
     is_german,
 )
-from .quantities import Quantity, quantities
+from .quantities import Quantity, counts_after, quantities
 
 __all__ = [
     "GENERIC",
@@ -272,6 +273,8 @@ def profile(text: str) -> TextProfile:
         sentence_start = text[end : end + 1] in (".", "!", "?", ":", ";") and (
             end + 1 >= len(text) or text[end + 1].isspace()
         )
+    if _CJK.search(text):
+        relations.update(m.group(0) for m in CJK_RELATIONS.finditer(text))
     # A question corrects nothing: "any more paintings coming up?"
     asks = text.rstrip().endswith("?")
     correction = () if asks else tuple(m.group(0).casefold() for m in CORRECTION.finditer(text))
@@ -435,7 +438,9 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
                 tuple(t.surface for t in new_tokens),
                 later_shared,
                 owner,
-                shared_value_later and _bare_number(old_tokens, old) and _bare_number(new_tokens, new),
+                (shared_value_later or (later_shared and _heads(old.tokens, i1)))
+                and _bare_number(old_tokens, old)
+                and _bare_number(new_tokens, new),
                 any(
                     t.kind == "content" and stem(t.folded) not in GENERIC
                     for tag2, k1, k2, _, _ in opcodes[:index]
@@ -445,6 +450,15 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
             )
         )
     return matcher.ratio(), regions
+
+
+def _heads(tokens: Sequence[_Token], index: int) -> bool:
+    """Does the number at `index` stand in the first words, right after a noun it numbers ("*Book* 2 of the
+    trilogy", "La *vaca* 214 tiene…"), not after a verb that counts ("drinks 2 coffees")?"""
+    if not 0 < index <= 2:
+        return False
+    before = tokens[index - 1]
+    return before.kind in ("content", "marker") and not counts_after(before.folded)
 
 
 def _bare_number(tokens: Sequence[_Token], text: TextProfile) -> bool:
@@ -572,7 +586,9 @@ def _subject(
             continue
         # "The user's *partner's* resting heart rate": before what both texts say, it changes whose it is;
         # after it ("alerts escalate to the engineering *manager*") it is detail.
-        if _before_shared(new, a - b, shared) or _before_shared(old, b - a, shared):
+        # Chinese and Japanese relatives are read from the characters, not placed among tokens: they count.
+        cjk_relative = label == "relation" and new.cjk and old.cjk
+        if cjk_relative or _before_shared(new, a - b, shared) or _before_shared(old, b - a, shared):
             return f"different {label}: {', '.join(sorted(b)) or '—'} vs {', '.join(sorted(a)) or '—'}"
     if retracts:
         return None  # "switched from Dr. Alvarez to Dr. Chen": the names that differ are the change itself

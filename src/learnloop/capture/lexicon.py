@@ -50,6 +50,21 @@ RELATIONS = frozenset(
     아내 남편 아들 딸 엄마 어머니 아빠 아버지 형 오빠 누나 언니 동생 친구 동료 상사 강아지 고양이
     """.split()
 )
+# Chinese and Japanese write a relative in several characters with no space ("用户的女儿", "岳父"): read by the
+# longest match in the text, not by token.
+CJK_RELATIONS = re.compile(
+    "|".join(
+        sorted(
+            """
+            女儿 儿子 妻子 丈夫 老公 老婆 母亲 妈妈 父亲 爸爸 岳父 岳母 公公 婆婆 哥哥 姐姐 弟弟 妹妹 同事 老板 朋友
+            邻居 孩子 爷爷 奶奶 外公 外婆 宝宝 男朋友 女朋友 室友 房东 伴侣 闺蜜 儿媳 女婿 侄子 侄女 表哥 表姐
+            息子 娘 妻 夫 母 父 兄 姉 弟 妹 友人 同僚 上司 祖母 祖父 彼女 彼氏 子供 義父 義母 隣人 大家 部下 主人 奥さん
+            """.split(),
+            key=len,
+            reverse=True,
+        )
+    )
+)
 ENVIRONMENTS = frozenset(
     """
     staging production prod sandbox uat preprod pre-prod canary qa

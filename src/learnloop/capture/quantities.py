@@ -21,7 +21,7 @@ from .clock_times import clock_time
 from .lexicon import MONTHS, is_german
 from .units import COUNTED, UNIT_ALIASES, UnitMap, resolve
 
-__all__ = ["Quantity", "quantities"]
+__all__ = ["Quantity", "counts_after", "quantities"]
 
 # Words that turn into numbers in the languages learnloop reads (the small ones people write out).
 _NUMBER_WORDS = {
@@ -262,6 +262,14 @@ _VERBS_BEFORE_COUNTS = frozenset(
     built hit put cut did saw met went came became began
     """.split()
 )
+
+
+_COUNTING_STEMS = frozenset(stem(word) for word in _VERBS_BEFORE_COUNTS)
+
+
+def counts_after(word: str) -> bool:
+    """Is `word` one a count often follows ("drinks 2 coffees", "need 3 days"), whatever its ending?"""
+    return word in _VERBS_BEFORE_COUNTS or stem(word) in _COUNTING_STEMS
 
 
 _ENGLISH = frozenset("the is are of and to in on for with has have was at by it this that an user user's".split())
