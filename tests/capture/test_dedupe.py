@@ -122,6 +122,11 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
             "Supplier Kestrel prefers to be paid by cheque.",
         ),
         ("The user now drinks oat milk.", "The user drinks almond milk."),
+        # Change words in more languages.
+        ("Il negozio ora apre alle 10.", "Il negozio apre alle 9."),
+        ("Sekarang kolam renang dibuka jam 7.", "Kolam renang dibuka jam 6."),
+        ("Giá vé tháng đã tăng lên 300 nghìn đồng.", "Giá vé tháng là 250 nghìn đồng."),
+        ("周会改到周四了。", "周会在周二。"),
     ],
 )
 async def test_updates_are_recognised_from_values_and_correction_language(

@@ -181,8 +181,18 @@ CORRECTION = re.compile(
     r"chose \w+ over|over the|erhöht|gesenkt|verschoben|verlegt|gestiegen|gesunken|umgezogen|aumentó|aumentado|"
     r"bajó|bajado|subió|subido|reducido|cambiado|pasó a|se mudó|augmenté|augmentée?|baissé|baissée?|réduit|"
     r"déplacée?|reporté|reportée|aumentato|ridotto|spostat[oa]|rinviat[oa]|aumentou|reduziu|adiad[oa]|"
-    r"mudou-se|verhoogd|verlaagd|verplaatst|uitgesteld)\b"
+    r"mudou-se|verhoogd|verlaagd|verplaatst|uitgesteld|"
+    # Italian, Portuguese, Swedish, Polish, Czech, Turkish, Indonesian and Vietnamese
+    r"(?<!['’])ora|ha cambiato|hanno cambiato|cambiato|subiu|caiu|passou para|"
+    r"numera|inte längre|bytte|bytt|ändrat|ändrades|höjts|höjdes|sänkts|sänktes|flyttat|flyttade|"
+    r"teraz|już nie|zmieniliśmy|zmienił[aoy]?|podniesion[oa]|obniżon[oa]|przeniesion[oa]|"
+    r"nyní|teď|už ne|převedli|změnili|změnil[ao]?|zvýšil[aiy]?|snížil[aiy]?|"
+    r"artık|şimdi|değiştirdik|değişti|yükseldi|düştü|taşındı|"
+    r"sekarang|tidak lagi|diganti|pindah|dinaikkan|diturunkan|diubah|"
+    r"bây giờ|hiện nay|không còn|đã tăng|đã giảm|đã chuyển|đã đổi|tăng lên|giảm xuống)\b"
     r"|もう|今は|現在は|実は|やめた|やめました|代わりに|ではなく|じゃなく|変更|切り替え|移し|上がった|下がった|延期|"
+    r"減らした|増やした|値上げ|値下げ|に変わった|引っ越し|"
+    r"现在|不再|改到|改成|换成|涨到|降到|搬到|调整为|提高到|降低到|"
     r"이제|더 이상|사실은|대신|끊었|그만|바꿨|바뀌었|줄었|늘었|단축|연기|올랐|내렸",
     re.IGNORECASE,
 )
@@ -229,6 +239,6 @@ WEAK_CORRECTION = frozenset(
     """
     now nowadays these days moved ended pushed has ended extended shortened cut rose fell new newly left ahora jetzt
     inzwischen mittlerweile maintenant désormais adesso agora nu 이제 今は 現在は もう eigentlich
-    in fact revised adjusted bumped
+    in fact revised adjusted bumped ora numera teraz nyní teď artık şimdi sekarang 现在
     """.split()
-) | frozenset(("these days", "has ended", "in fact"))
+) | frozenset(("these days", "has ended", "in fact", "bây giờ", "hiện nay"))
