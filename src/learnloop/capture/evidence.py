@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..terms import STOPWORDS, stem
+from .acronyms import acronyms_aligned
 from .lexicon import (
     CJK_RELATIONS,
     COMMON_STARTS,
@@ -667,6 +668,7 @@ def _attribute_swap(regions: Sequence[Region]) -> Region | None:
 
 
 def compare(new_text: str, old_text: str) -> Comparison:
+    new_text, old_text = acronyms_aligned(new_text, old_text)
     new, old = profile(new_text), profile(old_text)
     alignment, regions = _regions(new, old)
     union = new.terms | old.terms
