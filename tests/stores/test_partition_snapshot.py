@@ -4,6 +4,7 @@ trust (corrupt, truncated, behind the pruned log, from before a user was forgott
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -406,7 +407,8 @@ async def test_either_backend_restores_its_snapshot_with_the_vectors_of_its_tabl
 
 async def test_sqlite_reads_a_partitions_vectors_back_joined_as_row_by_row(tmp_path: Path) -> None:
     """The vectors of a restored partition read in one joined value are the row-by-row read's; a float32 blob
-    among them (a row written before float16) sends the read the row-by-row way."""
+    among them (a row written before float16), or more bytes than SQLite's largest value, sends the read the
+    row-by-row way."""
     store = make_store("sqlite", tmp_path)
     await store.start()
     try:
@@ -431,5 +433,14 @@ async def test_sqlite_reads_a_partitions_vectors_back_joined_as_row_by_row(tmp_p
         wide = bytearray(joined)
         wide[0] = 0  # the first row's tag: not float16
         assert joined_halves(found_ids, bytes(wide), TEST_DIM) is None
+
+        def too_big(conn: Any) -> Any:  # a partition whose joined vectors exceed SQLite's largest value
+            limit = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 100)
+            try:
+                return source.live_embeddings(conn, key)
+            finally:
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
+
+        assert await store._run(too_big) is None  # type: ignore[attr-defined]
     finally:
         await store.aclose()

@@ -43,8 +43,11 @@ class SQLitePartitionSource(SqlPartitionSource):
         # whole) to tell whether another process has committed since (see SqlToolStore.may_know).
         self.data_version_seen = -1
 
-    def live_embeddings(self, conn: Connection, key: PartitionKey) -> tuple[npt.NDArray[np.int64], bytes]:
-        ids, joined = conn.execute(_LIVE_EMBEDDINGS, (key[0], key[1], self.embedding_model)).fetchone()
+    def live_embeddings(self, conn: Connection, key: PartitionKey) -> tuple[npt.NDArray[np.int64], bytes] | None:
+        try:
+            ids, joined = conn.execute(_LIVE_EMBEDDINGS, (key[0], key[1], self.embedding_model)).fetchone()
+        except sqlite3.DataError:  # over SQLite's largest value (1 GB: a partition of over a million vectors)
+            return None
         if ids is None:
             return np.zeros(0, dtype=np.int64), b""
         return np.array(ids.split(","), dtype=np.int64), bytes(joined)
