@@ -475,8 +475,9 @@ class Partition:
             labels, similarities = self.ann.query_arrays(vector, wanted)
             if self.unindexed:
                 labels, similarities = self._with_unindexed(labels, similarities, vector, wanted)
-            slot_of = self.slot_of
-            slots = np.fromiter((slot_of.get(i, -1) for i in labels.tolist()), dtype=np.int64, count=len(labels))
+            # dict.get over the labels in C (`map` with a default per label), not a generator of Python calls.
+            found = map(self.slot_of.get, labels.tolist(), itertools.repeat(-1, len(labels)))
+            slots = np.fromiter(found, dtype=np.int64, count=len(labels))
             keep = slots >= 0
             if not everything:
                 keep[keep] = selection.mask[slots[keep]]
