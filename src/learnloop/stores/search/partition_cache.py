@@ -128,7 +128,10 @@ class PartitionCache(Generic[Conn]):
     def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> CandidatePool:
         """Vector and keyword hits of the scope's partitions, filtered before top-k, with their ranks and scores
         and what ranking reads of each hit (status, hits, updated_at, tags, dates), as of this search."""
-        partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
+        # One stamp for every partition of the search: nothing is committed between their checks (this thread or
+        # the caller holding the connection runs them back to back).
+        stamp = self.source.stamp(conn)
+        partitions = [self.get(conn, key, stamp) for key in partition_keys(scope, request.filters.include_global)]
         return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
 
     def current(self, conn: Conn, scope: Scope, include_global: bool) -> bool:
@@ -196,8 +199,11 @@ class PartitionCache(Generic[Conn]):
         self._forget_epoch = bounds.forget_epoch
         return bounds
 
-    def get(self, conn: Conn, key: PartitionKey) -> Partition:
-        stamp = self.source.stamp(conn)
+    def get(self, conn: Conn, key: PartitionKey, stamp: Hashable | None = None) -> Partition:
+        """The partition, loaded or brought up to date if the source's stamp moved since it was (`stamp`: the
+        source's, just read by the caller)."""
+        if stamp is None:
+            stamp = self.source.stamp(conn)
         partition = self._partitions.get(key)
         if partition is not None and partition.synced == stamp:
             self._partitions.move_to_end(key)
