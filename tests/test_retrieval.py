@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from learnloop.capture.timing import TimeSpan
-from learnloop.models import Filters, Limits, Status
+from learnloop.models import Filters, Learning, Limits, RetrievedItem, Status
 from learnloop.pool_ranking import rank_pool
 from learnloop.retrieval import RetrievalConfig, Scored, rank_candidates
 from learnloop.stores.base import Candidate
@@ -188,3 +188,19 @@ def test_within_a_band_recency_then_hits_break_the_tie() -> None:
     older, newer = _candidate(10, 0.800, age_days=30), _candidate(11, 0.801, age_days=0)
     ranked = _order([floor, top, older, newer], top_k=4)
     assert ranked.index(11) < ranked.index(10)
+
+
+@pytest.mark.parametrize("similarity", [0.83, None])
+def test_an_item_built_without_validation_is_the_validated_one(similarity: float | None) -> None:
+    learning = Learning(
+        id=7, tenant="t", user="alice", text="boil-off 3.5 L/h", simhash64="0" * 16, created_at=NOW, updated_at=NOW
+    )
+    candidate = _candidate(7, 0.5, hits=2)
+    candidate.vector_similarity, candidate.text_rank = similarity, 3
+    candidate.conflicts = (learning.model_copy(update={"id": 8}),)
+    scored = Scored(candidate, 0.412345678, 0.51234567, 0.98765, timely=True, used=False)
+    item = scored.item(learning)
+    validated = RetrievedItem(**{name: getattr(item, name) for name in RetrievedItem.model_fields})
+    assert item == validated
+    assert item.model_dump_json() == validated.model_dump_json()
+    assert item.model_fields_set == validated.model_fields_set

@@ -150,18 +150,34 @@ class Scored:
         return "; ".join(parts)
 
     def item(self, learning: Learning) -> RetrievedItem:
-        return RetrievedItem(
-            learning=learning,
-            conflicts=list(self.candidate.conflicts),
-            score=round(self.score, 6),
-            relevance=round(self.relevance, 6),
-            vector_similarity=self.candidate.vector_similarity,
-            text_rank=self.candidate.text_rank,
-            vector_rank=self.candidate.vector_rank,
-            recency=round(self.recency, 4),
-            why=self.why,
-            used=self.used,
-        )
+        # Every field given, each already of its type (the candidate's numbers are Python floats and ints): built
+        # without pydantic's validation, which cost more than the rest of this per shown item.
+        values = {
+            "learning": learning,
+            "conflicts": list(self.candidate.conflicts),
+            "score": round(self.score, 6),
+            "relevance": round(self.relevance, 6),
+            "vector_similarity": _float_or_none(self.candidate.vector_similarity),
+            "text_rank": _int_or_none(self.candidate.text_rank),
+            "vector_rank": _int_or_none(self.candidate.vector_rank),
+            "recency": round(self.recency, 4),
+            "why": self.why,
+            "used": bool(self.used),
+        }
+        item = RetrievedItem.__new__(RetrievedItem)
+        object.__setattr__(item, "__dict__", values)
+        object.__setattr__(item, "__pydantic_fields_set__", set(values))
+        object.__setattr__(item, "__pydantic_extra__", None)
+        object.__setattr__(item, "__pydantic_private__", None)
+        return item
+
+
+def _float_or_none(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _int_or_none(value: int | None) -> int | None:
+    return None if value is None else int(value)
 
 
 def _recency(updated_at: float, now: float, half_life_days: float) -> float:

@@ -4,6 +4,7 @@ trust (corrupt, truncated, behind the pruned log, from before a user was forgott
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +20,7 @@ from learnloop.stores.search.embeddings import embedding_blob
 from learnloop.stores.search.keywords import TermCodebook
 from learnloop.stores.search.partition import Partition
 from learnloop.stores.search.row_codes import Codebook, RowCodes
-from learnloop.stores.search.row_decoding import vectors_for
+from learnloop.stores.search.row_decoding import aligned, joined_halves, vectors_for
 from learnloop.stores.search.snapshot import read_snapshot, write_snapshot
 from learnloop.stores.sql import changelog
 from learnloop.stores.sqlite import SQLiteStore
@@ -388,13 +389,13 @@ async def test_either_backend_restores_its_snapshot_with_the_vectors_of_its_tabl
     assert expected[0][0][0] in (ids[1], ids[3]), "the re-embedded row is as near as the one of the same vector"
     assert all(hit[0] != ids[0] for hits in expected for hit in hits)
     restored: list[int] = []
-    vectors_for = partition_cache.vectors_for
+    live_vectors = partition_cache.PartitionCache._live_vectors
 
-    def counted(ids: Any, found: Any, dimension: int) -> Any:
+    def counted(cache: Any, conn: Any, key: Any, ids: Any) -> Any:
         restored.append(len(ids))
-        return vectors_for(ids, found, dimension)
+        return live_vectors(cache, conn, key, ids)
 
-    monkeypatch.setattr(partition_cache, "vectors_for", counted)
+    monkeypatch.setattr(partition_cache.PartitionCache, "_live_vectors", counted)
     store = make_store(backend, tmp_path)
     await store.start()
     try:
@@ -402,3 +403,44 @@ async def test_either_backend_restores_its_snapshot_with_the_vectors_of_its_tabl
     finally:
         await store.aclose()
     assert restored == [40], "alice's partition came from her snapshot"
+
+
+async def test_sqlite_reads_a_partitions_vectors_back_joined_as_row_by_row(tmp_path: Path) -> None:
+    """The vectors of a restored partition read in one joined value are the row-by-row read's; a float32 blob
+    among them (a row written before float16), or more bytes than SQLite's largest value, sends the read the
+    row-by-row way."""
+    store = make_store("sqlite", tmp_path)
+    await store.start()
+    try:
+        ids = await fill(store, ALICE, 12)  # type: ignore[arg-type]
+
+        source = SQLitePartitionSource("test:model")
+        key = (ALICE.tenant, ALICE.user or "")
+
+        def read(conn: Any) -> tuple[Any, Any]:
+            return source.live_embeddings(conn, key), source.live_vectors(conn, key)
+
+        (found_ids, joined), rows = await store._run(read)  # type: ignore[attr-defined]
+        assert found_ids.tolist() == [row[0] for row in rows]
+        assert joined == b"".join(row[1] for row in rows)
+        wanted = np.array(ids[::-1], dtype=np.int64)
+        by_rows = vectors_for(wanted, rows, TEST_DIM)
+        halves = joined_halves(found_ids, joined, TEST_DIM)
+        assert halves is not None
+        by_join = aligned(wanted, found_ids, halves)
+        assert np.array_equal(by_rows[0], by_join[0]) and by_rows[1] == by_join[1] == []
+        assert joined_halves(found_ids, joined + b"\x00" * 4, TEST_DIM) is None
+        wide = bytearray(joined)
+        wide[0] = 0  # the first row's tag: not float16
+        assert joined_halves(found_ids, bytes(wide), TEST_DIM) is None
+
+        def too_big(conn: Any) -> Any:  # a partition whose joined vectors exceed SQLite's largest value
+            limit = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 100)
+            try:
+                return source.live_embeddings(conn, key)
+            finally:
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
+
+        assert await store._run(too_big) is None  # type: ignore[attr-defined]
+    finally:
+        await store.aclose()

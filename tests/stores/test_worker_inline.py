@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from concurrent.futures import Future
 
+from learnloop.stores import worker as worker_module
 from learnloop.stores.worker import ConnectionWorker
 
 
@@ -63,3 +66,38 @@ async def test_no_inline_job_runs_before_the_connection_opens_or_after_close() -
         pass
     else:
         raise AssertionError("a closed worker ran a job")
+
+
+async def test_bookkeeping_waits_for_a_pause_in_inline_searches_within_bounds() -> None:
+    """While searches run inline the gathered bookkeeping waits (a flush would hand the next searches to the
+    thread), up to `_MAX_DEFERRED` items or `_MAX_DEFER_SECONDS` after the first; without searches, a pause
+    flushes it. Decided on the recorded instants, not on a clock."""
+    worker = _worker()
+    try:
+        await worker.run(lambda conn: None)
+        assert not worker._searching()  # no inline search yet
+        await worker.run(lambda conn: None, stale_ok=True, inline=lambda conn: True)
+        gate = threading.Event()
+        held = worker.submit(lambda conn: gate.wait(), stale_ok=True)  # the thread busy: it flushes nothing meanwhile
+        with worker._lock:
+            worker._deferred.append((object(), Future()))
+            worker._deferred_since = time.monotonic()
+            worker._inline_at = time.monotonic() + 60  # a search "just now" for as long as the test runs
+        assert worker._searching()
+        with worker._lock:
+            worker._deferred_since = time.monotonic() - worker_module._MAX_DEFER_SECONDS
+        assert not worker._searching(), "the oldest item waited long enough"
+        with worker._lock:
+            worker._deferred_since = time.monotonic()
+            worker._deferred.extend((object(), Future()) for _ in range(worker_module._MAX_DEFERRED))
+        assert not worker._searching(), "enough items gathered"
+        with worker._lock:
+            del worker._deferred[1:]
+            worker._inline_at = 0.0
+        assert not worker._searching(), "no search lately: a pause"
+        with worker._lock:
+            worker._deferred.clear()
+        gate.set()
+        await asyncio.wrap_future(held)
+    finally:
+        await asyncio.to_thread(worker.close, lambda conn: None)

@@ -101,11 +101,11 @@ class Ann:
         path: Path,
         capacity: int,
         deleted: Iterable[int],
-        vectors_of: Callable[[npt.NDArray[np.uint64]], Vectors],
+        vectors_of: Callable[[npt.NDArray[np.uint64]], npt.NDArray[Any]],
         schedule: EfSchedule = _EF_DEFAULT,
     ) -> Ann:
-        """An index saved by `save_links`, its vectors given by `vectors_of(labels)` (zeros for labels it does not
-        know: an element deleted since the save, which the caller then removes)."""
+        """An index saved by `save_links`, its vectors given by `vectors_of(labels)` (float32 or float16; zeros for
+        labels it does not know: an element deleted since the save, which the caller then removes)."""
         import hnswlib
 
         with np.load(path) as saved:
@@ -120,10 +120,14 @@ class Ann:
         labels = level0[:, at : at + 8].copy().view(np.uint64).ravel()
         gone_ids = set(deleted)
         gone = np.isin(labels, np.fromiter(gone_ids, dtype=np.uint64, count=len(gone_ids)))
-        vectors = np.zeros((n, dim), dtype=np.float32)
-        vectors[~gone] = vectors_of(labels[~gone])
-        vectors[gone] = deleted_vectors.astype(np.float32)
-        level0[:, start : start + width] = vectors.view(np.int8)
+        # Each element's vector, written in place (converted there, if `vectors_of` gives float16): no float32
+        # matrix of every vector is built and copied in.
+        vectors = level0[:, start : start + width].view(np.float32)
+        if gone.any():
+            vectors[~gone] = vectors_of(labels[~gone])
+            vectors[gone] = deleted_vectors
+        else:
+            vectors[...] = vectors_of(labels)
         state["data_level0"] = level0.ravel()
         index = hnswlib.Index.__new__(hnswlib.Index)
         index.__setstate__((state,))

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["embedding_blob", "embedding_halves", "embedding_vector", "embedding_vectors"]
+__all__ = ["HALF_TAG", "embedding_blob", "embedding_halves", "embedding_vector", "embedding_vectors"]
 
 _HALF = b"\x02"  # one byte: a tagged blob's length is never a multiple of four
+HALF_TAG = _HALF[0]
 _HALF_MAX = 65504.0  # the largest finite float16
 
 Vectors = npt.NDArray[np.float32]

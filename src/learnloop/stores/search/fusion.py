@@ -9,6 +9,7 @@ builds no object per hit.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -159,15 +160,15 @@ def fuse_hits(
 
 
 def _joined(v_part: Slots, v_slot: Slots, t_part: Slots, t_slot: Slots) -> Slots:
-    """For each keyword hit, the index of the same (partition, slot) among the vector hits, or -1: a binary search
-    of the sorted vector keys rather than a dict of Python tuples."""
+    """For each keyword hit, the index of the same (partition, slot) among the vector hits, or -1: a dict of the
+    vector hits' keys (partition · 2⁴⁰ + slot, as Python ints) looked up in C, cheaper than sorting for the few
+    dozen hits of a pool."""
     if not len(t_slot) or not len(v_slot):
         return np.full(len(t_slot), -1, dtype=np.int64)
-    v_key, t_key = (v_part << 40) | v_slot, (t_part << 40) | t_slot  # slots stay far below 2**40
-    order = np.argsort(v_key, kind="stable")
-    ranked = v_key[order]
-    at = np.minimum(np.searchsorted(ranked, t_key), len(ranked) - 1)
-    return np.where(ranked[at] == t_key, order[at], -1)
+    v_key, t_key = ((v_part << 40) | v_slot).tolist(), ((t_part << 40) | t_slot).tolist()  # slots stay below 2**40
+    # The first of repeated keys wins, as a search of the sorted keys found it.
+    index = dict(zip(reversed(v_key), range(len(v_key) - 1, -1, -1), strict=True))
+    return np.fromiter(map(index.get, t_key, itertools.repeat(-1, len(t_key))), dtype=np.int64, count=len(t_key))
 
 
 def _ids(partitions: Sequence[Partition], holding: list[int], parts: Slots, slots: Slots) -> npt.NDArray[np.int64]:

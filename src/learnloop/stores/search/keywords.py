@@ -340,8 +340,11 @@ def held_at(matched: Matched, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.fl
     each term's postings for the few hits rather than a pass over every slot. The same IDFs are added in the
     same order, so the sums are the same to the bit."""
     held = np.zeros(len(slots), dtype=np.float64)
+    # Searched as the postings' own dtype: an int64 needle would have numpy copy every posting list to int64 first.
+    needles = slots.astype(np.int32)
     for postings, idf in matched:
-        at = np.minimum(np.searchsorted(postings, slots), max(len(postings) - 1, 0))
         if len(postings):
-            held[postings[at] == slots] += idf
+            at = np.searchsorted(postings, needles)
+            at[at == len(postings)] = len(postings) - 1
+            held[postings[at] == needles] += idf
     return held

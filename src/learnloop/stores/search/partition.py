@@ -380,14 +380,19 @@ class Partition:
         self.unindexed.clear()
         return True
 
-    def _vectors_of(self, ids: npt.NDArray[np.uint64]) -> Vectors:
-        """The vectors of learning `ids` (zeros for an id no longer live), all rows converted to float32 at once:
-        the index reads every one of them from here on, and an idle step would convert them anyway."""
-        slots = np.fromiter((self.slot_of.get(i, -1) for i in ids.tolist()), dtype=np.int64, count=len(ids))
-        found = np.zeros((len(ids), self.dim), dtype=np.float32)
+    def _vectors_of(self, ids: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
+        """The vectors of learning `ids` (zeros for an id no longer live), as the partition holds them (a restored
+        partition's float16, which the index converts as it copies them in; an idle step converts the partition's
+        own later). Usually the index holds every live row in slot order: then they are the partition's rows."""
+        found = map(self.slot_of.get, ids.tolist(), itertools.repeat(-1, len(ids)))
+        slots = np.fromiter(found, dtype=np.int64, count=len(ids))
+        rows = self._vectors if self._half is None else self._half
+        if len(slots) == self.size and np.array_equal(slots, np.arange(self.size)):
+            return rows[: self.size]
+        vectors = np.zeros((len(ids), self.dim), dtype=rows.dtype)
         known = slots >= 0
-        found[known] = self.vectors[slots[known]]
-        return found
+        vectors[known] = rows[slots[known]]
+        return vectors
 
     def save_ann(self) -> None:
         if self.ann_path is not None:
@@ -470,8 +475,9 @@ class Partition:
             labels, similarities = self.ann.query_arrays(vector, wanted)
             if self.unindexed:
                 labels, similarities = self._with_unindexed(labels, similarities, vector, wanted)
-            slot_of = self.slot_of
-            slots = np.fromiter((slot_of.get(i, -1) for i in labels.tolist()), dtype=np.int64, count=len(labels))
+            # dict.get over the labels in C (`map` with a default per label), not a generator of Python calls.
+            found = map(self.slot_of.get, labels.tolist(), itertools.repeat(-1, len(labels)))
+            slots = np.fromiter(found, dtype=np.int64, count=len(labels))
             keep = slots >= 0
             if not everything:
                 keep[keep] = selection.mask[slots[keep]]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from ...models import Filters, Learning, Scope
 from ..candidate_pool import CandidatePool
@@ -31,7 +32,7 @@ from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
 from .row_codes import Codebook
-from .row_decoding import EMBEDDING, PARTITION_FIELDS, decode_rows, row_codes, vectors_for
+from .row_decoding import EMBEDDING, PARTITION_FIELDS, aligned, decode_rows, joined_halves, row_codes, vectors_for
 from .snapshot import read_snapshot, write_snapshot
 
 __all__ = ["PARTITION_FIELDS", "LogBounds", "PartitionCache", "PartitionKey", "PartitionSource"]
@@ -88,6 +89,11 @@ class PartitionSource(Protocol[Conn_contra]):
         """Learnings of the partition the change log records after seq `after` (repeats allowed)."""
         ...
 
+    def live_embeddings(self, conn: Conn_contra, key: PartitionKey) -> tuple[npt.NDArray[np.int64], bytes] | None:
+        """The ids of `live_vectors`' rows and their stored embeddings joined in the same order, in one value (no
+        object per row), if the backend reads them so; None: the cache reads `live_vectors`."""
+        ...
+
 
 class PartitionCache(Generic[Conn]):
     """`passes` are the backend's maintenance passes for idle time (each: run if due, True while a backlog
@@ -122,7 +128,10 @@ class PartitionCache(Generic[Conn]):
     def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> CandidatePool:
         """Vector and keyword hits of the scope's partitions, filtered before top-k, with their ranks and scores
         and what ranking reads of each hit (status, hits, updated_at, tags, dates), as of this search."""
-        partitions = [self.get(conn, key) for key in partition_keys(scope, request.filters.include_global)]
+        # One stamp for every partition of the search: nothing is committed between their checks (this thread or
+        # the caller holding the connection runs them back to back).
+        stamp = self.source.stamp(conn)
+        partitions = [self.get(conn, key, stamp) for key in partition_keys(scope, request.filters.include_global)]
         return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
 
     def current(self, conn: Conn, scope: Scope, include_global: bool) -> bool:
@@ -190,8 +199,11 @@ class PartitionCache(Generic[Conn]):
         self._forget_epoch = bounds.forget_epoch
         return bounds
 
-    def get(self, conn: Conn, key: PartitionKey) -> Partition:
-        stamp = self.source.stamp(conn)
+    def get(self, conn: Conn, key: PartitionKey, stamp: Hashable | None = None) -> Partition:
+        """The partition, loaded or brought up to date if the source's stamp moved since it was (`stamp`: the
+        source's, just read by the caller)."""
+        if stamp is None:
+            stamp = self.source.stamp(conn)
         partition = self._partitions.get(key)
         if partition is not None and partition.synced == stamp:
             self._partitions.move_to_end(key)
@@ -276,13 +288,24 @@ class PartitionCache(Generic[Conn]):
             return None
         # The vectors as the table holds them now, in the snapshot the log is replayed in: a row changed since
         # the watermark is replayed whole, and one no longer live (its removal also in the log) is dropped.
-        vectors, gone = vectors_for(arrays.columns["ids"], self.source.live_vectors(conn, key), self.dimension)
+        vectors, gone = self._live_vectors(conn, key, arrays.columns["ids"])
         arrays.columns["vectors"] = vectors
         partition = self._new_partition(conn, key, arrays.watermark)
         partition.restore(arrays)
         for learning_id in gone:
             partition.remove(learning_id)
         return partition
+
+    def _live_vectors(
+        self, conn: Conn, key: PartitionKey, ids: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[Any], list[int]]:
+        """The stored vectors of learnings `ids` as the table holds them now, and the ids no longer live."""
+        joined = self.source.live_embeddings(conn, key)
+        if joined is not None:
+            halves = joined_halves(joined[0], joined[1], self.dimension)
+            if halves is not None:
+                return aligned(ids, joined[0], halves)
+        return vectors_for(ids, self.source.live_vectors(conn, key), self.dimension)
 
     def index_pending(self) -> bool:
         """One small step of adding new vectors to the partitions' ANN indexes; True while more remain."""

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .embeddings import embedding_halves, embedding_vectors
+from .embeddings import HALF_TAG, embedding_halves, embedding_vectors
 from .keywords import TermCodebook
 from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .snapshot import PartitionArrays
 from .stored_terms import document_terms, parse_terms
 
-__all__ = ["EMBEDDING", "PARTITION_FIELDS", "decode_rows", "row_codes", "vectors_for"]
+__all__ = ["EMBEDDING", "PARTITION_FIELDS", "aligned", "decode_rows", "joined_halves", "row_codes", "vectors_for"]
 
 # What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
 # stored (`embeddings`: tagged float16, or float32 bytes), tags as a JSON list (text, or already decoded), the
@@ -112,10 +112,32 @@ def vectors_for(
     blobs = [pair[1] for pair in found]
     halves = embedding_halves(blobs, dimension)
     matrix: npt.NDArray[Any] = embedding_vectors(blobs, dimension) if halves is None else halves
+    return aligned(ids, found_ids, matrix)
+
+
+def joined_halves(found_ids: npt.NDArray[np.int64], joined: bytes, dimension: int) -> npt.NDArray[np.float16] | None:
+    """The rows of `joined`, every stored embedding of `found_ids` concatenated in their order, as one float16
+    matrix; None unless each is a tagged float16 blob (then the caller reads them one by one)."""
+    width = 2 * dimension + 1
+    if len(joined) != len(found_ids) * width:
+        return None
+    rows = np.frombuffer(joined, dtype=np.uint8).reshape(len(found_ids), width)
+    if len(rows) and not bool((rows[:, 0] == HALF_TAG).all()):
+        return None
+    return np.ascontiguousarray(rows[:, 1:]).view(np.float16)
+
+
+def aligned(
+    ids: npt.NDArray[np.int64], found_ids: npt.NDArray[np.int64], matrix: npt.NDArray[Any]
+) -> tuple[npt.NDArray[Any], list[int]]:
+    """The rows of `matrix` (one per `found_ids`) in the order of `ids`, zeros where an id was not found, and
+    those ids. Usually the table returns the snapshot's rows in its own order: then `matrix` is the answer."""
+    if len(found_ids) == len(ids) and np.array_equal(found_ids, ids):
+        return matrix, []
     order = np.argsort(found_ids, kind="stable")
     at = np.minimum(np.searchsorted(found_ids[order], ids), max(len(found_ids) - 1, 0))
     hit = found_ids[order][at] == ids if len(found_ids) else np.zeros(len(ids), dtype=bool)
-    vectors = np.zeros((len(ids), dimension), dtype=matrix.dtype)
+    vectors = np.zeros((len(ids), matrix.shape[1]), dtype=matrix.dtype)
     vectors[hit] = matrix[order[at[hit]]]
     return vectors, ids[~hit].tolist()
 

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionKey
 from .changelog import LOG_BOUNDS
 from .dialect import Connection
@@ -50,6 +53,9 @@ class SqlPartitionSource:
 
     def live_vectors(self, conn: Connection, key: PartitionKey) -> list[Any]:
         return list(conn.execute(_LIVE_VECTORS, (key[0], key[1], self.embedding_model)).fetchall())
+
+    def live_embeddings(self, conn: Connection, key: PartitionKey) -> tuple[npt.NDArray[np.int64], bytes] | None:
+        return None  # a backend that can join blobs in SQL says so (SQLite)
 
     def changed(self, conn: Connection, key: PartitionKey, after: int) -> list[int]:
         rows = conn.execute(

@@ -13,9 +13,13 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from ..retention import DEFAULT_RETENTION
-from ..search.partition_cache import PartitionCache
+from ..search.partition_cache import PartitionCache, PartitionKey
 from ..sql.changelog import change_log_pruner
+from ..sql.dialect import Connection
 from ..sql.event_retention import retrieval_compactor
 from ..sql.partition_source import SqlPartitionSource
 from ..sql.terms_backfill import terms_backfiller
@@ -24,12 +28,29 @@ from .embedding_storage import embedding_shrinker
 __all__ = ["SQLitePartitionSource", "sqlite_partitions"]
 
 
+# Every live row's id and stored embedding in one row: the blobs joined by SQLite (group_concat keeps a blob's
+# bytes; cast back, they are the blobs end to end), so reading 10k vectors back builds no object per row.
+_LIVE_EMBEDDINGS = (
+    "SELECT group_concat(id), CAST(group_concat(embedding, x'') AS BLOB) FROM learnings WHERE tenant = ? "
+    "AND user_id = ? AND status != 'deprecated' AND embedding_model = ? AND embedding IS NOT NULL"
+)
+
+
 class SQLitePartitionSource(SqlPartitionSource):
     def __init__(self, embedding_model: str) -> None:
         super().__init__(embedding_model)
         # PRAGMA data_version as last read on the store's thread: other threads may read it (an int, set
         # whole) to tell whether another process has committed since (see SqlToolStore.may_know).
         self.data_version_seen = -1
+
+    def live_embeddings(self, conn: Connection, key: PartitionKey) -> tuple[npt.NDArray[np.int64], bytes] | None:
+        try:
+            ids, joined = conn.execute(_LIVE_EMBEDDINGS, (key[0], key[1], self.embedding_model)).fetchone()
+        except sqlite3.DataError:  # over SQLite's largest value (1 GB: a partition of over a million vectors)
+            return None
+        if ids is None:
+            return np.zeros(0, dtype=np.int64), b""
+        return np.array(ids.split(","), dtype=np.int64), bytes(joined)
 
     def stamp(self, conn: sqlite3.Connection) -> tuple[int, int]:
         """(data_version, total_changes): moves when another connection committed or this one wrote."""
