@@ -77,6 +77,9 @@ KEPT_APART = [
     ("ユーザーの息子はそばアレルギーがある。", "ユーザーはそばアレルギーがある。"),
     # Reworded, but one word of the subject swapped: another thing, even at a high cosine.
     ("The guest bathroom is cleaned on Mondays.", "The master bathroom is cleaned on Mondays."),
+    # A condition's side swapped for its opposite is another rule, both true.
+    ("Refunds above €200 need a manager's sign-off.", "Refunds below €200 need no sign-off."),
+    ("Die Kantine öffnet vor 8 Uhr nicht.", "Die Kantine öffnet nach 8 Uhr nicht."),
 ]
 
 

@@ -593,6 +593,9 @@ def _subject(
             return f"different {label}: {', '.join(sorted(b)) or '—'} vs {', '.join(sorted(a)) or '—'}"
     if retracts:
         return None  # "switched from Dr. Alvarez to Dr. Chen": the names that differ are the change itself
+    opposed = _opposed(new, old) if alignment >= STRUCTURED else None
+    if opposed is not None and not corrected:
+        return f"another condition: {opposed}"
     if alignment < STRUCTURED:
         # Reworded: positions mean little, so only names both texts lack in the other count.
         # A capitalised word the other text has in lower case ("Trailer seal numbers" / "… of trailers") is
@@ -623,6 +626,28 @@ def _subject(
         if swapped and len(substantive) > 1 and not corrected:
             # "Weigh-in on *3 May*: *82.4* kg" / "… *10 May*: *81.9* kg": another record of the same measure.
             return f"different record: {region.describe()}"
+    return None
+
+
+# Words that set a condition's side: "transfers *under* $500" and "*over* $500" are two rules, both true.
+_OPPOSITES = {
+    frozenset(pair.split("/"))
+    for pair in """
+    under/over below/above before/after less/more fewer/more min/max minimum/maximum inbound/outbound
+    weekday/weekend weekdays/weekends morning/evening mornings/evenings day/night domestic/international
+    antes/después debajo/encima menos/más vor/nach unter/über weniger/mehr avant/après moins/plus dessous/dessus
+    prima/dopo sotto/sopra meno/più antes/depois abaixo/acima voor/na onder/boven minder/meer
+    """.split()
+}
+
+
+def _opposed(new: TextProfile, old: TextProfile) -> str | None:
+    """A word swapped for its opposite where the texts are otherwise aligned ("under" → "over"), if any."""
+    a = [t.folded for t in old.tokens]
+    b = [t.folded for t in new.tokens]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "replace" and any(frozenset((x, y)) in _OPPOSITES for x in a[i1:i2] for y in b[j1:j2]):
+            return f"{' '.join(a[i1:i2])} → {' '.join(b[j1:j2])}"
     return None
 
 
