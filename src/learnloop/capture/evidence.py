@@ -97,6 +97,7 @@ GENERIC = frozenset(
 STRUCTURED = 0.6
 
 
+_RELATIVE = frozenset("following next previous".split())
 _SELF = frozenset("i me my mine myself i'm user users".split())
 _RATE_WORDS = frozenset("per pro por je".split())
 
@@ -233,6 +234,9 @@ def profile(text: str) -> TextProfile:
                 content.add(stem(base))
         elif any(a <= start < b for a, b in correction_spans):
             kind = "function"  # "actually", "now", "switched": they say a value changed, not what about
+        elif base in _RELATIVE and index + 1 < len(matches) and folded_all[index + 1] in WEEKDAYS:
+            dates.add(base)  # "the *following* Sunday": another Sunday than the one already said
+            kind = "marker"
         elif month or base in WEEKDAYS or beside_month or base in PERIODS:
             dates.add(base[:3] if not is_digits else base)
             kind = "marker"
