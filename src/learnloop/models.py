@@ -47,6 +47,7 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _IDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,127}$")
 T = TypeVar("T")
 E = TypeVar("E", bound="StrEnum")
+M = TypeVar("M", bound=BaseModel)
 
 
 def utcnow() -> datetime:
@@ -409,3 +410,14 @@ class Page(BaseModel, Generic[T]):
 
 
 SortOrder = Literal["newest", "oldest", "updated"]
+
+
+def constructed(model: type[M], values: dict[str, Any]) -> M:
+    """`model.model_construct(**values)` for `values` naming every field of `model`, without its per-field
+    bookkeeping (about 25 µs for a `Learning`, paid for every row read on the hot paths)."""
+    instance = model.__new__(model)
+    object.__setattr__(instance, "__dict__", values)
+    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    object.__setattr__(instance, "__pydantic_extra__", None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Literal
 
 from .capture.timing import TimeSpan, dated
-from .models import Filters, Learning, Limits, RetrievedItem, Status
+from .models import Filters, Learning, Limits, RetrievedItem, Status, constructed
 from .prompting import RenderedBlock, Section, clean_line, memory_line, render_block
 from .stores.base import Candidate
 from .terms import mentions_any
@@ -164,12 +164,7 @@ class Scored:
             "why": self.why,
             "used": bool(self.used),
         }
-        item = RetrievedItem.__new__(RetrievedItem)
-        object.__setattr__(item, "__dict__", values)
-        object.__setattr__(item, "__pydantic_fields_set__", set(values))
-        object.__setattr__(item, "__pydantic_extra__", None)
-        object.__setattr__(item, "__pydantic_private__", None)
-        return item
+        return constructed(RetrievedItem, values)
 
 
 def _float_or_none(value: float | None) -> float | None:

@@ -11,10 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...errors import ConflictError, NotFound, ValidationError
-from ...models import LearningLink, LinkKind, Origin, Page, Provenance, Resolution, Scope, Source
+from ...models import LearningLink, LinkKind, Origin, Page, Provenance, Resolution, Scope, Source, constructed
 from ..base import AddLink, AddSource, CarryLinks, ResolveLink
 from .dialect import Connection
-from .rows import constructed
 
 __all__ = [
     "add_link",

@@ -7,18 +7,15 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
-
-from ...models import Event, Learning, LearningType, Origin, Panel, Source, Status
+from ...models import Event, Learning, LearningType, Origin, Panel, Source, Status, constructed
 from ..base import NewLearning, Vector
 from ..search.embeddings import embedding_vector
 from ..search.stored_terms import stored_terms
 
 __all__ = [
     "LEARNING_COLUMNS",
-    "constructed",
     "event_from_row",
     "from_ts",
     "learning_from_row",
@@ -29,7 +26,6 @@ __all__ = [
     "vector_from_blob",
 ]
 
-M = TypeVar("M", bound=BaseModel)
 
 _TYPES = {t.value: t for t in LearningType}
 _STATUSES = {s.value: s for s in Status}
@@ -147,17 +143,6 @@ def new_learning_values(record: NewLearning, now: datetime, vector_param: Callab
         "gate_version": record.gate_version,
         "index_terms": stored_terms(record.text, record.topic, record.tags),
     }
-
-
-def constructed(model: type[M], values: dict[str, Any]) -> M:
-    """`model.model_construct(**values)` for `values` naming every field of `model`, without its per-field
-    bookkeeping (about 25 µs for a `Learning`, paid for every row read on the hot paths)."""
-    instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
-    return instance
 
 
 def learning_from_row(row: Sequence[Any]) -> Learning:
