@@ -56,6 +56,7 @@ from .gate_rule import (
     redact_hint,
     word_set,
 )
+from .needles import NeedleIndex, literal_needles
 
 __all__ = [
     "KINDS",
@@ -219,6 +220,21 @@ class WriteGate:
         )
         self.rules: tuple[GateRule, ...] = tuple(r for r in rules if not _selected(r.id, r.kind, off))
         self._size_on = {rule_id for rule_id, kind in SIZE_RULES if not _selected(rule_id, kind, off)}
+        # Each rule's needles, declared or read from its pattern, found for all rules at once per view: a rule
+        # with needles (or words) runs only where one is. None: one of them is "", in every text.
+        needles = [_needles_of(r) for r in self.rules]
+        self._filters = tuple(
+            (bool(n or r.words), None if "" in n else frozenset(n)) for r, n in zip(self.rules, needles, strict=True)
+        )
+        self._needle_index = {
+            view: NeedleIndex(
+                n
+                for r, ns in zip(self.rules, needles, strict=True)
+                if (r.target == "compact") == (view == "compact")
+                for n in ns
+            )
+            for view in ("lower", "compact")
+        }
 
     def __repr__(self) -> str:
         return f"WriteGate({', '.join(f'{k}={v!r}' for k, v in self._options.items())})"
@@ -286,14 +302,20 @@ class WriteGate:
         views: dict[str, str] = {"text": norm, "lower": lower, "raw": text}
         tokens: set[str] | None = None
         about: bool | None = None
-        for rule in self.rules:
+        present: dict[str, frozenset[str]] = {}
+        for rule, (filtered, needles) in zip(self.rules, self._filters, strict=True):
             if digits < rule.min_digits:
                 continue
             if rule.target == "compact" and "compact" not in views:
                 views["compact"] = compact(lower)
-            if rule.needles or rule.words:
-                hay = views["compact"] if rule.target == "compact" else lower
-                if not any(map(hay.__contains__, rule.needles)):
+            if filtered:
+                view = "compact" if rule.target == "compact" else "lower"
+                found = present.get(view)
+                if found is None:
+                    # "İ" lowers to "i" + a combining dot, which `re` ignoring case would still read as "i".
+                    hay = views[view] if original is not None else views[view].replace("\u0307", "")
+                    found = present[view] = self._needle_index[view].present(hay)
+                if needles is not None and needles.isdisjoint(found):
                     if not rule.words:
                         continue
                     if tokens is None:
@@ -314,6 +336,13 @@ class WriteGate:
                 start, end = span
                 return GateHit(rule, (cut or views["compact"])[start:end], start, end, cut)
         return None
+
+
+def _needles_of(rule: GateRule) -> tuple[str, ...]:
+    """The rule's needles; for a plain pattern that declares none, strings one of which its every match holds."""
+    if rule.needles or rule.words or rule.finder is not None or rule.target not in ("text", "lower"):
+        return rule.needles
+    return literal_needles(rule.regex)
 
 
 def _learned_span(text: str, vector: Vector) -> tuple[int, int] | None:

@@ -40,6 +40,7 @@ from stdnum.pl import pesel
 from stdnum.se import personnummer
 
 from .gate_rule import GateRule
+from .needles import literal_needles
 
 __all__ = ["ID_RULES", "ID_WORDS", "labelled_before", "product_number_before"]
 
@@ -220,22 +221,6 @@ def _rule(
 
 
 _STDNUM = "python-stdnum"
-# Every identity word, as a plain substring (a cheap pre-filter for the labelled-number rule).
-_ID_NEEDLES = tuple(
-    "ssn|sin|tfn|tin|bsn|nir|nif|nie|dni|cpf|curp|pesel|aadhaa|pan|itin|nino|ni number|social|tax|national|identi"
-    "|id |id:|id no|personal number|resident|my number|medicare|health|insurance|member|patient|medical|mrn"
-    "|policy number|card number|nric|seguridad|documento|cédula|fiscal|historia|paciente|afiliaci|sécurité"
-    "|assurance|carte d|assuré|codice|steuer|ausweis|reisepass|sozialversicherung|versicher|krankenversicherung"
-    "|주민|외국인등록|사회보장|납세자|세금|신분증|환자|보험|マイナンバー|個人番号|住民|社会保|納税者|保険|身分証|患者"
-    "|personnummer|personbevis|burgerservice|nhs|driver|driving|führerschein|permis de conduire"
-    "|carnet de conducir|patente"
-    "|carteira de motorista|운전면허|運転免許|驾驶证|驾照|身份证|护照"
-    "|診察券|tessera|carta d|partita iva|previdenza|rg|identidade|cidadão|contribuinte|niss|segurança|sus"
-    "|bilhete|carteira|utente|saúde|carteirinha|nin|pps|bvn|nip|id-kort|personnr|kimlik|dowód|dowodu|паспорт"
-    "|снилс|инн|удостоверени|a-number|alien|uscis|rfc|personnumret|nik|ktp|npwp|cccd|cmnd|căn cước|rodné|amka"
-    "|afm|αφμ|αμκα|الهوية|جواز|الجواز|זהות|आधार|पैन|पासपोर्ट|henkilötunnu|hetu|sotu|cnp|cod numeric|cpr"
-    "|fødselsnummer|sécu|személyi|taj|emšo|oib|egn|jmbg".split("|")
-)
 _PASSPORT_NEEDLES = (
     "passport",
     "pasaporte",
@@ -278,6 +263,13 @@ ID_RULES: tuple[GateRule, ...] = (
     _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),
     _rule("sg_nric", "contains a Singapore NRIC/FIN", _nric, "learnloop", 7),
     _rule("passport", "contains a passport number", _passport, "learnloop", 5, _PASSPORT_NEEDLES),
-    _rule("labelled", "contains an identity, tax or insurance number", _labelled_id, "learnloop", 2, _ID_NEEDLES),
+    _rule(
+        "labelled",
+        "contains an identity, tax or insurance number",
+        _labelled_id,
+        "learnloop",
+        2,
+        literal_needles(ID_WORDS),
+    ),
     _rule("passport_mrz", "contains a passport machine-readable zone", _mrz, "learnloop", 0, ("<",)),
 )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
@@ -69,6 +69,9 @@ class PoisoningModel:
     threshold: float
     version: str
 
+    # The text part of the last logit: the save path asks for a text without, then with, its vector.
+    _last: tuple[str, float] | None = field(default=None, init=False, compare=False, repr=False)
+
     def logit(self, text: str, vector: Sequence[float] | npt.NDArray[np.floating] | None = None) -> float:
         """The poisoning logit of a text: the highest over the whole text and its sentences."""
         dense = 0.0
@@ -76,10 +79,18 @@ class PoisoningModel:
             v = np.asarray(vector, dtype=np.float32)
             if v.shape == (DIMENSION,):
                 dense = float(v @ self.dense)
+        last = self._last
+        if last is not None and last[0] == text:
+            return last[1] + dense + self.bias
+        best = self._text_logit(text)
+        object.__setattr__(self, "_last", (text, best))  # one tuple, swapped whole: safe between threads
+        return best + dense + self.bias
+
+    def _text_logit(self, text: str) -> float:
         seen = f" {_once(view(text))} "
         hashes, starts = char_ngrams(seen)
         if not len(hashes):
-            return dense + self.bias
+            return 0.0
         weights = self.ngram[(hashes & _MASK).astype(np.int64)]
         ends = [m.end() for m in _BOUNDARY.finditer(seen)]
         best = float(weights.sum()) / np.sqrt(len(weights)) if len(weights) <= _WHOLE_NGRAMS or not ends else -np.inf
@@ -93,11 +104,16 @@ class PoisoningModel:
             if len(weights) > _WHOLE_NGRAMS:  # an order split over two sentences ("Note from IT. From now on …")
                 pairs = (sums[:-1] + sums[1:]) / np.sqrt(np.maximum(counts[:-1] + counts[1:], 1))
                 best = max(best, float(pairs.max()))
-        return float(best + dense + self.bias)
+        return float(best)
 
     def refuses(self, text: str, vector: Sequence[float] | npt.NDArray[np.floating] | None = None) -> bool:
         """At or above the threshold; a text of fewer than three distinct words (a token, masked text) never."""
-        if len(set(_WORDS.findall(text.lower()))) < 3:
+        words: set[str] = set()
+        for word in _WORDS.finditer(text.lower()):
+            words.add(word.group(0))
+            if len(words) == 3:
+                break
+        else:
             return False
         return self.logit(text, vector) >= self.threshold
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from .gate_rule import GateRule, random_token
 from .gate_rules import credential_like
+from .needles import Folded, literal_needles
 
 __all__ = ["PROSE_SECRET_RULES"]
 
@@ -49,7 +50,7 @@ _KEY_PHRASES = (
     r"|chiave (?:del )?wi-?fi|password (?:del )?wi-?fi|senha (?:do )?wi-?fi|chave (?:do )?wi-?fi|codice di sicurezza"
     r"|código de segurança"
 )
-_KEYWORD = re.compile(rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|{_KEY_PHRASES})(?![A-Za-z0-9à-ÿ])", re.IGNORECASE)
+_KEYWORD = Folded(re.compile(rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|{_KEY_PHRASES})(?![A-Za-z0-9à-ÿ])", re.IGNORECASE))
 # After these the next word is the value, whatever it looks like ("the password is sunshine").
 _STRAIGHT = re.compile(
     r"(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key|wpa2? key"
@@ -100,13 +101,16 @@ _PIN = re.compile(
 )
 _REDIS = re.compile(r"\b(?:requirepass|masterauth|masterpass)\s+(?P<value>\S{4,})", re.IGNORECASE)
 # TOTP / 2FA setup keys: base32 of 16+ characters, usually in groups of four.
-_OTP_WORDS = re.compile(
-    r"2fa|two[- ]factor|totp|otp|mfa|authenticator|setup key|set-up key|recovery code|backup code|2단계|이중 인증"
-    r"|二段階"
-    r"|二要素|認証アプリ|セットアップキー|zwei-faktor|2-faktor|einrichtungsschlüssel|doble factor|dos factores"
-    r"|double authentification|deux facteurs|clé de configuration|código 2fa|código de respaldo"
-    r"|due fattori|verifica in due passaggi|chiave di configurazione|dois fatores|duas etapas|chave de configuração",
-    re.IGNORECASE,
+_OTP_WORDS = Folded(
+    re.compile(
+        r"2fa|two[- ]factor|totp|otp|mfa|authenticator|setup key|set-up key|recovery code|backup code|2단계|이중 인증"
+        r"|二段階"
+        r"|二要素|認証アプリ|セットアップキー|zwei-faktor|2-faktor|einrichtungsschlüssel|doble factor|dos factores"
+        r"|double authentification|deux facteurs|clé de configuration|código 2fa|código de respaldo"
+        r"|due fattori|verifica in due passaggi|chiave di configurazione|dois fatores|duas etapas"
+        r"|chave de configuração",
+        re.IGNORECASE,
+    )
 )
 # A base32 key has letters: groups of digits 2-7 alone ("4242 4242 4242 4242") are a test card or a number.
 _BASE32_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}[ -]){3,}[A-Z2-7]{4}(?![A-Za-z0-9])")
@@ -121,15 +125,17 @@ _JOINED_KEY = re.compile(
     r"|xox[abposr]-[\w-]{10,}|[rs]k_(?:live|test)_\w{16,}|AIza[\w-]{30,}|glpat-[\w-]{20,}|npm_\w{30,}|hf_\w{30,})$"
 )
 _HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
-_KEY_WORDS = re.compile(
-    r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|chiave|chave|키|토큰|キー|トークン|シークレット"
-    r"|ключ|токен|klucz|sleutel|nyckel|anahtar|密钥|令牌|私钥|秘密鍵|개인 ?키|cheia|cheie|kulcs|avain|nøgle|nøkkel"
-    r"|κλειδί|מפתח|مفتاح|कुंजी|kunci|wallet|portofel|monedero|cartera|portefeuille|portafoglio|carteira"
-    r"|\b(?:mailgun"
-    r"|datadog"
-    r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
-    r"|digitalocean|linode|vultr|twilio|nexmo|vonage|bitly|trello|asana|airtable|notion|openweather|weatherapi)",
-    re.IGNORECASE,
+_KEY_WORDS = Folded(
+    re.compile(
+        r"api[ _-]?key|\bkey\b|token|secret|clave|schlüssel|clé|jeton|chiave|chave|키|토큰|キー|トークン|シークレット"
+        r"|ключ|токен|klucz|sleutel|nyckel|anahtar|密钥|令牌|私钥|秘密鍵|개인 ?키|cheia|cheie|kulcs|avain|nøgle|nøkkel"
+        r"|κλειδί|מפתח|مفتاح|कुंजी|kunci|wallet|portofel|monedero|cartera|portefeuille|portafoglio|carteira"
+        r"|\b(?:mailgun"
+        r"|datadog"
+        r"|sendgrid|algolia|pagerduty|new ?relic|heroku|mailchimp|postmark|mapbox|pusher|segment|sentry|cloudflare"
+        r"|digitalocean|linode|vultr|twilio|nexmo|vonage|bitly|trello|asana|airtable|notion|openweather|weatherapi)",
+        re.IGNORECASE,
+    )
 )
 _DIGEST_WORDS = re.compile(
     r"sha|md5|hash|checksum|digest|commit|etag|fingerprint|uuid|integrity|ハッシュ|해시|커밋|コミット|prüfsumme|empreinte",
@@ -228,11 +234,13 @@ def _slashed_login(text: str) -> tuple[int, int] | None:
     return None
 
 
-_LOGIN_WORD = re.compile(
-    rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user ?name|usuario|benutzer|utilisateur|account"
-    r"|cuenta|konto|compte|conta|utente)(?![A-Za-z0-9à-ÿ])"
-    r"|아이디|계정|ユーザー名?|アカウント|账号|帐号|帳號|用户名",
-    re.IGNORECASE,
+_LOGIN_WORD = Folded(
+    re.compile(
+        rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user ?name|usuario|benutzer|utilisateur|account"
+        r"|cuenta|konto|compte|conta|utente)(?![A-Za-z0-9à-ÿ])"
+        r"|아이디|계정|ユーザー名?|アカウント|账号|帐号|帳號|用户名",
+        re.IGNORECASE,
+    )
 )
 _NAME_START = re.compile(r"(?<![\w.@-])[\w.@-]")
 _PAIR = re.compile(
@@ -282,10 +290,12 @@ def _pin(text: str) -> tuple[int, int] | None:
     return m.span("value" if m.group("value") else "cvv")
 
 
-_LOCK_WORDS = re.compile(
-    r"combination|combo|safe|lock|dial|kombination|tresor|schloss|cadenas|coffre|candado|caja fuerte|cassaforte"
-    r"|lucchetto|cofre|cadeado|kluis|slot",
-    re.IGNORECASE,
+_LOCK_WORDS = Folded(
+    re.compile(
+        r"combination|combo|safe|lock|dial|kombination|tresor|schloss|cadenas|coffre|candado|caja fuerte|cassaforte"
+        r"|lucchetto|cofre|cadeado|kluis|slot",
+        re.IGNORECASE,
+    )
 )
 # A dial combination: "24 left, 8 right, 31 left", "links 12, rechts 40, links 7".
 _DIAL = re.compile(
@@ -383,11 +393,14 @@ _UUID_OR_DOTTED = re.compile(
 )
 
 
-_RECOVERY_WORDS = re.compile(
-    r"recovery codes?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?|códigos? de (?:recuperación"
-    r"|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드|リカバリーコード|バックアップコード|復旧コード"
-    r"|codici di (?:recupero|backup)|códigos de (?:recuperação|backup)",
-    re.IGNORECASE,
+_RECOVERY_WORDS = Folded(
+    re.compile(
+        r"recovery codes?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?"
+        r"|códigos? de (?:recuperación|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드"
+        r"|リカバリーコード|バックアップコード|復旧コード"
+        r"|codici di (?:recupero|backup)|códigos de (?:recuperação|backup)",
+        re.IGNORECASE,
+    )
 )
 _CODE_TOKEN = re.compile(
     r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{4,})+(?![\w-])|(?<!\d)(?<!\d )\d{4} \d{4}(?! ?\d)"
@@ -444,14 +457,25 @@ _NEEDLES = (
 
 PROSE_SECRET_RULES: tuple[GateRule, ...] = (
     _rule("secret.prose.credential", "names a password or login and gives its value", _credential, _NEEDLES),
-    _rule("secret.prose.login_pair", "gives a login as user and password", _slashed_login, ("/", ":", ",")),
+    _rule(
+        "secret.prose.login_pair",
+        "gives a login as user and password",
+        _slashed_login,
+        literal_needles(_LOGIN_WORD.pattern),
+    ),
     _rule("secret.prose.pin", "gives a PIN, door code or card security code", _pin, _PIN_NEEDLES, digits=3),
     _rule("secret.prose.password_shaped", "holds a token shaped like a password", _password_shaped, digits=1),
     _rule("secret.prose.redis", "gives a Redis password (requirepass)", _redis, ("requirepass", "masterauth")),
     # Base32 has the digits 2-7; a 16+ character key without two of them is vanishingly rare.
     _rule("secret.prose.otp_key", "looks like a TOTP / 2FA setup key", _otp, digits=2),
     _rule("secret.prose.spaced_key", "looks like an API key with spaces inserted", _spaced_key, digits=1),
-    _rule("secret.prose.recovery_codes", "gives account recovery codes", _recovery_codes, digits=1),
+    _rule(
+        "secret.prose.recovery_codes",
+        "gives account recovery codes",
+        _recovery_codes,
+        literal_needles(_RECOVERY_WORDS.pattern),
+        digits=1,
+    ),
     _rule("secret.prose.config_line", "gives a password in a .pgpass line or Wi-Fi QR payload", _config_line, (":",)),
     _rule(
         "secret.prose.named_hex_key", "gives a key (hex, UUID or dotted) named as a key or token", _named_hex, digits=4

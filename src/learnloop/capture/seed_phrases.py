@@ -13,6 +13,7 @@ import re
 from mnemonic import Mnemonic
 
 from .gate_rule import GateRule
+from .needles import Folded, literal_needles
 
 __all__ = ["SEED_PHRASE_RULES"]
 
@@ -51,14 +52,16 @@ def _seed_phrase(text: str) -> tuple[int, int] | None:
 
 # Named as a recovery phrase, twelve or more plain words are one whatever list they come from (wallets in other
 # languages, or a phrase of the user's own).
-_PHRASE_LABEL = re.compile(
-    r"(?:recovery|seed|secret|backup|mnemonic|wallet) (?:phrase|words|seed)|seed ?phrase|mnemonic"
-    r"|kurtarma (?:kelimeleri|ifadesi)|phrase (?:de récupération|secrète|mnémonique)"
-    r"|frase (?:de recuperación|semilla|de recuperação|di recupero|mnemonica|secreta|de respaldo)"
-    r"|wiederherstellungs(?:phrase|wörter)|seed-phrase|herstelzin|herstelwoorden|fraza (?:odzyskiwania|seed)"
-    r"|återställningsfras|мнемоническ\w* фраз\w*|сид-фраз\w*|секретн\w* фраз\w*|фраз\w* восстановлени\w*"
-    r"|助记词|助記詞|リカバリーフレーズ|復元フレーズ|シードフレーズ|시드 문구|복구 문구",
-    re.IGNORECASE,
+_PHRASE_LABEL = Folded(
+    re.compile(
+        r"(?:recovery|seed|secret|backup|mnemonic|wallet) (?:phrase|words|seed)|seed ?phrase|mnemonic"
+        r"|kurtarma (?:kelimeleri|ifadesi)|phrase (?:de récupération|secrète|mnémonique)"
+        r"|frase (?:de recuperación|semilla|de recuperação|di recupero|mnemonica|secreta|de respaldo)"
+        r"|wiederherstellungs(?:phrase|wörter)|seed-phrase|herstelzin|herstelwoorden|fraza (?:odzyskiwania|seed)"
+        r"|återställningsfras|мнемоническ\w* фраз\w*|сид-фраз\w*|секретн\w* фраз\w*|фраз\w* восстановлени\w*"
+        r"|助记词|助記詞|リカバリーフレーズ|復元フレーズ|シードフレーズ|시드 문구|복구 문구",
+        re.IGNORECASE,
+    )
 )
 _WORD_RUN = re.compile(r"(?:[^\W\d_]{2,}[,;]?\s+){11,}[^\W\d_]{2,}")
 
@@ -92,6 +95,7 @@ SEED_PHRASE_RULES: tuple[GateRule, ...] = (
         "gives a wallet recovery phrase (twelve or more words named as one)",
         "",
         finder=_labelled_phrase,
+        needles=literal_needles(_PHRASE_LABEL.pattern),
     ),
     GateRule(
         "secret.seed_phrase",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from .gate_rule import GateRule
+from .needles import Folded, literal_needles
 
 __all__ = ["THIRD_PARTY_HEALTH_RULES"]
 
@@ -96,6 +97,7 @@ _RECORD = re.compile(
     r"|narapidana|mantan napi)\b|犯罪记录|前科|전과|سجل جنائي|أدين|הורשע|עבר פלילי|आपराधिक रिकॉर्ड|दोषी ठहराया",
     re.IGNORECASE,
 )
+_FOLDED = {words: Folded(words) for words in (_CONDITION, _RECORD)}
 
 
 def _third_party_health(text: str) -> tuple[int, int] | None:
@@ -108,7 +110,7 @@ def _third_party_record(text: str) -> tuple[int, int] | None:
 
 
 def _third_party(text: str, words: re.Pattern[str], *, by_name: bool) -> tuple[int, int] | None:
-    condition = words.search(text)
+    condition = _FOLDED[words].search(text)
     if condition is None:
         return None
     named = _THIRD_PARTY.search(text) or (_FULL_NAME.search(text) if by_name else None)
@@ -134,6 +136,7 @@ THIRD_PARTY_HEALTH_RULES: tuple[GateRule, ...] = (
         "contains health information about another person",
         "",
         finder=_third_party_health,
+        needles=literal_needles(_CONDITION),
     ),
     GateRule(
         "personal_data.criminal_record.third_party",
@@ -141,5 +144,6 @@ THIRD_PARTY_HEALTH_RULES: tuple[GateRule, ...] = (
         "contains criminal-record information about another person",
         "",
         finder=_third_party_record,
+        needles=literal_needles(_RECORD),
     ),
 )
