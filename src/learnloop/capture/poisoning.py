@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .gate_rule import GateRule
+from .needles import NeedleIndex, literal_needles
 
 __all__ = ["POISONING_RULES", "about_attacks"]
 
@@ -381,12 +382,17 @@ def about_attacks(text: str) -> bool:
 def _per_sentence(test: Callable[[str, str], bool], *first: re.Pattern[str], meta: bool = True) -> Finder:
     """A finder that returns the first sentence `test(lowered, original)` accepts. `first`: patterns the whole
     text must match before any sentence is read (the rarest first: most texts stop there); `meta`: skip texts
-    about attacks."""
+    about attacks. Each of `first` is searched only where one of its needles is (`literal_needles`): a long
+    alternation costs ~200 µs per text, the one-pass check a few."""
+    checks = [(p, NeedleIndex(needles) if (needles := literal_needles(p)) else None) for p in first]
 
     def find(text: str) -> tuple[int, int] | None:
         reading = _read(text)
-        if (meta and reading.about) or not all(p.search(reading.lowered) for p in first):
+        if meta and reading.about:
             return None
+        for pattern, needles in checks:
+            if (needles is not None and not needles.holds_any(reading.lowered)) or not pattern.search(reading.lowered):
+                return None
         for start, end, lowered in reading.sentences:
             if test(lowered, text[start:end]):
                 return start, end
