@@ -74,7 +74,7 @@ _CLAUSE = re.compile(r"(?:[^\n。！？;]|[.!?](?=\S))*")
 # A value is a run of printable ASCII: in Korean and Japanese it is glued to particles ("パスワードはHops2024!です").
 # ASCII, or in any script a word with digits or "_" in it ("Ромашка_1962"): a value is not always ASCII.
 _TOKEN = re.compile(r"(?<![!-~])[!-~]{4,64}|(?<!\S)(?=\S*[\d_])(?=\S*[^\W\d_])\S{6,64}")
-_PIN = re.compile(
+_PIN_WORDS = (
     r"(?:\bpin\b|\bpin code|code pin|pin-code|geheimzahl|暗証番号|비밀번호|핀 ?번호|código pin|número pin|alarm code"
     r"|door code|código de la puerta|türcode|code de la porte|도어락 비밀번호|code d'accès|código de acceso|zugangscode"
     r"|access code|gate code|alarm pin|garage code|disarm code|duress code|digicode|combination|combo|code de la carte"
@@ -92,13 +92,22 @@ _PIN = re.compile(
     r"|\botp\b|einmalcode|bestätigungscode|código de verificación|code de vérification|codice di verifica"
     r"|código de verificação|認証コード|인증번호|验证码|код подтверждения|upi pin|पिन|συναγερμ\w*|κωδικός πανικού"
     r"|χρηματοκιβώτιο|כספת|אזעקה|קוד הכניסה|خزنة|رمز الإنذار|két sắt|mã báo động|brankas)"
-    r"(?:[^\d\n]|(?<!\d)\d{1,2}(?![\d:.,/-])){0,60}"
+)
+_CVV_WORDS = (
+    r"(?:cvv2?|cvc2?|\bcid\b|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme"
+    r"|보안 ?코드|セキュリティコード)"
+)
+_PIN = re.compile(
+    _PIN_WORDS + r"(?:[^\d\n]|(?<!\d)\d{1,2}(?![\d:.,/-])){0,60}"
     r"(?<![A-Za-z0-9+/=_])(?P<value>\d{4,8}(?!\d)|\d(?:-\d){3,7}|\d(?: \d){3,7}(?! ?\d)"
     r"|\d{2}-\d{2}-\d{2}|\d{3} \d{3}|[A-Z]\d{3,6}|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z_-])"
-    r"|(?:cvv2?|cvc2?|\bcid\b|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme"
-    r"|보안 ?코드|セキュリティコード)[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
+    + r"|"
+    + _CVV_WORDS
+    + r"[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
     re.IGNORECASE,
 )
+# Every match opens with one of these: the search starts at the first (found in the lowered text, fast).
+_PIN_LABEL = Folded(re.compile(f"{_PIN_WORDS}|{_CVV_WORDS}", re.IGNORECASE))
 _REDIS = re.compile(r"\b(?:requirepass|masterauth|masterpass)\s+(?P<value>\S{4,})", re.IGNORECASE)
 # TOTP / 2FA setup keys: base32 of 16+ characters, usually in groups of four.
 _OTP_WORDS = Folded(
@@ -283,7 +292,8 @@ def _has_all_classes(token: str) -> bool:
 
 
 def _pin(text: str) -> tuple[int, int] | None:
-    m = _PIN.search(text)
+    label = _PIN_LABEL.search(text)
+    m = None if label is None else _PIN.search(text, label.start())
     if m is None:
         m = _DIAL.search(text) if _LOCK_WORDS.search(text) else None
         return None if m is None else m.span()

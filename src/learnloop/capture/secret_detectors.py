@@ -115,12 +115,17 @@ def _vendor_finder(plugin: BasePlugin) -> Callable[[str], tuple[int, int] | None
     return find
 
 
+_ASSIGNMENT = re.compile(r"[:=;!]")
+
+
 def _keyword_finder() -> Callable[[str], tuple[int, int] | None]:
     from .gate_rules import credential_like  # gate_rules imports this module's rules
 
     plugin = KeywordDetector()
 
     def find(text: str) -> tuple[int, int] | None:
+        if _ASSIGNMENT.search(text) is None:
+            return None  # every pattern of both tables assigns (":", "=", "!==") or ends a quoted value (";")
         for table in (CONFIG_DENYLIST_REGEX_TO_GROUP, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP):
             for start, end in _spans(text, plugin.analyze_string(text, table)):
                 if credential_like(text[start:end]):
