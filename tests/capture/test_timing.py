@@ -231,3 +231,25 @@ async def test_a_learning_said_in_the_asked_span_needs_less_similarity_to_be_sho
     assert [i.learning.text for i in asked.items] == ["We went hiking in the Alps with the kids."]
     a_year_on = await loop.retrieve_context("h", "Where did we go last May?", at=datetime(2024, 6, 10, tzinfo=UTC))
     assert a_year_on.items == []  # May 2024: nothing was said then, and nothing fits well enough
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("Altezza di Matteo alla visita del 10 gennaio: 92 cm.", date(2026, 1, 10)),
+        ("Peso da Ana em 3 de maio: 61 kg.", date(2026, 5, 3)),
+        ("Wizyta u dentysty 5 maja o 10:00.", date(2026, 5, 5)),
+        ("Het pakket kwam op 12 januari.", date(2026, 1, 12)),
+        ("Toplantı 7 mayıs tarihindeydi.", date(2026, 5, 7)),
+        ("Встреча была 3 сентября.", date(2026, 9, 3)),
+        ("Mötet var den 14 oktober 2025.", date(2025, 10, 14)),
+    ],
+)
+def test_dates_in_more_languages_come_from_dateparsers_month_names(text: str, day: date) -> None:
+    span = resolve(text, datetime(2026, 11, 26, tzinfo=UTC))
+    assert span is not None and span.start.date() == day and span.granularity == "day"
+
+
+@pytest.mark.parametrize("text", ["Maja 5 years old likes apples.", "I bought 3 sets of tires.", "Gen 2 kettles."])
+def test_short_month_forms_and_names_are_not_dates(text: str) -> None:
+    assert resolve(text, datetime(2026, 11, 26, tzinfo=UTC)) is None

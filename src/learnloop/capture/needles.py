@@ -162,5 +162,20 @@ def _required(items: list[tuple[Any, Any]], left: bool = False, right: bool = Fa
     flush(right)
     if not candidates:
         return None
-    # The set whose shortest needle is longest filters best (a two-letter needle is in many texts).
-    return max(candidates, key=lambda s: (min(len(n) for n in s), -len(s)))
+    # The set whose shortest needle is longest filters best (a two-letter needle is in many texts); a needle that
+    # is a word most texts hold (" from ", " the ") filters nothing, whatever its length.
+    return max(candidates, key=lambda s: (min(_strength(n) for n in s), -len(s)))
+
+
+def _strength(needle: str) -> int:
+    return 0 if needle.strip() in _COMMON_WORDS else len(needle)
+
+
+# Words in most texts of the languages the rules read: as a needle they would let every text through.
+_COMMON_WORDS = frozenset(
+    """
+    the a an of to in on at for from with by and or not no is are was be it this that these those as if
+    never only always all any every real actual true just also than then so
+    de la le les el los las der die das den dem und et y e o i il di da do du des del que en un une una um uma
+    """.split()
+)

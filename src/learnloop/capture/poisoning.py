@@ -98,7 +98,10 @@ _SENSITIVE = _any(
     r"\b(?:messages?|conversations?|chats?|chat logs?|history|transcripts?|passwords?|credentials?|card numbers?"
     r"|cards?|cvv|api keys?|keys|tokens?|secrets?|addresses|address|phone numbers?|personal data|data|ssns?"
     r"|documents|files|everything|cookies|contacts|location|what the user (?:types|says|writes)|codes?|otp"
-    r"|one-time|contents|id_rsa|ssh|secrets|questions|mentions?|last message|searches|queries)\b|~/\.ssh|\.env\b",
+    r"|one-time|contents|id_rsa|ssh|secrets|questions|mentions?|last message|searches|queries|photos?|pictures?"
+    r"|images|screenshots?|recordings?|locations?)\b|~/\.ssh|\.env\b",
+    r"\b(?:fotos?|bilder|imágenes|immagini|imagens|foto's|zdjęci\w*|фото\w*|fotoğraf\w*|valokuv\w*|fotky|fotografi\w*)\b"
+    r"|写真|照片|사진|تصاویر|صور",
     r"\b(?:mensajes?|conversación|conversacion|chat|historial|contraseñas?|tarjetas?|claves?|datos|dirección"
     r"|teléfono|archivos|documentos|todo lo que)\b",
     r"\b(?:nachricht\w*|gespräch\w*|chat\w*|verlauf|passw\w*|kennw\w*|kartennummer\w*|karten?|schlüssel|daten"
@@ -187,6 +190,8 @@ _PROMOTE = _any(
     r"|polecaj|poleć|polecić|rekomenduj|rekommendera|föreslå|tipsa om|öner|tavsiye et|рекомендуй|советуй|предлагай"
     r"|продвигай)\w*",
     r"推荐|推薦|推广|建议",
+    r"\b(?:recomand\w*|doporuč\w*|suosittel\w*|ajánl\w*|sarankan\w*|rekomendasikan|menyarankan|đề xuất|giới thiệu"
+    r"|khuyên|συνίστ\w*|πρότεινε|προτείν\w*)\b|सुझा\w*|सिफारिश|أوص\w*|اقترح|انصح|ينصح|המלץ|ממליץ|תמליץ",
 )
 _STEER = _any(
     r"(?<!-)\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?"
@@ -204,6 +209,7 @@ _STEER = _any(
     r"|alltid|uteslutande|istället för|konkurrenter|andra leverantörer|sadece|yalnızca|her zaman|yerine|rakip\w*"
     r"|diğer|только|всегда|исключительно|вместо|конкурент\w*|другие)\b",
     r"只|都只|始终|总是|其他|而不是|競爭|竞争",
+    r"\b(?:doar|numai|pouze|jen|vain|ainoastaan|csak|hanya|selalu|chỉ|luôn|μόνο|πάντα)\b|केवल|सिर्फ|हमेशा|فقط|دائما|רק|תמיד",
 )
 _BRAND = re.compile(r"(?<=[\s(\"'])[A-Z][\w&'-]{0,40}[A-Z0-9]|(?<=[\s(\"'])[A-Z][a-z]{1,40}[A-Z]|[A-Za-z]{3,}")
 _TELL = _any(
@@ -262,6 +268,8 @@ _AUTHORITY = _any(
     r"\b(?:system|security|admin|administrator|developer|operator|openai|anthropic|google|microsoft|official)"
     r" (?:notice|update|message|announcement|directive|policy|alert|override)\b(?! (?:broke|failed|crashed|fixed"
     r"|installed|removed|changed the|of (?:the|my|our)))",
+    r"\b(?:note|memo|message|notice|update|instruction|directive|order) from (?:the )?(?:openai|anthropic|google"
+    r"|microsoft|meta|apple|amazon|platform)(?: [\w&-]+){0,2} (?:team|department|staff|division)\b",
     r"\b(?:note|memo|message|instruction|directive|order) from (?:openai|anthropic|the developers?|the admin\w*"
     r"|the operator|the system|your (?:developer|creator|owner|admin\w*))\b",
     r"\bas (?:your|the) (?:administrator|admin|developer|creator|owner|operator|supervisor|maker)\b",
@@ -379,26 +387,34 @@ def about_attacks(text: str) -> bool:
     return _read(text).about
 
 
-def _per_sentence(test: Callable[[str, str], bool], *first: re.Pattern[str], meta: bool = True) -> Finder:
-    """A finder that returns the first sentence `test(lowered, original)` accepts. `first`: patterns the whole
-    text must match before any sentence is read (the rarest first: most texts stop there); `meta`: skip texts
-    about attacks. Each of `first` is searched only where one of its needles is (`literal_needles`): a long
-    alternation costs ~200 µs per text, the one-pass check a few."""
-    checks = [(p, NeedleIndex(needles) if (needles := literal_needles(p)) else None) for p in first]
+class SentenceFinder:
+    """Finds the first sentence `test(lowered, original)` accepts, in a text that matches every pattern of
+    `first` (the rarest first: most texts stop there); with `meta`, not in texts about attacks. `needles`: one
+    of them is in every text it can accept (read from its first pattern), the gate's pre-filter for its rule.
+    Each pattern of `first` is searched only where one of its own needles is: a long alternation costs ~200 µs
+    per text, the one-pass check a few."""
 
-    def find(text: str) -> tuple[int, int] | None:
+    def __init__(self, test: Callable[[str, str], bool], *first: re.Pattern[str], meta: bool = True) -> None:
+        self.test = test
+        self.meta = meta
+        self.checks = [(p, NeedleIndex(needles) if (needles := literal_needles(p)) else None) for p in first]
+        # Every pattern of `first` must match: the needles of any one of them filter (the rarest's first).
+        self.needles = next((needles for needles in map(literal_needles, first) if needles), ())
+
+    def __call__(self, text: str) -> tuple[int, int] | None:
         reading = _read(text)
-        if meta and reading.about:
+        if self.meta and reading.about:
             return None
-        for pattern, needles in checks:
+        for pattern, needles in self.checks:
             if (needles is not None and not needles.holds_any(reading.lowered)) or not pattern.search(reading.lowered):
                 return None
         for start, end, lowered in reading.sentences:
-            if test(lowered, text[start:end]):
+            if self.test(lowered, text[start:end]):
                 return start, end
         return None
 
-    return find
+
+_per_sentence = SentenceFinder
 
 
 def _brand(sentence: str) -> bool:
@@ -517,8 +533,8 @@ def _developer_mode(text: str) -> tuple[int, int] | None:
 
 def _rule(suffix: str, reason: str, finder: Finder, needles: str = "") -> GateRule:
     """`needles`: "|"-separated substrings of the lowercased text, one of which every match needs (a cheap
-    pre-filter: most texts have none and skip the rule's regexes)."""
-    words = tuple(n for n in needles.split("|") if n)
+    pre-filter: most texts have none and skip the rule's regexes); a `SentenceFinder` reads its own."""
+    words = finder.needles if isinstance(finder, SentenceFinder) else tuple(n for n in needles.split("|") if n)
     return GateRule(f"injection.poisoning.{suffix}", "injection", reason, "", finder=finder, needles=words)
 
 

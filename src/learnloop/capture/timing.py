@@ -5,7 +5,8 @@ as the user said them, and the resolved date or range is stored beside them (`ev
 shown in the block ("… yesterday (7 May 2023)"). Relative expressions ("yesterday", "last quarter", "three
 weeks ago", "next Tuesday", "last May") are found by patterns in English, Spanish, German and French and
 resolved by calendar arithmetic, to a day, a week, a month, a quarter or a year; explicit dates ("3 May 2023",
-"15/03/2023", "le 3 mai") are read by `dateparser`, a maintained date library, in the text's language. What
+"15/03/2023", "le 3 mai"; "10 gennaio", "3 de maio", "5 maja" in the thirteen more languages whose month
+names come from dateparser's own tables) are read by `dateparser`, a maintained date library. What
 cannot be resolved ("recently") keeps its words and its anchor.
 
 Only claims whose truth changes by the minute are unstable (`momentary`): "the price right now", "I'm in a
@@ -99,7 +100,48 @@ _COUNT = (
     r"|un|una|uno|dos|tres|cuatro|cinco|ein|einem|einer|zwei|drei|vier|fünf|une|deux|trois|quatre|cinq)"
 )
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+#: Languages whose month names come from dateparser's own tables (full names only: "set", "mag", "gen" are
+#: words too), read in the day-first order they are written in ("10 gennaio", "3 de maio", "5 maja").
+_MORE_LANGUAGES = ("it", "pt", "nl", "pl", "sv", "da", "nb", "fi", "tr", "cs", "ro", "id", "ru")
+
+
+@functools.cache
+def _more_months() -> dict[str, int]:
+    from dateparser.languages import default_loader
+
+    names = ("january february march april may june july august september october november december").split()
+    found: dict[str, int] = {}
+    for code in _MORE_LANGUAGES:
+        info = default_loader.get_locale(code).info
+        for number, key in enumerate(names, start=1):
+            for name in info.get(key, ()):
+                folded = name.casefold()
+                if len(folded) >= 4 and folded.isalpha() and folded not in _MONTHS:
+                    found.setdefault(folded, number)
+    # An abbreviation ("elok" of "elokuuta", "febr") is a prefix of a full name of its month: too often a word.
+    return {
+        name: number
+        for name, number in found.items()
+        if not any(other != name and other.startswith(name) and found[other] == number for other in found)
+    }
+
+
+def _month_number(name: str) -> int:
+    folded = name.casefold()
+    return _MONTHS.get(folded) or _more_months()[folded]
+
+
+@functools.cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The patterns, built on first use (dateparser's month tables load with them)."""
+    more = "|".join(sorted(_more_months(), key=len, reverse=True))
+    return (
+        *_BASE_PATTERNS,
+        ("date", re.compile(rf"\b\d{{1,2}}\.?\s+(?:de\s+)?(?:{more})\b(?:,?\s+(?:19|20)\d\d\b)?", re.IGNORECASE)),
+    )
+
+
+_BASE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
         ("day", r"\b(?:" + "|".join(sorted((re.escape(d) for d in _DAYS), key=len, reverse=True)) + r")\b"),
@@ -169,7 +211,7 @@ def find_expression(text: str) -> re.Match[str] | None:
 
 def _first(text: str) -> _Found | None:
     best: _Found | None = None
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in _patterns():
         match = pattern.search(text)
         if match is not None and (best is None or match.start() < best.match.start()):
             best = _Found(kind, match)
@@ -330,7 +372,7 @@ def _resolve(kind: str, match: re.Match[str], day: date) -> tuple[datetime, date
         start, _, granularity = _period(groups["unit"].casefold(), 0, day)
         return start, _day(day)[1], granularity
     if kind == "month":
-        month = _MONTHS[groups["month"].casefold()]
+        month = _month_number(groups["month"])
         rel = groups["rel"]
         direction = _direction(rel)
         year = day.year
@@ -359,7 +401,7 @@ def _parse_date(words: str, day: date) -> date | None:
         "PREFER_DATES_FROM": "past",
         "DATE_ORDER": "DMY",
     }
-    parsed = dateparser.parse(words, languages=["en", "es", "de", "fr"], settings=settings)
+    parsed = dateparser.parse(words, languages=["en", "es", "de", "fr", *_MORE_LANGUAGES], settings=settings)
     return None if parsed is None else parsed.date()
 
 
