@@ -545,56 +545,6 @@ _RUN_NEEDLES = (
     "|cargo install|go get|go install|brew install|apt install|apt-get install|npm add|download|descarg|baja|lade"
     "|herunterlad|télécharg|다운로드|ダウンロード"
 )
-_ELSEWHERE_NEEDLES = (
-    "http|www.|.example|.com|.net|.org|.io|.co|.ru|.cn|.xyz|.site|.info|.biz|.app|.dev|.top|.click|.link|.me|.ly"
-    "|.to|.cc|.tk|.ml|.de|.fr|.es|.jp|.kr|.uk|@|extern|remote|third|attacker|webhook|endpoint|pastebin|ticket|notes"
-    "|server|partner|gist|issue|repo|pull request|manager|employer|boss|landlord|insurer|fraud desk|commit|spouse"
-    "|wife|husband|parents|servidor|remoto|tercero|notas|dritte|notiz|serveur|tiers|employeur|patron|empleador"
-    "|jefe|arbeitgeber|chef|외부|서버|웹훅|메모|제3자|고용주|상사|外部|サーバー|ウェブフック|メモ|第三者|上司|雇用主"
-)
-_SOURCE_NEEDLES = (
-    "pagin|sito|siti|allegat|strument|sítio|anexo|ferrament|bijlage|strona|stron|załącznik|narzędzi|sidor|bilag"
-    "|verktyg|sayfa|ekler|araç|çıktı|страниц|сайт|письм|вложени|инструмент|вывод|网页|網頁|网站|網站|邮件|郵件"
-    "|文档|文件|工具|도구|ツール|"
-    "web|site|url|link|mail|document|pdf|file|tool|search|retriev|incoming|comment|review|content|page|third"
-    "|extern|internet|online|http|www.|.com|.org|.net|.io|.example|página|sitio|correo|archivo|resultado|entrante"
-    "|contenido|seite|dokument|datei|ergebnis|eingehend|inhalt|courriel|fichier|résultat|contenu|웹|사이트|메일"
-    "|문서|파일|결과|외부|수신|ウェブ|サイト|メール|文書|ファイル|結果|外部|受信"
-)
-_STEER_NEEDLES = (
-    "raccomand|consigli|suggerisc|promuov|recomend|sugira|promova|beveel|raad|polec|rekomend|rekommend|föreslå"
-    "|tipsa|öner|tavsiye|рекоменд|совет|предлага|продвига|推荐|推薦|推广|建议|dì |dire|diga|dizer|zeg|beweer"
-    "|mów|powiedz|twierdź|säg|påstå|söyle|de ki|скажи|говори|утвержда|называ|说|告诉|声称|"
-    "recommend|suggest|promot|push|advertis|endorse|rank|favo|steer|upsell|praise|recom|sugier|prioriz|empf"
-    "|bewirb|bevorzug|schlag|nenne|erwähn|suggè|promeu|privil|추천|권하|홍보|勧め|推薦|すすめ|推奨|宣伝|tell|say"
-    "|claim|describ|warn|mention that|point out|remind|insist|di |dile|afirma|presenta|sag|behaupt|bezeichn"
-    "|beschreib|stelle|dis |affirm|décri|présent|qualifi|말해|말하|설명|주장|伝え|言え|説明|主張|だと言|never|don't"
-    "|do not|nunca|nie|jamais|절대|決して|instead"
-)
-_HIDE_NEEDLES = (
-    "пользователю|клиенту|ona söyleme|mention|"
-    "non |senza|nascosto|não |sem |escondidas|vertel|zonder|stiekem|nie |bez |cichu|nämn|berätta|utan att"
-    "|smyg|kullanıcıya|müşteriye|haber vermeden|gizlice|не |тайно|незаметно|不要|别告诉|悄悄|偷偷|暗中|表面上|秘密|"
-    "never|don't|do not|must not|should not|shouldn't|hide|conceal|withhold|keep|without|so the user"
-    "|so that the user|secretly|silently|covertly|quietly|everything is fine|nunca|no |oculta|sin |en secreto"
-    "|escondidas|sag|erwähne|verberge|verschweige|verheimliche|ohne|heimlich|ne |cache|dissimule|sans |secret"
-    "|에게|마|숨기|몰래|모르게|비밀로|ユーザー|利用者|顧客|言うな|こっそり|内緒|気づかれない|隠し|秘密に"
-)
-_OVERRIDE_NEEDLES = (
-    "from now on|a partir de ahora|de ahora en adelante|ab jetzt|ab sofort|von nun an|désormais|dorénavant"
-    "|à partir de maintenant|지금부터|이제부터|앞으로|今後|これから|今から|ignor|disregard|override"
-    "|new instruction|nueva instrucción|neue anweisung|nouvelle instruction|regardless|선호는 무시|好みを無視"
-)
-_AUTHORITY_NEEDLES = (
-    "yönetici|sistem notu|administrador|amministratore|administrateur|admin-hinweis|notatka|polecenie|ghi chú"
-    "|catatan|एडमिन|सिस्टम|系统通知|管理员|관리자|администратор|【"
-    "|<|[|system|security|admin|developer|operator|openai|anthropic|google|microsoft|official|as your|as the"
-    "|this memor|these memor|this rule|these rules|this instruction|these instruction|this note|these note"
-    "|this message|these message|take orders|take instructions|real |true |actual |priority over"
-    "|obey the operator|como tu|como su|aviso del sistema|política oficial|anula|prioridad|prevalece|als dein"
-    "|systemhinweis|systemmeldung|richtlinie|vorrang|kraft|en tant qu|avis système|message système"
-    "|politique officielle|prime sur|priorité|annule|관리자|개발자|시스템|공식|우선|管理者|開発者|システム|公式|優先"
-)
 
 POISONING_RULES: tuple[GateRule, ...] = (
     _rule(
@@ -604,32 +554,27 @@ POISONING_RULES: tuple[GateRule, ...] = (
         "authority",
         "claims authority over the user (fake system or admin message)",
         _per_sentence(_authority, _AUTHORITY),
-        _AUTHORITY_NEEDLES,
     ),
     _rule("run_code", "tells the assistant to run code from a URL", _runs_code, _RUN_NEEDLES),
     _rule(
         "exfiltrate",
         "tells the assistant to send the user's data somewhere else",
         _per_sentence(_exfiltration, _ELSEWHERE, _SENSITIVE, _TRANSFER),
-        _ELSEWHERE_NEEDLES,
     ),
     _rule(
         "obey_external",
         "tells the assistant to obey content that is not the user",
         _per_sentence(_obeys_others, _FOREIGN_SOURCE, _BLANKET, _OBEY),
-        _SOURCE_NEEDLES,
     ),
     _rule(
         "steer",
         "tells the assistant to promote or denigrate a brand or source",
         _per_sentence(_steers, _STEERING_WORD),
-        _STEER_NEEDLES,
     ),
-    _rule("hide", "tells the assistant to hide things from the user", _per_sentence(_hides, _HIDE), _HIDE_NEEDLES),
+    _rule("hide", "tells the assistant to hide things from the user", _per_sentence(_hides, _HIDE)),
     _rule(
         "override_user",
         "tells the assistant to override the user's wishes",
         _per_sentence(_overrides, _OVERRIDE),
-        _OVERRIDE_NEEDLES,
     ),
 )

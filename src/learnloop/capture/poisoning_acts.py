@@ -257,7 +257,7 @@ def _for_others(s: str, _: str) -> bool:
     return bool(_FOR_OTHERS.search(s)) and not _preference(s)
 
 
-def _rule(suffix: str, reason: str, finder: Finder, needles: str) -> GateRule:
+def _rule(suffix: str, reason: str, finder: Finder, needles: str = "") -> GateRule:
     """`needles`: "|"-separated substrings one of which every match needs (see `poisoning._rule`); a
     `SentenceFinder` reads its own."""
     words = finder.needles if isinstance(finder, SentenceFinder) else tuple(n for n in needles.split("|") if n)
@@ -268,37 +268,6 @@ _ADDRESSED_NEEDLES = (
     "ai |ai:|ai,|ai)| ai|llm|language model|assistant|agent|bot:|bots|<|[|notice to|note to|note for|message to"
     "|message for|attention|warning to|warning for|if you are|if you're| ia|ia:|ia,|ki-|ki |에이전트|어시스턴트"
     "|エージェント|アシスタント"
-)
-_AUTHORITY_NEEDLES = (
-    "from|per the|according to|standing|permanent|authoritative|authority|company property|supersede|override"
-    "|outrank|regla permanente|orden permanente|dauerauftrag|ständige|règle permanente|ordre permanent|영구|상시"
-    "|恒久|常設|rights|droits|access rights|has instructed"
-)
-_DECEIVE_NEEDLES = (
-    "pretend|say no|say that there|deny|lie |lie to|present it|present this|present them|make it look|make it seem"
-    "|act as if|even when|even if|as if you were|ask them|ask the user|ask users|finge|fíngelo|fingir|haz como si"
-    "|que no|so, als|so tun|sag nein|fais semblant|fais comme si|dis que non|척하|없다고|ふりを|ないと答え"
-    "|asks|ask |svara|zeg dat|antworte|sag|responde|réponds|responda|rispondi|odpowiedz|söyle|ответь|скажи"
-    "|don't show|do not show|never show|don't list|do not list|never list|itemi|break out"
-)
-_AGAINST_NEEDLES = (
-    "zatwierdz|approva|aprueb|genehmig|approuv|aprova|keur|onayla|одобря|подтвержда|godkänn|批准|承认|承認|同意"
-    "|bring up|mention|offer|tell them|tell customers|tell users|without asking|without confirmation"
-    "|without approval|without checking"
-    "|turn off|switch off|disable|deactivate|remove|bypass|skip|approve|accept|merge|click|add|payee|beneficiary"
-    "|bank details|account number|iban|cancel|sign them|sign the user|rm -rf|chmod|mkfs|dd if=|format c:|$("
-    "|refuse to|without|conflict|against the user|disregard everything|route|redirect|divert|before the user"
-    "|before they|before he|before she|point it out|point this out|leave out|omit|don't show|do not show|no se lo"
-    "|no le|no reveles|verrate|révèle|antes de que|bevor|avant que|사용자가 보기|공개하지|밝히지|ユーザーが見る前"
-    "|明かさ|明かす"
-)
-_THIRD_PARTY_NEEDLES = (
-    "whenever|every time|always|every|each|all |any |end |sign |close |start |begin |give|rate|award|present"
-    "|portray|describe|frame|depict|scandal"
-)
-_ROLE_NEEDLES = (
-    "du bist|bist du|eres|tu es|désormais|너는|あなたは|制限|無制限|제한|einschränkung|restricciones|restrictions"
-    "|limites|límites|지시|명령|지침|규칙|메모리|mémoires|memories|memorias"
 )
 
 ACT_RULES: tuple[GateRule, ...] = (
@@ -312,31 +281,26 @@ ACT_RULES: tuple[GateRule, ...] = (
         "borrowed_authority",
         "claims authority over the user",
         _per_sentence(_authority, _AUTHORITY),
-        _AUTHORITY_NEEDLES,
     ),
-    _rule("deception", "tells the assistant to deceive the user", _per_sentence(_deceives, _DECEIVE), _DECEIVE_NEEDLES),
+    _rule("deception", "tells the assistant to deceive the user", _per_sentence(_deceives, _DECEIVE)),
     _rule(
         "against_user",
         "tells the assistant to act against the user",
         _per_sentence(_against, _AGAINST_ANY),
-        _AGAINST_NEEDLES,
     ),
     _rule(
         "third_party",
         "tells the assistant to serve a third party in its answers",
         _per_sentence(_for_others, _FOR_OTHERS),
-        _THIRD_PARTY_NEEDLES,
     ),
     _rule(
         "persona_seller",
         "gives the assistant a new identity as a company's salesperson",
         _per_sentence(_sells, _PERSONA),
-        "",
     ),
     _rule(
         "role_multilingual",
         "tells the model to become someone else or drop its rules",
         _per_sentence(lambda s, _: bool(_ROLE.search(s)), _ROLE),
-        _ROLE_NEEDLES,
     ),
 )
