@@ -55,3 +55,18 @@ def test_planted_orders_in_more_languages_are_refused(text: str) -> None:
 def test_the_users_own_wishes_and_loyalties_are_not_persona_or_steering(text: str) -> None:
     verdict = GATE.check(text)
     assert verdict.rule not in ("injection.poisoning.persona_seller", "injection.poisoning.steer")
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("The PUK for my old SIM card is 48201937, keep it handy.", "secret.prose.pin"),
+        ("الرقم السري لبطاقتي هو 5821 لا تنسه.", "secret.prose.pin"),
+        ("Kód od garáže je 7715, zadává se dvakrát.", "secret.prose.pin"),
+        ("Tetangga kami, Pak Budi Santoso, harus cuci darah tiap minggu.", "personal_data.health.third_party"),
+        ("Сосед Игорь Петров лечится от шизофрении уже три года.", "personal_data.health.third_party"),
+        ("Our babysitter Mia Lopez was arrested for theft last spring.", "personal_data.criminal_record.third_party"),
+    ],
+)
+def test_codes_and_other_peoples_health_and_records_in_more_words(text: str, rule: str) -> None:
+    assert GATE.check(text).rule == rule

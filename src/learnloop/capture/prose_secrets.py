@@ -91,7 +91,8 @@ _PIN_WORDS = (
     r"|密码|密碼|门禁|門禁|保险柜|保險櫃|one[- ]time (?:pass)?code|verification code|confirmation code|sms code"
     r"|\botp\b|einmalcode|bestätigungscode|código de verificación|code de vérification|codice di verifica"
     r"|código de verificação|認証コード|인증번호|验证码|код подтверждения|upi pin|पिन|συναγερμ\w*|κωδικός πανικού"
-    r"|χρηματοκιβώτιο|כספת|אזעקה|קוד הכניסה|خزنة|رمز الإنذار|két sắt|mã báo động|brankas)"
+    r"|χρηματοκιβώτιο|כספת|אזעקה|קוד הכניסה|خزنة|رمز الإنذار|két sắt|mã báo động|brankas|\bpuk\b|puk code"
+    r"|kód (?:k|od|pro|na) \w+|kód alarmu|alarmu|الرقم السري|الرمز السري|رمز الدخول|رقم التعريف الشخصي)"
 )
 _CVV_WORDS = (
     r"(?:cvv2?|cvc2?|\bcid\b|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme"
@@ -441,19 +442,8 @@ def _rule(rule_id: str, reason: str, finder: Finder, needles: tuple[str, ...] = 
     return GateRule(rule_id, "secret", reason, "", needles=needles, min_digits=digits, hint=True, finder=finder)
 
 
-_PIN_NEEDLES = tuple(
-    "pin|geheimzahl|暗証|비밀번호|핀|código|alarm|door|türcode|porte|도어락|accès|zugangscode|access code|gate code"
-    "|garage|disarm|duress|digicode|combination|combo|carte|tresor|safe|locker|opens with|unlocks with|cadenas"
-    "|candado|금고|자물쇠|金庫|ロッカー|cvv|cvc|security code|seguridad|prüfnummer|cryptogramme|보안|codice|allarme"
-    "|cassaforte|lucchetto|citofono|alarme|senha|cofre|cadeado|portão|bancomat|keypad|keycode|key code|entry code"
-    "|portal|garaje|portón|verja|cancello|garage|box|portail|immeuble|torcode|lock|zahlencode|haustür|alarmcode"
-    "|toegangscode|deurcode|pincode|cijfercode|panel code|unlock|kod|domofon|sejf|nyckelskåp|kassaskåp|left|right"
-    "|links|rechts|gauche|droite|izquierda|derecha|sinistra|destra"
-    "|kapı|şifre|код|пин|сейф|密码|密碼|门禁|門禁|保险柜|保險櫃"
-    "|セキュリティコード|one-time|one time|verification|confirmation|sms code|otp|einmalcode|bestätigungscode"
-    "|verificación|vérification|verifica|verificação|認証コード|인증번호|验证码|подтверждения|पिन|συναγερμ|πανικού"
-    "|χρηματοκιβώτιο|כספת|אזעקה|קוד|خزنة|الإنذار|két sắt|báo động|brankas|cid".split("|")
-)
+# A label word opens every PIN match; a lock word comes with every dial combination.
+_PIN_NEEDLES = (*literal_needles(_PIN_LABEL.pattern), *literal_needles(_LOCK_WORDS.pattern))
 #: Every credential word as a plain substring, for the rules' cheap pre-filter.
 _NEEDLES = (
     *sorted({w.replace("\\", "").rstrip("?s") for w in _WORDS.split("|")}),

@@ -38,6 +38,8 @@ _CONDITION = re.compile(
     r"|sclerosi multipla|esclerose múltipla|multiple sklerose|\bvih\b|\bsida\b"
     # pl, ru, sv, tr
     r"|choruje|chor[ya] na|zdiagnozowan\w*|stwardnienie rozsiane|depresj\w*|cukrzyc\w*|nowotw[oó]r\w*|padaczk\w*"
+    r"|шизофрени\w*|биполярн\w*|деменци\w*|онкологи\w*|химиотерапи\w*|диализ\w*|cuci darah|gagal ginjal"
+    r"|kemoterapi|skizofrenia|depresi|kanker|diabetes|dialisis|dialysis|kidney failure|rinichi|dializ\w*"
     r"|w ciąży|вич|спид|онколог\w*|диабет\w*|депресси\w*|эпилепси\w*|рассеянн\w* склероз\w*|беременн\w*"
     r"|диагноз\w*|\bрак\b|болеет|epilepsi|gravid|diagnostiserad\w*|kanser|diyabet|depresyon|hamile|teşhis\w*"
     r"|tanısı"
@@ -49,7 +51,8 @@ _CONDITION = re.compile(
 # Someone other than the user and the people in their care.
 _THIRD_PARTY = re.compile(
     r"\b(?:co-?worker|colleague|neighbou?r|boss|manager|employee|staff member|client|customer|tenant|landlord"
-    r"|classmate|teammate|roommate|flatmate|intern|contractor|supplier|patient|candidate|applicant)s?\b"
+    r"|classmate|teammate|roommate|flatmate|intern|contractor|supplier|patient|candidate|applicant|coach"
+    r"|caretaker|janitor|nanny|babysitter|hausmeister)s?\b"
     r"|\bfrom (?:the )?(?:accounting|accounts|finance|sales|marketing|hr|legal|it|support|engineering|ops|operations"
     r"|procurement|payroll|reception|admin|\w+ (?:team|department|dept))\b"
     r"|\b(?:mr|mrs|ms|miss|mx)\.? [A-Z]|\b(?:frau|herr|mme|madame|monsieur|señora|señor|sra\.?|sr\.?|signora"
