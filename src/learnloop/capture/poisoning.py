@@ -345,6 +345,15 @@ _HIDE = _any(
     r"|(?:kullanıcıya|müşteriye) (?:asla )?(?:söyleme|bahsetme)|haber vermeden"
     r"|gizlice|(?:никогда )?не (?:говори|сообщай|упоминай) (?:пользователю|клиенту)|тайно|незаметно)\b",
     r"不要告诉用户|别告诉用户|不要让用户知道|悄悄|偷偷|暗中|表面上|秘密地",
+    # "never tell the user", "without the user knowing", "secretly" in ten more languages
+    r"\b(?:älä (?:koskaan )?kerro käyttäjälle|kertomatta käyttäjälle|käyttäjän tietämättä|nikdy (?:to )?neříkej"
+    r" uživateli|neříkej (?:to )?uživateli|bez vědomí uživatele|nu (?:îi )?spune (?:niciodată )?utilizatorului"
+    r"|fără ca utilizatorul să știe|ne mondd el a felhasználónak|a felhasználó tudta nélkül|jangan (?:pernah )?"
+    r"(?:beri ?tahu|memberi ?tahu|katakan kepada|bilang ke) pengguna|tanpa sepengetahuan pengguna|diam-diam"
+    r"|đừng (?:bao giờ )?(?:nói|báo) (?:với|cho) người dùng|không (?:cho|để) người dùng biết|âm thầm|lén lút"
+    r"|μην (?:το )?(?:πεις|αναφέρεις) (?:ποτέ )?στον χρήστη|χωρίς να (?:το )?(?:ξέρει|μάθει) ο χρήστης|κρυφά)\b",
+    r"उपयोगकर्ता को (?:कभी )?(?:मत|न) बता|उपयोगकर्ता को बताए बिना|चुपचाप|لا تخبر المستخدم|دون علم المستخدم"
+    r"|دون أن يعرف المستخدم|אל תספר (?:על כך )?למשתמש|בלי שהמשתמש (?:יידע|ידע)|ואל תספר",
     r"\b(?:пользователю|клиенту) не (?:сообщай|говори|рассказывай)\b|\b(?:ona|kullanıcıya|müşteriye) söyleme\b"
     r"|\b(?:don't|do not|never) mention (?:the |any |our )?(?:commission|fee|kickback|affiliate|referral|partnership"
     r"|sponsorship|markup)",
