@@ -358,7 +358,8 @@ _r("secret.wallet_seed", "looks like a wallet recovery phrase",
    r"\b(?:seed|recovery|mnemonic|backup|secret)\s+(?:phrase|words)\b[^a-z\n]{0,12}(?:is\s+)?(?P<value>"
    r"(?:[a-z]{3,8}[\s,]+){11,23}[a-z]{3,8})", LOW, words="seed recovery mnemonic backup secret")
 _r("secret.generic_token", "looks like a random access token or key",
-   r"(?<![\w+/=.-])(?<!SHA256:)(?<!SHA512:)(?<!sha256:)(?!sha(?:512|384|256|1)-|AAAA[BC]3NzaC1|AAAAE2VjZHNh)"
+   # Stripe's publishable keys (pk_live_, pk_test_) go into web pages by design: not secrets.
+   r"(?<![\w+/=.-])(?<!SHA256:)(?<!SHA512:)(?<!sha256:)(?!sha(?:512|384|256|1)-|AAAA[BC]3NzaC1|AAAAE2VjZHNh|pk_(?:live|test)_)"
    r"[A-Za-z0-9+/_-]{32,}={0,2}(?![\w+/=-])", check=random_token, digits=1)
 
 # Personal data (each category can be switched off with WriteGate(personal_data=...)).

@@ -142,6 +142,9 @@ _FOR_OTHERS = _any(
     r" light)\b|\bbring up the opponent'?s? scandals?\b",
     r"\b(?:whenever|every time|always)\b.{0,60}\badd (?:the )?(?:npm |pip |python |node )?(?:package|dependency"
     r"|library)\b",
+    # a link or a name in every answer, in Korean, Japanese and Chinese
+    r"(?:모든|매) (?:답변|대답|응답).{0,60}(?:링크|url|추천)"
+    r"|(?:すべての|全ての|毎回の|各)(?:回答|返信).{0,60}(?:リンク|url|推薦|宣伝)|(?:每个|每一个|所有|每次)(?:回答|回复|答复).{0,60}(?:链接|鏈接|网址|網址|url|推荐)",
 )
 _HIDE_MORE = _any(
     r"\b(?:archive|delete|hide|move|mark|remove|dismiss|answer|reply|respond)\b.{0,60}\bbefore (?:the user|they|he|she)"
