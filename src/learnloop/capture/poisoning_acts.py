@@ -83,6 +83,17 @@ _DECEIVE = _any(
     r"|\beven (?:when|if) (?:they|it) (?:aren't|isn't|are not|is not)\b|\bas if you were\b",
     r"\bask (?:them|the user|users) (?:for|to (?:confirm|provide|enter|share|send|verify))\b.{0,30}\b(?:card|password"
     r"|pin|code|otp|details|ssn|login|credentials?)",
+    # asking the user to type a password or card number "here", in more languages
+    r"\bp[ií]de(?:le|les)\b.{0,40}\b(?:contraseña|clave|pin|tarjeta)|\bpe[çc]a (?:para |a |ao )?(?:ele|ela|(?:o |a )?"
+    r"(?:usuári[oa]|cliente))\b.{0,40}\b(?:senha|pin|cartão)|\bbitte (?:ihn|sie|den nutzer|die nutzerin)\b.{0,40}"
+    r"\b(?:passwort|kennwort|pin|kartennummer)|\bdemande(?:-lui|-leur| à l'utilisat\w+)\b.{0,40}\b(?:mot de passe"
+    r"|code pin|carte)|\bchiedi(?:gli|le| all'utente)\b.{0,40}\b(?:password|pin|carta)|\bpoproś (?:go|ją|użytkownika)"
+    r"\b.{0,40}\bhas\w+|\bпопроси (?:его|её|пользователя)\b.{0,40}\b(?:пароль|пин|карт\w+)"
+    r"|\b(?:kullanıcıdan|ondan)\b.{0,40}\b(?:şifre\w*|parola\w*)\b.{0,20}\biste|\bminta (?:dia|pengguna)\b.{0,40}"
+    r"\b(?:kata sandi|sandi|pin)",
+    r"اطلب (?:منه|منها|من المستخدم).{0,40}(?:كلمة المرور|كلمة السر|الرقم السري)|בקש (?:ממנו|ממנה|מהמשתמש).{0,40}סיסמ"
+    r"|(?:उपयोगकर्ता|उस)से.{0,40}पासवर्ड.{0,20}(?:मांग|लिख)|让(?:用户|他|她).{0,20}(?:输入|填写|提供).{0,10}(?:密码|卡号)"
+    r"|(?:ユーザー|彼|彼女)に.{0,20}パスワードを.{0,10}(?:入力|書か)|(?:사용자|그)에게.{0,20}비밀번호를.{0,10}(?:입력|적)",
     r"\bfinge[sn]?\b|\bf[ií]ngelo\b|\bfingir\b|\bhaz como si\b|\bdi(?:le|les)? que no\b|\bresponde que no\b"
     r"|\btu so, als\b|\bso tun, als\b|\bsag nein\b|\bfais (?:semblant|comme si)\b"
     r"|\bdis que non\b|척하|없다고 (?:답|말)|ふりを|ないと答え",
