@@ -5,9 +5,11 @@ stores, so the row mapping and the search partitions take them unchanged."""
 
 from __future__ import annotations
 
+import array
 import functools
 import re
 import struct
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
@@ -69,6 +71,15 @@ class PgConnection:
         cursor.executemany(translate(sql), parameters)
         return cursor
 
+    def fetch_together(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+        """The read statements sent in one pipeline and their rows read after one round trip (psycopg's pipeline
+        mode), each statement's in order."""
+        cursors = [self.raw.cursor(binary=True) for _ in statements]
+        with self.raw.pipeline():
+            for cursor, (sql, params) in zip(cursors, statements, strict=True):
+                cursor.execute(translate(sql), params)
+        return [cursor.fetchall() for cursor in cursors]
+
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
@@ -110,7 +121,13 @@ def register_vector(raw: psycopg.Connection[Any]) -> None:
         format = pq.Format.BINARY
 
         def load(self, data: Any) -> bytes:
-            return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32).tobytes()
+            # The big-endian floats after the 4-byte header, swapped in place: a third of numpy's time per row
+            # (a cold user's search reads every row of theirs).
+            values = array.array("f")
+            values.frombytes(data[4:])
+            if sys.byteorder == "little":
+                values.byteswap()
+            return values.tobytes()
 
     class VectorTextLoader(adapt.Loader):
         def load(self, data: Any) -> bytes:
@@ -133,6 +150,10 @@ def _returning_many(conn: Connection, sql: str, rows: Sequence[Sequence[Any]]) -
     while cursor.nextset():
         found.append(cursor.fetchone())
     return found
+
+
+def _fetch_together(conn: Connection, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+    return cast(PgConnection, conn).fetch_together(statements)
 
 
 def _vector_param(vector: Vector) -> Any:
@@ -221,5 +242,6 @@ POSTGRES = Dialect(
     without_waiting=_without_waiting,
     busy=lambda exc: isinstance(exc, psycopg.errors.LockNotAvailable),
     returning_many=_returning_many,
+    fetch_together=_fetch_together,
 )
 PgConnection.dialect = POSTGRES

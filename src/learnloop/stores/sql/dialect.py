@@ -47,6 +47,11 @@ def one_by_one(conn: Connection, sql: str, rows: Sequence[Sequence[Any]]) -> lis
     return [conn.execute(sql, row).fetchone() for row in rows]
 
 
+def each_in_turn(conn: Connection, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+    """Each read statement's rows, the statements run one after the other."""
+    return [conn.execute(sql, params).fetchall() for sql, params in statements]
+
+
 @dataclass(frozen=True)
 class Dialect:
     name: str
@@ -110,6 +115,8 @@ class Dialect:
     # A statement with `RETURNING` run once per parameter row, the returned rows in order: a backend with a
     # server sends them together (one round trip for the batch, not one per row; a bulk import's Inserts).
     returning_many: Callable[[Connection, str, Sequence[Sequence[Any]]], list[Any]] = one_by_one
+    # Several read statements' rows, each statement's in order: a backend with a server sends them together.
+    fetch_together: Callable[[Connection, Sequence[tuple[str, Sequence[Any]]]], list[list[Any]]] = each_in_turn
 
 
 def dialect_of(conn: object) -> Dialect:
