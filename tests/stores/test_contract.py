@@ -22,6 +22,7 @@ from learnloop.models import (
 )
 from learnloop.simhash import simhash64_hex
 from learnloop.stores.base import (
+    NEW_ID,
     AppendEvent,
     Delete,
     EventDraft,
@@ -244,6 +245,40 @@ async def test_near_duplicates_by_simhash(store: Store) -> None:
     found = await store.near_duplicates(ALICE, simhash64_hex(text.lower() + "."), 6, "learning")
     assert [i for i, _ in found] == [learning_id]
     assert await store.near_duplicates(BOB, simhash64_hex(text), 6, "learning") == []
+
+
+async def test_a_run_of_inserts_is_written_in_order_with_its_events(store: Store) -> None:
+    # Consecutive Inserts are written together (one batch per table); what follows them sees the last one.
+    older = await insert(store, ALICE, "older note")
+    texts = ["run one", "run two", "after the update"]
+    result = await store.apply(
+        ALICE,
+        [
+            Insert(record(ALICE, texts[0], topic="one"), created("import")),
+            Insert(record(ALICE, texts[1], tags=("two",)), created("import")),
+            Update(older, {"superseded_by": NEW_ID}, None),
+            Insert(record(ALICE, texts[2]), created("import")),
+        ],
+    )
+    first, second, updated, third = result.learnings
+    assert first is not None and second is not None and updated is not None and third is not None
+    assert [first.text, second.text, third.text] == texts
+    assert older < first.id < second.id < third.id
+    assert updated.superseded_by == second.id
+    assert [(e.learning_id, e.action) for e in result.events] == [
+        (i, "created") for i in (first.id, second.id, third.id)
+    ]
+    assert [e.seq for e in result.events] == sorted(e.seq for e in result.events)
+    stored = await store.events(ALICE, after=result.events[0].seq - 1)
+    assert [(e.seq, e.learning_id, e.actor) for e in stored] == [
+        (e.seq, e.learning_id, "import") for e in result.events
+    ]
+    assert result.events[1].after is not None and result.events[1].after["tags"] == ["two"]
+    for learning in (first, second, third):
+        assert await store.get(ALICE, learning.id) == learning
+    found = await store.search(ALICE, SearchRequest(vector=unit_vector(texts[1]), terms=["two"], filters=Filters()))
+    by_id = {c.id: c for c in found}
+    assert by_id[second.id].vector_rank == 1 and by_id[second.id].text_rank == 1
 
 
 async def test_events_are_ordered_and_resumable(store: Store) -> None:

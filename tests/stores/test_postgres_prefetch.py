@@ -44,15 +44,24 @@ async def test_a_cold_user_is_read_in_one_statement_and_ranked_as_when_loaded(
     try:
         await _ids(store, BOB)  # loads the tenant's global partition too
         statements: list[str] = []
-        execute = PgConnection.execute
+        round_trips: list[list[str]] = []  # the statements of each one
+        execute, fetch_together = PgConnection.execute, PgConnection.fetch_together
 
         def counted(self: PgConnection, sql: str, parameters: object = (), /) -> object:
             statements.append(sql)
+            round_trips.append([sql])
             return execute(self, sql, parameters)
 
+        def counted_together(self: PgConnection, sent: list[tuple[str, object]]) -> object:
+            statements.extend(sql for sql, _ in sent)
+            round_trips.append([sql for sql, _ in sent])
+            return fetch_together(self, sent)  # type: ignore[arg-type]
+
         monkeypatch.setattr(PgConnection, "execute", counted)
+        monkeypatch.setattr(PgConnection, "fetch_together", counted_together)
         cold = await _ids(store, ALICE)
         monkeypatch.setattr(PgConnection, "execute", execute)
+        monkeypatch.setattr(PgConnection, "fetch_together", fetch_together)
         warm = await _ids(store, ALICE)
     finally:
         await store.aclose()
@@ -62,5 +71,8 @@ async def test_a_cold_user_is_read_in_one_statement_and_ranked_as_when_loaded(
     assert not any(sql.startswith("BEGIN") for sql in statements), statements
     reads_rows = [sql for sql in statements if "FROM learnings WHERE tenant = ? AND user_id = ?" in sql]
     assert len(reads_rows) == 1 and "LATERAL" in reads_rows[0]
-    # The prefetch, the candidates' rows and their conflict links: nothing else before the answer.
+    # The prefetch, the candidates' rows and their conflict links: nothing else before the answer, in two round
+    # trips (the last two statements sent together).
     assert len(statements) == 3, statements
+    assert [len(sent) for sent in round_trips] == [1, 2], round_trips
+    assert "learning_links" in round_trips[1][1]

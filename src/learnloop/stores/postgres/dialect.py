@@ -5,12 +5,14 @@ stores, so the row mapping and the search partitions take them unchanged."""
 
 from __future__ import annotations
 
+import array
 import functools
 import re
 import struct
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import psycopg
@@ -69,6 +71,15 @@ class PgConnection:
         cursor.executemany(translate(sql), parameters)
         return cursor
 
+    def fetch_together(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+        """The read statements sent in one pipeline and their rows read after one round trip (psycopg's pipeline
+        mode), each statement's in order."""
+        cursors = [self.raw.cursor(binary=True) for _ in statements]
+        with self.raw.pipeline():
+            for cursor, (sql, params) in zip(cursors, statements, strict=True):
+                cursor.execute(translate(sql), params)
+        return [cursor.fetchall() for cursor in cursors]
+
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
@@ -110,7 +121,13 @@ def register_vector(raw: psycopg.Connection[Any]) -> None:
         format = pq.Format.BINARY
 
         def load(self, data: Any) -> bytes:
-            return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32).tobytes()
+            # The big-endian floats after the 4-byte header, swapped in place: a third of numpy's time per row
+            # (a cold user's search reads every row of theirs).
+            values = array.array("f")
+            values.frombytes(data[4:])
+            if sys.byteorder == "little":
+                values.byteswap()
+            return values.tobytes()
 
     class VectorTextLoader(adapt.Loader):
         def load(self, data: Any) -> bytes:
@@ -120,6 +137,23 @@ def register_vector(raw: psycopg.Connection[Any]) -> None:
     raw.adapters.register_loader(oid, VectorBinaryLoader)
     raw.adapters.register_loader(oid, VectorTextLoader)
     raw.adapters.register_dumper(bool, _IntFlag)
+
+
+def _returning_many(conn: Connection, sql: str, rows: Sequence[Sequence[Any]]) -> list[Any]:
+    """Every row's statement sent in one pipeline (psycopg's `executemany`), each one's returned row read back
+    in order: one round trip to the server for the batch instead of one per row."""
+    if not rows:
+        return []
+    cursor = cast(PgConnection, conn).raw.cursor(binary=True)
+    cursor.executemany(translate(sql), rows, returning=True)
+    found = [cursor.fetchone()]
+    while cursor.nextset():
+        found.append(cursor.fetchone())
+    return found
+
+
+def _fetch_together(conn: Connection, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+    return cast(PgConnection, conn).fetch_together(statements)
 
 
 def _vector_param(vector: Vector) -> Any:
@@ -207,5 +241,7 @@ POSTGRES = Dialect(
     after_import=_after_import,
     without_waiting=_without_waiting,
     busy=lambda exc: isinstance(exc, psycopg.errors.LockNotAvailable),
+    returning_many=_returning_many,
+    fetch_together=_fetch_together,
 )
 PgConnection.dialect = POSTGRES

@@ -9,7 +9,8 @@ A search reads everything it needs of the database before ranking in one stateme
 stamp and the log's bounds, and for a user whose partition is not loaded that user's rows too. Each round trip
 to the server is a wake-up of another process, which on a busy machine costs more than the read itself: a
 cold user's search took eight statements (a stamp per partition, BEGIN, bounds, rows, COMMIT, the candidates'
-rows and links) and takes three (this one, the candidates' rows and links); a loaded user's, four and three.
+rows and links) and takes three (this one, the candidates' rows and links) in two round trips, the last two
+statements sent together (`PgConnection.fetch_together`); a loaded user's, four and three, in two.
 One statement sees one snapshot, so the bounds and the rows agree as they did inside REPEATABLE READ.
 """
 

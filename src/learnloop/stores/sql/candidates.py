@@ -9,7 +9,7 @@ from ..base import Candidate, Select
 from ..candidate_pool import CandidatePool
 from ..search.fusion import chosen_candidates
 from . import review
-from .dialect import Connection
+from .dialect import Connection, dialect_of
 from .rows import LEARNING_COLUMNS, learning_from_row
 from .writes import visible_clause
 
@@ -23,11 +23,20 @@ def candidates(conn: Connection, scope: Scope, pool: CandidatePool, select: Sele
     if not chosen:
         return []
     clause, params = visible_clause(scope, by_id=True)
+    ids = [c.id for c in chosen]
     marks = ", ".join("?" for _ in chosen)
-    whole = conn.execute(
-        f"SELECT {LEARNING_COLUMNS}, gate_version FROM learnings WHERE id IN ({marks}) AND {clause}",
-        [*(c.id for c in chosen), *params],
-    ).fetchall()
+    # The rows and their open conflict links are read together (one round trip to a server, not two); links of
+    # a row that is not visible are dropped below with it.
+    whole, links = dialect_of(conn).fetch_together(
+        conn,
+        [
+            (
+                f"SELECT {LEARNING_COLUMNS}, gate_version FROM learnings WHERE id IN ({marks}) AND {clause}",
+                [*ids, *params],
+            ),
+            review.conflict_partners_query(scope, ids),
+        ],
+    )
     by_id = {row[0]: row for row in whole}
     kept = []
     for candidate in chosen:
@@ -36,14 +45,14 @@ def candidates(conn: Connection, scope: Scope, pool: CandidatePool, select: Sele
             candidate.build = functools.partial(learning_from_row, row[:-1])
             candidate.gate_version = row[-1]
             kept.append(candidate)
-    _attach_conflicts(conn, scope, kept)
+    partners = review.partners_from_rows(links)
+    _attach_conflicts(conn, scope, kept, {i: partners[i] for i in by_id if i in partners})
     return kept
 
 
-def _attach_conflicts(conn: Connection, scope: Scope, kept: list[Candidate]) -> None:
+def _attach_conflicts(conn: Connection, scope: Scope, kept: list[Candidate], partners: dict[int, list[int]]) -> None:
     """Give each kept candidate the live learnings it has an open possible-conflict link with: the block shows
     such pairs together, newer first, so the model sees that something changed."""
-    partners = review.conflict_partners(conn, scope, [c.id for c in kept])
     if not partners:
         return
     wanted = sorted({i for ids in partners.values() for i in ids})

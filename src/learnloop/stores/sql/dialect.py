@@ -8,7 +8,7 @@ of a listing's search box, JSON paths, and what each does after forgetting a use
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -40,6 +40,16 @@ class Connection(Protocol):
     def in_transaction(self) -> bool: ...
 
     def close(self) -> None: ...
+
+
+def one_by_one(conn: Connection, sql: str, rows: Sequence[Sequence[Any]]) -> list[Any]:
+    """`sql` run once per parameter row, with the row each returns (`RETURNING`), in order."""
+    return [conn.execute(sql, row).fetchone() for row in rows]
+
+
+def each_in_turn(conn: Connection, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+    """Each read statement's rows, the statements run one after the other."""
+    return [conn.execute(sql, params).fetchall() for sql, params in statements]
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,11 @@ class Dialect:
     # `busy` recognises (housekeeping then tries again later instead of queueing behind real writers).
     without_waiting: Callable[[Connection], AbstractContextManager[None]]
     busy: Callable[[BaseException], bool]
+    # A statement with `RETURNING` run once per parameter row, the returned rows in order: a backend with a
+    # server sends them together (one round trip for the batch, not one per row; a bulk import's Inserts).
+    returning_many: Callable[[Connection, str, Sequence[Sequence[Any]]], list[Any]] = one_by_one
+    # Several read statements' rows, each statement's in order: a backend with a server sends them together.
+    fetch_together: Callable[[Connection, Sequence[tuple[str, Sequence[Any]]]], list[list[Any]]] = each_in_turn
 
 
 def dialect_of(conn: object) -> Dialect:

@@ -6,7 +6,7 @@ read side are plain scoped queries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,9 +20,11 @@ __all__ = [
     "add_source",
     "carry_links",
     "conflict_partners",
+    "conflict_partners_query",
     "get_link",
     "link_event_data",
     "list_links",
+    "partners_from_rows",
     "provenance",
     "resolve_link",
 ]
@@ -205,15 +207,23 @@ def provenance(conn: Connection, scope: Scope, learning_id: int) -> list[Provena
 def conflict_partners(conn: Connection, scope: Scope, ids: Sequence[int]) -> dict[int, list[int]]:
     if not ids:
         return {}
+    return partners_from_rows(conn.execute(*conflict_partners_query(scope, ids)))
+
+
+def conflict_partners_query(scope: Scope, ids: Sequence[int]) -> tuple[str, list[Any]]:
+    """The statement behind `conflict_partners` (`ids` not empty), for a caller that sends it with others."""
     clause, params = _scope_clause(scope)
     marks = ", ".join("?" for _ in ids)
     # Both directions in one statement: retrieval asks this of every result.
     open_conflicts = f"AND {clause} AND resolution IS NULL AND kind = 'possible_conflict'"
-    rows = conn.execute(
+    return (
         f"SELECT learning_id, other_id FROM learning_links WHERE learning_id IN ({marks}) {open_conflicts} "
         f"UNION ALL SELECT other_id, learning_id FROM learning_links WHERE other_id IN ({marks}) {open_conflicts}",
         [*ids, *params, *ids, *params],
     )
+
+
+def partners_from_rows(rows: Iterable[Any]) -> dict[int, list[int]]:
     found: dict[int, list[int]] = {}
     for mine, theirs in rows:
         found.setdefault(mine, []).append(theirs)

@@ -88,6 +88,40 @@ def _note_vector_change(conn: Connection, learning: Learning) -> None:
     )
 
 
+_INSERT_EVENT = (
+    "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq, tenant, user_id, learning_id, actor, action, "
+    "panel, before, after, reason, at, data"
+)
+
+
+def _event_values(
+    scope: Scope,
+    draft: EventDraft,
+    now: datetime,
+    *,
+    learning_id: int | None,
+    owner: str | None,
+    before: Learning | None = None,
+    after: Learning | None = None,
+) -> tuple[Any, ...]:
+    # Events about a user's learning belong to that user; events on global rows to the acting user,
+    # so that forgetting a user removes every event that speaks of them.
+    return (
+        scope.tenant,
+        owner or scope.user or "",
+        learning_id,
+        draft.actor,
+        draft.action.value,
+        draft.panel.value,
+        learning_snapshot(before),
+        learning_snapshot(after),
+        draft.reason,
+        now.timestamp(),
+        json.dumps(draft.data, default=str),
+    )
+
+
 def _append_event(
     conn: Connection,
     scope: Scope,
@@ -99,43 +133,40 @@ def _append_event(
     before: Learning | None = None,
     after: Learning | None = None,
 ) -> Event:
-    # Events about a user's learning belong to that user; events on global rows to the acting user,
-    # so that forgetting a user removes every event that speaks of them.
-    user_id = owner or scope.user or ""
-    cursor = conn.execute(
-        "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq, tenant, user_id, learning_id, actor, action, "
-        "panel, before, after, reason, at, data",
-        (
-            scope.tenant,
-            user_id,
-            learning_id,
-            draft.actor,
-            draft.action.value,
-            draft.panel.value,
-            learning_snapshot(before),
-            learning_snapshot(after),
-            draft.reason,
-            now.timestamp(),
-            json.dumps(draft.data, default=str),
-        ),
+    values = _event_values(scope, draft, now, learning_id=learning_id, owner=owner, before=before, after=after)
+    return event_from_row(conn.execute(_INSERT_EVENT, values).fetchone())
+
+
+def _insert(conn: Connection, scope: Scope, ops: Sequence[Insert], now: datetime) -> list[tuple[Learning, Event]]:
+    """A run of Inserts: their rows, change-log rows and events, each kind as one batch of statements (on a
+    server, one round trip per kind rather than three per learning), in the operations' order."""
+    dialect = dialect_of(conn)
+    rows = []
+    for op in ops:
+        record = op.record
+        if record.tenant != scope.tenant or not scope.owns(record.tenant, record.user):
+            raise PermissionDenied("cannot write a learning outside the caller's scope")
+        rows.append(new_learning_values(record, now, dialect.embedding_param))
+    columns = ", ".join(rows[0])
+    marks = ", ".join("?" for _ in rows[0])
+    ids = dialect.returning_many(
+        conn, f"INSERT INTO learnings ({columns}) VALUES ({marks}) RETURNING id", [list(v.values()) for v in rows]
     )
-    return event_from_row(cursor.fetchone())
-
-
-def _insert(conn: Connection, scope: Scope, op: Insert, now: datetime) -> tuple[Learning, Event]:
-    record = op.record
-    if record.tenant != scope.tenant or not scope.owns(record.tenant, record.user):
-        raise PermissionDenied("cannot write a learning outside the caller's scope")
-    values = new_learning_values(record, now, dialect_of(conn).embedding_param)
-    columns = ", ".join(values)
-    marks = ", ".join("?" for _ in values)
-    cursor = conn.execute(f"INSERT INTO learnings ({columns}) VALUES ({marks}) RETURNING id", list(values.values()))
-    # The row as stored, from what was just written: reading it back would only repeat these values.
-    learning = learning_from_row((cursor.fetchone()[0], *(values[column] for column in _STORED_COLUMNS)))
-    _note_vector_change(conn, learning)
-    event = _append_event(conn, scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
-    return learning, event
+    # The rows as stored, from what was just written: reading them back would only repeat these values.
+    learnings = [
+        learning_from_row((found[0], *(values[column] for column in _STORED_COLUMNS)))
+        for found, values in zip(ids, rows, strict=True)
+    ]
+    conn.executemany(
+        "INSERT INTO vector_changes (tenant, user_id, learning_id) VALUES (?, ?, ?)",
+        [(learning.tenant, learning.user or "", learning.id) for learning in learnings],
+    )
+    drafts = [
+        _event_values(scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
+        for op, learning in zip(ops, learnings, strict=True)
+    ]
+    events = [event_from_row(row) for row in dialect.returning_many(conn, _INSERT_EVENT, drafts)]
+    return list(zip(learnings, events, strict=True))
 
 
 def _update(conn: Connection, scope: Scope, op: Update, now: datetime) -> tuple[Learning, Event | None]:
@@ -245,13 +276,23 @@ def apply_operations(
             return inserted
         return value
 
-    for op in operations:
-        if isinstance(op, Insert):
-            learning, event = _insert(conn, scope, op, now)
+    inserts: list[Insert] = []  # consecutive Inserts, written together before the next other operation
+
+    def write_inserts() -> None:
+        nonlocal inserted
+        for learning, event in _insert(conn, scope, inserts, now):
             inserted = learning.id
             learnings.append(learning)
             events.append(event)
-        elif isinstance(op, Update):
+        inserts.clear()
+
+    for op in operations:
+        if isinstance(op, Insert):
+            inserts.append(op)
+            continue
+        if inserts:
+            write_inserts()
+        if isinstance(op, Update):
             if any(value is NEW_ID for value in op.changes.values()):
                 op = Update(
                     op.id,
@@ -317,6 +358,8 @@ def apply_operations(
                 _fetch_owned_or_visible(conn, scope, learning_id)
             events.append(_append_event(conn, scope, op.event, now, learning_id=learning_id, owner=op.user))
             learnings.append(None)
+    if inserts:
+        write_inserts()
     return learnings, events
 
 
