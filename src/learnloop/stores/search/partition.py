@@ -116,6 +116,9 @@ class Partition:
         self.slot_of: dict[int, int] = {}
         self.keywords = KeywordIndex()
         self.ann: Ann | None = None
+        # The saved whole index, loaded before the partition was restored to take its vectors from (see
+        # `preload_saved_ann`): the first search's `ensure_ann` adopts it instead of reading the file again.
+        self.preloaded_ann: Ann | None = None
         self.ann_dirty = False
         # Live ids whose current vector the ANN index does not hold yet: searches score them exactly, and
         # they are indexed when the store is idle (an HNSW insert costs a few hundred microseconds).
@@ -363,7 +366,9 @@ class Partition:
             capacity, deleted = 2 * self.n + 1024, meta.get("deleted", [])
             if meta.get("layout") == _LINKS_ONLY:
                 ann = Ann.load_links(self.ann_path, capacity, deleted, self._vectors_of, self.ef)
-            else:  # a whole hnswlib file, as saved before the links-only layout
+            elif self.preloaded_ann is not None:
+                ann, self.preloaded_ann = self.preloaded_ann, None
+            else:  # a whole hnswlib file (from `_LINKS_ONLY_BELOW` vectors, and as saved before that layout)
                 ann = Ann.load(self.ann_path, self.dim, capacity, deleted, self.ef)
         except (OSError, ValueError, KeyError, RuntimeError, EOFError):
             return False
@@ -379,6 +384,25 @@ class Partition:
         self.ann_dirty = bool(changed)
         self.unindexed.clear()
         return True
+
+    def preload_saved_ann(self, rows: int, newest: int) -> tuple[int, npt.NDArray[np.int64], Vectors] | None:
+        """Load the saved index now if it is a whole hnswlib file (which holds every indexed vector as float32)
+        from a reader that had seen no commit past `newest`, the log's newest seq, for a partition of `rows`
+        live rows; returns the seq it was saved at with its elements' labels and vectors (`Ann.load_with_vectors`:
+        the caller takes the vectors of rows unchanged since then from it), or None when there is no such file."""
+        if self.ann_path is None or rows < self.ann_threshold:
+            return None
+        try:
+            meta = json.loads(self.ann_path.with_suffix(".json").read_text())
+            saved_at = int(meta["watermark"])
+            if meta.get("layout") == _LINKS_ONLY or saved_at > newest:
+                return None
+            capacity, deleted = 2 * rows + 1024, meta.get("deleted", [])
+            ann, labels, vectors = Ann.load_with_vectors(self.ann_path, self.dim, capacity, deleted, self.ef)
+        except (OSError, ValueError, KeyError, RuntimeError, EOFError, ImportError):
+            return None
+        self.preloaded_ann = ann
+        return saved_at, labels, vectors
 
     def _vectors_of(self, ids: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
         """The vectors of learning `ids` (zeros for an id no longer live), as the partition holds them (a restored

@@ -10,7 +10,9 @@ and the rows are read instead.
 The vectors are not in it: the loader reads them from the learnings table, in the read snapshot in which it
 replays the log (`PartitionSource.live_vectors`). A second copy of every embedding beside the database was
 the largest part of the snapshot (768 of its ~850 bytes a learning at 384 dimensions); reading them back costs
-a load about a millisecond per thousand rows.
+a load about a millisecond per thousand rows. A partition whose saved HNSW index is a whole hnswlib file (from 50k
+vectors; it holds them as float32) takes them from that file instead, which its first search loads anyway, and
+reads from the table only the rows changed since the index was saved (`PartitionCache._vectors_from_saved_ann`).
 
 Layout: an 8-byte header length, a JSON header (names of codes and terms, arrays' dtypes, shapes and offsets,
 a CRC32 of the data), then the arrays, each 64-byte aligned. Codes and term ids are a process's own
