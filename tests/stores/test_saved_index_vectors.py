@@ -5,6 +5,7 @@ are those of a process that loaded the partition from its rows."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,18 @@ def test_an_index_file_gives_back_the_vectors_and_labels_it_holds(tmp_path: Path
     path.write_bytes(path.read_bytes()[:200])  # cut short: hnswlib refuses it, or the layout check does
     with pytest.raises((ValueError, RuntimeError)):
         Ann.load_with_vectors(path, TEST_DIM, 100, [105])
+
+
+def test_an_index_saved_without_its_vectors_is_deflated_and_loads_back_whole(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    vectors = rng.standard_normal((40, TEST_DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = np.arange(1, 41, dtype=np.int64)
+    ann = Ann.build(TEST_DIM, ids, vectors)
+    path = tmp_path / "links.hnsw"
+    ann.save_links(path)
+    with zipfile.ZipFile(path) as saved:
+        assert {member.compress_type for member in saved.infolist()} == {zipfile.ZIP_DEFLATED}
+    loaded = Ann.load_links(path, 100, [], lambda labels: vectors[labels.astype(np.int64) - 1])
+    for row in range(0, 40, 7):
+        assert loaded.query(vectors[row], 5) == ann.query(vectors[row], 5)
