@@ -5,6 +5,7 @@ are those of a process that loaded the partition from its rows."""
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ import pytest
 from learnloop.stores.base import Delete, Insert, Update
 from learnloop.stores.search import partition, partition_cache
 from learnloop.stores.search.ann import Ann
+from learnloop.stores.search.partition import Partition
+from learnloop.stores.search.row_codes import RowCodes
 from tests.conftest import TEST_DIM, make_store, unit_vector
 from tests.stores.test_contract import ALICE, created, record
 from tests.stores.test_partition_snapshot import ask, close_without_saving, fill
@@ -133,7 +136,7 @@ def test_an_index_file_gives_back_the_vectors_and_labels_it_holds(tmp_path: Path
     loaded, labels, held = Ann.load_with_vectors(path, TEST_DIM, 100, [105])
     assert loaded.live == 29
     assert labels.tolist() == [-1 if i == 105 else i for i in ids.tolist()]
-    assert np.array_equal(held, vectors) and not held.flags.writeable
+    assert np.array_equal(held, vectors) and not held.flags.writeable and type(held) is np.ndarray
     path.write_bytes(path.read_bytes()[:200])  # cut short: hnswlib refuses it, or the layout check does
     with pytest.raises((ValueError, RuntimeError)):
         Ann.load_with_vectors(path, TEST_DIM, 100, [105])
@@ -152,3 +155,39 @@ def test_an_index_saved_without_its_vectors_is_deflated_and_loads_back_whole(tmp
     loaded = Ann.load_links(path, 100, [], lambda labels: vectors[labels.astype(np.int64) - 1])
     for row in range(0, 40, 7):
         assert loaded.query(vectors[row], 5) == ann.query(vectors[row], 5)
+
+
+def test_a_preloaded_index_replays_the_log_from_the_seq_it_was_saved_at(tmp_path: Path) -> None:
+    """Another process may save a newer index between the restore that preloads the file and the first search
+    that adopts it: the replay starts from the seq read with the preloaded file, not from the newer metadata."""
+    rng = np.random.default_rng(9)
+    vectors = rng.standard_normal((30, TEST_DIM)).astype(np.float32)
+    codes = [
+        RowCodes(
+            status=1,
+            category=-1,
+            namespace=0,
+            type=0,
+            simhash=i,
+            terms=[],
+            term_counts=[],
+            hits=0,
+            updated_at=0.0,
+            tags=(),
+        )
+        for i in range(30)
+    ]
+    path = tmp_path / "index.hnsw"
+    saver = Partition(TEST_DIM, 5, ANN_THRESHOLD, path, lambda seq: [])
+    saver.bulk_load(list(range(1, 31)), vectors, codes)
+    saver.ensure_ann()  # built and saved at seq 5, a whole hnswlib file
+    arrays = saver.arrays(forget_epoch=0)
+    asked: list[int] = []
+    restored = Partition(TEST_DIM, 5, ANN_THRESHOLD, path, lambda seq: asked.append(seq) or [])
+    preloaded = restored.preload_saved_ann(30, newest=9)
+    assert preloaded is not None and preloaded[0] == 5
+    path.with_suffix(".json").write_text(json.dumps({"watermark": 8, "count": 30, "deleted": []}))
+    arrays.columns["vectors"] = vectors
+    restored.restore(arrays)
+    restored.ensure_ann()
+    assert asked == [5] and restored.ann is not None and restored.ann.live == 30

@@ -236,7 +236,8 @@ def _level0_vectors(mapped: npt.NDArray[np.uint8], ann: Ann) -> tuple[npt.NDArra
         or len(mapped) < _HEADER.itemsize + n * per
     ):
         raise ValueError("not an hnswlib index file of this layout")
-    level0 = mapped[_HEADER.itemsize : _HEADER.itemsize + n * per].reshape(n, per)
+    # A plain array over the map (which it keeps open): np.memmap's subclass would pass on to every gather.
+    level0 = np.asarray(mapped)[_HEADER.itemsize : _HEADER.itemsize + n * per].reshape(n, per)
     labels = level0[:, at : at + 8].copy().view(np.uint64).ravel().astype(np.int64)
     if ann.deleted:
         labels[np.isin(labels, np.fromiter(ann.deleted, dtype=np.int64, count=len(ann.deleted)))] = -1

@@ -118,7 +118,7 @@ class Partition:
         self.ann: Ann | None = None
         # The saved whole index, loaded before the partition was restored to take its vectors from (see
         # `preload_saved_ann`): the first search's `ensure_ann` adopts it instead of reading the file again.
-        self.preloaded_ann: Ann | None = None
+        self.preloaded_ann: tuple[Ann, int] | None = None  # and the seq it was saved at
         self.ann_dirty = False
         # Live ids whose current vector the ANN index does not hold yet: searches score them exactly, and
         # they are indexed when the store is idle (an HNSW insert costs a few hundred microseconds).
@@ -354,24 +354,13 @@ class Partition:
 
     def _load_ann(self) -> bool:
         assert self.ann_path is not None
-        meta_path = self.ann_path.with_suffix(".json")
-        if not (self.ann_path.exists() and meta_path.exists()):
+        saved = self._saved_ann()
+        if saved is None:
             return False
-        try:
-            meta = json.loads(meta_path.read_text())
-            saved_at = int(meta["watermark"])
-            changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
-            if changed is None:
-                return False  # saved by a newer writer, or the change log no longer covers the gap
-            capacity, deleted = 2 * self.n + 1024, meta.get("deleted", [])
-            if meta.get("layout") == _LINKS_ONLY:
-                ann = Ann.load_links(self.ann_path, capacity, deleted, self._vectors_of, self.ef)
-            elif self.preloaded_ann is not None:
-                ann, self.preloaded_ann = self.preloaded_ann, None
-            else:  # a whole hnswlib file (from `_LINKS_ONLY_BELOW` vectors, and as saved before that layout)
-                ann = Ann.load(self.ann_path, self.dim, capacity, deleted, self.ef)
-        except (OSError, ValueError, KeyError, RuntimeError, EOFError):
-            return False
+        ann, saved_at = saved
+        changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
+        if changed is None:
+            return False  # saved by a newer writer, or the change log no longer covers the gap
         for learning_id in set(changed):  # replay what happened since the file was written
             slot = self.slot_of.get(learning_id)
             if slot is None:
@@ -384,6 +373,27 @@ class Partition:
         self.ann_dirty = bool(changed)
         self.unindexed.clear()
         return True
+
+    def _saved_ann(self) -> tuple[Ann, int] | None:
+        """The saved index and the seq it was saved at: the one `preload_saved_ann` loaded (with the seq read with
+        it, should another process have saved a newer one since), else the files'."""
+        if self.preloaded_ann is not None:
+            (ann, saved_at), self.preloaded_ann = self.preloaded_ann, None
+            return ann, saved_at
+        assert self.ann_path is not None
+        meta_path = self.ann_path.with_suffix(".json")
+        if not (self.ann_path.exists() and meta_path.exists()):
+            return None
+        try:  # the metadata first: a writer replaces the index, then its metadata
+            meta = json.loads(meta_path.read_text())
+            capacity, deleted = 2 * self.n + 1024, meta.get("deleted", [])
+            if meta.get("layout") == _LINKS_ONLY:
+                ann = Ann.load_links(self.ann_path, capacity, deleted, self._vectors_of, self.ef)
+            else:  # a whole hnswlib file (from `_LINKS_ONLY_BELOW` vectors, and as saved before that layout)
+                ann = Ann.load(self.ann_path, self.dim, capacity, deleted, self.ef)
+            return ann, int(meta["watermark"])
+        except (OSError, ValueError, KeyError, RuntimeError, EOFError):
+            return None
 
     def preload_saved_ann(self, rows: int, newest: int) -> tuple[int, npt.NDArray[np.int64], Vectors] | None:
         """Load the saved index now if it is a whole hnswlib file (which holds every indexed vector as float32)
@@ -401,7 +411,7 @@ class Partition:
             ann, labels, vectors = Ann.load_with_vectors(self.ann_path, self.dim, capacity, deleted, self.ef)
         except (OSError, ValueError, KeyError, RuntimeError, EOFError, ImportError):
             return None
-        self.preloaded_ann = ann
+        self.preloaded_ann = ann, saved_at
         return saved_at, labels, vectors
 
     def _vectors_of(self, ids: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
