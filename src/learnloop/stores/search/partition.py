@@ -36,7 +36,8 @@ _MIN_DEAD_FOR_COMPACTION = 256
 # The saved index's layout: its graph and labels without the vectors (see `Ann.save_links`), for indexes below
 # `_LINKS_ONLY_BELOW` live vectors. Putting the vectors back costs a process that reopens the file about 0.15 s
 # at 10k but 0.8 s at 100k (first query 1.4 s against 0.57 s for hnswlib's own file), so larger indexes keep
-# hnswlib's whole file (1.7 KB per vector) and their first query stays under a second.
+# hnswlib's whole file (1.7 KB per vector) and their first query stays under a second; a partition restored
+# from its snapshot also takes its vectors from that file rather than from the table (`preload_saved_ann`).
 _LINKS_ONLY = "links-only"
 _LINKS_ONLY_BELOW = 50_000
 # Unindexed vectors allowed before writes index them as they go (searches score these exactly).
