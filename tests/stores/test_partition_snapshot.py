@@ -4,6 +4,7 @@ trust (corrupt, truncated, behind the pruned log, from before a user was forgott
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from datetime import timedelta
@@ -15,7 +16,7 @@ import pytest
 
 from learnloop.models import EventAction, Filters, Scope, Status
 from learnloop.stores.base import Candidate, Delete, EventDraft, Insert, SearchRequest, Update
-from learnloop.stores.search import partition_cache
+from learnloop.stores.search import partition_cache, snapshot
 from learnloop.stores.search.embeddings import embedding_blob
 from learnloop.stores.search.keywords import TermCodebook
 from learnloop.stores.search.partition import Partition
@@ -269,8 +270,13 @@ async def test_forgetting_a_user_deletes_their_snapshot(tmp_path: Path) -> None:
     assert snapshots(path) == []
 
 
+@pytest.mark.parametrize("deflated", [True, False], ids=["deflated", "whole"])
 @pytest.mark.parametrize("half", [True, False], ids=["float16 values", "float32 values"])
-def test_a_snapshot_gives_back_the_arrays_it_saved(tmp_path: Path, half: bool) -> None:
+def test_a_snapshot_gives_back_the_arrays_it_saved(
+    tmp_path: Path, half: bool, deflated: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not deflated:  # as a partition of 50k rows or more saves it
+        monkeypatch.setattr(snapshot, "_DEFLATE_BELOW", 0)
     rng = np.random.default_rng(5)
     vectors = rng.standard_normal((40, TEST_DIM)).astype(np.float32)
     if half:  # as read from float16 rows
@@ -300,6 +306,8 @@ def test_a_snapshot_gives_back_the_arrays_it_saved(tmp_path: Path, half: bool) -
     path = tmp_path / "p.snapshot"
     write_snapshot(path, saved, "test:model", codebook, vocabulary)
     assert "vectors" not in saved.columns and path.stat().st_size < 8_000, "the vectors stay in the table"
+    data = path.read_bytes()
+    assert json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])["deflated"] == deflated
     # Another process: its own codes and term ids.
     other_codes, other_terms = Codebook(), TermCodebook()
     other_codes.code("unrelated")
@@ -309,6 +317,7 @@ def test_a_snapshot_gives_back_the_arrays_it_saved(tmp_path: Path, half: bool) -
     for name, column in saved.columns.items():
         if name not in ("category", "namespace", "type"):
             np.testing.assert_array_equal(read.columns[name], column, err_msg=name)  # NaN (no date) too
+        assert read.columns[name].flags.writeable, "a partition writes hit counts in place"
     names, other_names = codebook.strings(), other_codes.strings()
     for name in ("category", "namespace", "type"):
         expected = [None if c < 0 else names[c] for c in saved.columns[name].tolist()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -72,11 +73,26 @@ class Ann:
         ann.deleted = set(deleted)
         return ann
 
+    @classmethod
+    def load_with_vectors(
+        cls, path: Path, dim: int, capacity: int, deleted: Iterable[int], schedule: EfSchedule = _EF_DEFAULT
+    ) -> tuple[Ann, npt.NDArray[np.int64], Vectors]:
+        """`load`, and every element's label (-1 for a deleted one) with the float32 vector the file holds for
+        it, as read-only strided views of the file mapped in memory (no copy: hnswlib's `get_items` builds
+        Python lists and takes seconds at 100k, its `__getstate__` copies the whole index). Raises ValueError
+        when the file is not the one hnswlib loaded (replaced meanwhile) or not laid out as expected."""
+        with path.open("rb") as file:
+            mapped = np.memmap(file, dtype=np.uint8, mode="r")
+            ann = cls.load(path, dim, capacity, deleted, schedule)
+            if os.stat(path).st_ino != os.fstat(file.fileno()).st_ino:
+                raise ValueError("the index file was replaced while it loaded")
+        return ann, *_level0_vectors(mapped, ann)
+
     def save_links(self, path: Path) -> None:
-        """Save the graph without the vectors it holds (1,536 of the 1,700 bytes per element at 384 dimensions):
-        hnswlib stores float32 copies of vectors the partition snapshot already holds as float16. `load_links`
-        puts them back. Vectors of deleted elements (which the snapshot no longer holds) are kept, as float16:
-        searches still walk through those elements."""
+        """Save the graph, deflated, without the vectors it holds (1,536 of the 1,700 bytes per element at 384
+        dimensions): hnswlib stores float32 copies of vectors the learnings table already holds as float16.
+        `load_links` puts them back. Vectors of deleted elements (which the table no longer holds) are kept, as
+        float16: searches still walk through those elements."""
         state = dict(self.index.__getstate__()[0])
         n, per = int(state["cur_element_count"]), int(state["size_data_per_element"])
         start, width, at = int(state["offset_data"]), self.index.dim * 4, int(state["label_offset"])
@@ -85,7 +101,9 @@ class Ann:
         gone = np.isin(labels, np.fromiter(self.deleted, dtype=np.uint64, count=len(self.deleted)))
         arrays = {key: value for key, value in state.items() if isinstance(value, np.ndarray)}
         params = {key: value for key, value in state.items() if not isinstance(value, np.ndarray)}
-        savez: Callable[..., None] = np.savez  # its keyword arrays are any names
+        # Deflated: the links of a graph below 50k elements are neighbour ids in int32 (and the labels, levels and
+        # lookups beside them), about a third of their size deflated; inflating 10k costs some 10 ms.
+        savez: Callable[..., None] = np.savez_compressed  # its keyword arrays are any names
         with path.open("wb") as out:
             savez(
                 out,
@@ -181,3 +199,47 @@ class Ann:
                 continue
             return labels[0].astype(np.int64, copy=False), 1.0 - distances[0]
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+
+
+# hnswlib's saved file (`saveIndex`, unchanged since 0.6): a 96-byte header of size_t fields (but maxlevel_ and
+# enterpoint_node_, 4 bytes each, and mult_, a double), then the level-0 block of every element: its links, its
+# float32 vector at offsetData_, its 8-byte label at label_offset_.
+_HEADER = np.dtype(
+    [
+        ("offset_level0", "<u8"),
+        ("max_elements", "<u8"),
+        ("count", "<u8"),
+        ("per_element", "<u8"),
+        ("label_offset", "<u8"),
+        ("offset_data", "<u8"),
+        ("max_level", "<i4"),
+        ("entry_point", "<u4"),
+        ("max_m", "<u8"),
+        ("max_m0", "<u8"),
+        ("m", "<u8"),
+        ("mult", "<f8"),
+        ("ef_construction", "<u8"),
+    ]
+)
+
+
+def _level0_vectors(mapped: npt.NDArray[np.uint8], ann: Ann) -> tuple[npt.NDArray[np.int64], Vectors]:
+    header = mapped[: _HEADER.itemsize].view(_HEADER)[0]
+    n, per = int(header["count"]), int(header["per_element"])
+    start, at, width = int(header["offset_data"]), int(header["label_offset"]), ann.index.dim * 4
+    if (
+        n != ann.index.get_current_count()
+        or header["offset_level0"] != 0
+        or at != start + width
+        or per != at + 8
+        or start % 4
+        or len(mapped) < _HEADER.itemsize + n * per
+    ):
+        raise ValueError("not an hnswlib index file of this layout")
+    # A plain array over the map (which it keeps open): np.memmap's subclass would pass on to every gather.
+    level0 = np.asarray(mapped)[_HEADER.itemsize : _HEADER.itemsize + n * per].reshape(n, per)
+    labels = level0[:, at : at + 8].copy().view(np.uint64).ravel().astype(np.int64)
+    if ann.deleted:
+        labels[np.isin(labels, np.fromiter(ann.deleted, dtype=np.int64, count=len(ann.deleted)))] = -1
+    vectors: Vectors = level0[:, start : start + width].view(np.float32)
+    return labels, vectors

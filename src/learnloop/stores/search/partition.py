@@ -36,7 +36,8 @@ _MIN_DEAD_FOR_COMPACTION = 256
 # The saved index's layout: its graph and labels without the vectors (see `Ann.save_links`), for indexes below
 # `_LINKS_ONLY_BELOW` live vectors. Putting the vectors back costs a process that reopens the file about 0.15 s
 # at 10k but 0.8 s at 100k (first query 1.4 s against 0.57 s for hnswlib's own file), so larger indexes keep
-# hnswlib's whole file (1.7 KB per vector) and their first query stays under a second.
+# hnswlib's whole file (1.7 KB per vector) and their first query stays under a second; a partition restored
+# from its snapshot also takes its vectors from that file rather than from the table (`preload_saved_ann`).
 _LINKS_ONLY = "links-only"
 _LINKS_ONLY_BELOW = 50_000
 # Unindexed vectors allowed before writes index them as they go (searches score these exactly).
@@ -116,6 +117,9 @@ class Partition:
         self.slot_of: dict[int, int] = {}
         self.keywords = KeywordIndex()
         self.ann: Ann | None = None
+        # The saved whole index, loaded before the partition was restored to take its vectors from (see
+        # `preload_saved_ann`): the first search's `ensure_ann` adopts it instead of reading the file again.
+        self.preloaded_ann: tuple[Ann, int] | None = None  # and the seq it was saved at
         self.ann_dirty = False
         # Live ids whose current vector the ANN index does not hold yet: searches score them exactly, and
         # they are indexed when the store is idle (an HNSW insert costs a few hundred microseconds).
@@ -351,22 +355,13 @@ class Partition:
 
     def _load_ann(self) -> bool:
         assert self.ann_path is not None
-        meta_path = self.ann_path.with_suffix(".json")
-        if not (self.ann_path.exists() and meta_path.exists()):
+        saved = self._saved_ann()
+        if saved is None:
             return False
-        try:
-            meta = json.loads(meta_path.read_text())
-            saved_at = int(meta["watermark"])
-            changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
-            if changed is None:
-                return False  # saved by a newer writer, or the change log no longer covers the gap
-            capacity, deleted = 2 * self.n + 1024, meta.get("deleted", [])
-            if meta.get("layout") == _LINKS_ONLY:
-                ann = Ann.load_links(self.ann_path, capacity, deleted, self._vectors_of, self.ef)
-            else:  # a whole hnswlib file, as saved before the links-only layout
-                ann = Ann.load(self.ann_path, self.dim, capacity, deleted, self.ef)
-        except (OSError, ValueError, KeyError, RuntimeError, EOFError):
-            return False
+        ann, saved_at = saved
+        changed = self.changes_since(saved_at) if saved_at <= self.watermark else None
+        if changed is None:
+            return False  # saved by a newer writer, or the change log no longer covers the gap
         for learning_id in set(changed):  # replay what happened since the file was written
             slot = self.slot_of.get(learning_id)
             if slot is None:
@@ -379,6 +374,46 @@ class Partition:
         self.ann_dirty = bool(changed)
         self.unindexed.clear()
         return True
+
+    def _saved_ann(self) -> tuple[Ann, int] | None:
+        """The saved index and the seq it was saved at: the one `preload_saved_ann` loaded (with the seq read with
+        it, should another process have saved a newer one since), else the files'."""
+        if self.preloaded_ann is not None:
+            (ann, saved_at), self.preloaded_ann = self.preloaded_ann, None
+            return ann, saved_at
+        assert self.ann_path is not None
+        meta_path = self.ann_path.with_suffix(".json")
+        if not (self.ann_path.exists() and meta_path.exists()):
+            return None
+        try:  # the metadata first: a writer replaces the index, then its metadata
+            meta = json.loads(meta_path.read_text())
+            capacity, deleted = 2 * self.n + 1024, meta.get("deleted", [])
+            if meta.get("layout") == _LINKS_ONLY:
+                ann = Ann.load_links(self.ann_path, capacity, deleted, self._vectors_of, self.ef)
+            else:  # a whole hnswlib file (from `_LINKS_ONLY_BELOW` vectors, and as saved before that layout)
+                ann = Ann.load(self.ann_path, self.dim, capacity, deleted, self.ef)
+            return ann, int(meta["watermark"])
+        except (OSError, ValueError, KeyError, RuntimeError, EOFError):
+            return None
+
+    def preload_saved_ann(self, rows: int, newest: int) -> tuple[int, npt.NDArray[np.int64], Vectors] | None:
+        """Load the saved index now if it is a whole hnswlib file (which holds every indexed vector as float32)
+        from a reader that had seen no commit past `newest`, the log's newest seq, for a partition of `rows`
+        live rows; returns the seq it was saved at with its elements' labels and vectors (`Ann.load_with_vectors`:
+        the caller takes the vectors of rows unchanged since then from it), or None when there is no such file."""
+        if self.ann_path is None or rows < self.ann_threshold:
+            return None
+        try:
+            meta = json.loads(self.ann_path.with_suffix(".json").read_text())
+            saved_at = int(meta["watermark"])
+            if meta.get("layout") == _LINKS_ONLY or saved_at > newest:
+                return None
+            capacity, deleted = 2 * rows + 1024, meta.get("deleted", [])
+            ann, labels, vectors = Ann.load_with_vectors(self.ann_path, self.dim, capacity, deleted, self.ef)
+        except (OSError, ValueError, KeyError, RuntimeError, EOFError, ImportError):
+            return None
+        self.preloaded_ann = ann, saved_at
+        return saved_at, labels, vectors
 
     def _vectors_of(self, ids: npt.NDArray[np.uint64]) -> npt.NDArray[Any]:
         """The vectors of learning `ids` (zeros for an id no longer live), as the partition holds them (a restored

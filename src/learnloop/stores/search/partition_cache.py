@@ -288,13 +288,42 @@ class PartitionCache(Generic[Conn]):
             return None
         # The vectors as the table holds them now, in the snapshot the log is replayed in: a row changed since
         # the watermark is replayed whole, and one no longer live (its removal also in the log) is dropped.
-        vectors, gone = self._live_vectors(conn, key, arrays.columns["ids"])
-        arrays.columns["vectors"] = vectors
         partition = self._new_partition(conn, key, arrays.watermark)
+        ids = arrays.columns["ids"]
+        taken = self._vectors_from_saved_ann(conn, key, partition, ids, bounds)
+        vectors, gone = self._live_vectors(conn, key, ids) if taken is None else taken
+        arrays.columns["vectors"] = vectors
         partition.restore(arrays)
         for learning_id in gone:
             partition.remove(learning_id)
         return partition
+
+    def _vectors_from_saved_ann(
+        self, conn: Conn, key: PartitionKey, partition: Partition, ids: npt.NDArray[np.int64], bounds: LogBounds
+    ) -> tuple[npt.NDArray[np.float32], list[int]] | None:
+        """The vectors of learnings `ids` as the table holds them now, taken from the partition's saved whole
+        HNSW index (which its first search loads anyway) for the rows the log shows unchanged since it was saved,
+        and from the table for the others; and the ids no longer live. None when there is no such index, or the
+        log no longer covers its gap, or too many rows changed since: the caller reads every vector from the
+        table (at 100k rows about 0.6 s of SQLite reads, against 0.04 s to copy them out of the index)."""
+        preloaded = partition.preload_saved_ann(len(ids), bounds.newest)
+        if preloaded is None:
+            return None
+        saved_at, labels, held = preloaded
+        changed = self.source.changed(conn, key, saved_at) if saved_at >= bounds.pruned_through else None
+        if changed is None or len(set(changed)) > max(_REPLAY_AT_MOST, len(ids) // 5):
+            partition.preloaded_ann = None
+            return None
+        vectors, absent = aligned(ids, labels, held)
+        if not vectors.flags.writeable:  # `aligned` gave the mapped file's rows back as they are: copy them off it
+            vectors = np.array(vectors)
+        stale = ids[np.isin(ids, np.asarray(changed, dtype=np.int64))].tolist()
+        reread = sorted(set(absent).union(stale))
+        found = {row[0]: row[EMBEDDING] for row in self.source.live_rows(conn, key, reread)} if reread else {}
+        at = {learning_id: slot for slot, learning_id in enumerate(ids.tolist())} if found else {}
+        for learning_id, blob in found.items():
+            vectors[at[learning_id]] = embedding_vector(blob)
+        return vectors, [learning_id for learning_id in reread if learning_id not in found]
 
     def _live_vectors(
         self, conn: Conn, key: PartitionKey, ids: npt.NDArray[np.int64]

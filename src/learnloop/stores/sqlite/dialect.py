@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,12 +23,24 @@ def _quote(term: str) -> str:
 
 
 def match_expression(text: str, *, prefix: bool = False) -> str | None:
-    """An FTS5 expression matching any content word of `text` (prefix matches for search boxes)."""
+    """An FTS5 expression matching any content word of `text` (prefix matches for search boxes).
+
+    The index keeps which rows hold a term, not where (`detail=none`, migration 0015), so it answers no phrase:
+    a word the tokenizer splits ("7.5", "don't") asks for all of its parts, anywhere in the row."""
     terms = query_terms(text)
     if not terms:
         return None
     suffix = "*" if prefix else ""
-    return " OR ".join(_quote(t) + suffix for t in terms)
+    return " OR ".join(_word_match(term, suffix) for term in terms)
+
+
+def _word_match(word: str, suffix: str) -> str:
+    parts = [_quote(part) for part in _PARTS.split(word) if part]
+    parts[-1] += suffix
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+
+_PARTS = re.compile(r"[.']")
 
 
 def _text_match(text: str) -> tuple[str, list[Any]] | None:
