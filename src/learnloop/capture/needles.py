@@ -164,18 +164,19 @@ def _required(items: list[tuple[Any, Any]], left: bool = False, right: bool = Fa
         return None
     # The set whose shortest needle is longest filters best (a two-letter needle is in many texts); a needle that
     # is a word most texts hold (" from ", " the ") filters nothing, whatever its length.
-    return max(candidates, key=lambda s: (min(_strength(n) for n in s), -len(s)))
+    return max(candidates, key=lambda s: (min(_strength(n) for n in s), min(len(n) for n in s), -len(s)))
 
 
 def _strength(needle: str) -> int:
-    return 0 if needle.strip() in _COMMON_WORDS else len(needle)
+    return 0 if all(word in _COMMON_WORDS for word in needle.split()) else len(needle)
 
 
 # Words in most texts of the languages the rules read: as a needle they would let every text through.
 _COMMON_WORDS = frozenset(
     """
     the a an of to in on at for from with by and or not no is are was be it this that these those as if
-    never only always all any every real actual true just also than then so
+    never only always all any every real actual true just also than then so user users user's them him her me my
+    you your we our they their before after about ask add include when whenever
     de la le les el los las der die das den dem und et y e o i il di da do du des del que en un une una um uma
     """.split()
 )

@@ -353,10 +353,10 @@ def _otp(text: str) -> tuple[int, int] | None:
 
 
 def _spaced_key(text: str) -> tuple[int, int] | None:
-    if _FINGERPRINT.search(text):
-        return None  # a key's fingerprint is public by design
     if len(_MIXED_CHUNK.findall(text)) < 2 and not _SPACED_CHARS.search(text):
         return None  # a key cut in pieces leaves pieces of letters and digits; prose has almost none
+    if _FINGERPRINT.search(text):
+        return None  # a key's fingerprint is public by design
     for m in _CHUNKS.finditer(text):
         chunks = m.group(0).split(" ")
         joined = "".join(chunks)
@@ -391,8 +391,10 @@ _FINGERPRINT = re.compile(r"fingerprint|empreinte|fingerabdruck|huella|지문|�
 
 
 def _named_hex(text: str) -> tuple[int, int] | None:
+    if not _KEY_WORDS.search(text):  # the key word first: its one-pass check rules out most texts
+        return None
     m = _HEX_KEY.search(text) or _UUID_OR_DOTTED.search(text)
-    if m is None or not _KEY_WORDS.search(text) or _DIGEST_WORDS.search(text):
+    if m is None or _DIGEST_WORDS.search(text):
         return None
     return m.span()
 
