@@ -52,17 +52,19 @@ class NeedleIndex:
 
     def holds_any(self, text: str) -> bool:
         """Whether `text` (lowered) holds one of the needles (see `present`)."""
-        if self._empty:
-            return False
-        return next(self._automaton.iter(f"{text}\n {_NON_WORD.sub(' ', text)} "), None) is not None
+        return not self._empty and next(self._automaton.iter(_hay(text)), None) is not None
 
     def present(self, text: str) -> frozenset[str]:
         """The needles in `text`, a lowered text, or in its word view (every run of non-word characters one
         space, a space at each end), where a needle " word " stands for the whole word."""
         if self._empty:
             return frozenset()
-        words = _NON_WORD.sub(" ", text)
-        return frozenset(needle for _, needle in self._automaton.iter(f"{text}\n {words} "))
+        return frozenset(needle for _, needle in self._automaton.iter(_hay(text)))
+
+
+def _hay(text: str) -> str:
+    """The lowered text, then its word view: each run of non-word characters one space, a space at each end."""
+    return f"{text}\n {_NON_WORD.sub(' ', text)} "
 
 
 class Folded:
@@ -81,12 +83,7 @@ class Folded:
         self._index = NeedleIndex(needles) if needles else None
 
     def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        lowered = text.lower()
-        if len(lowered) != len(text):
-            return self.pattern.search(text, pos, endpos)
-        if self._index is not None and not self._index.holds_any(lowered):
-            return None
-        return self._lowered.search(lowered, pos, endpos)
+        return next(self.finditer(text, pos, endpos), None)
 
     def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
         lowered = text.lower()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from .gate_rule import GateRule
-from .poisoning import Finder, SentenceFinder, _brand, _per_sentence, _preference, _read
+from .poisoning import _brand, _per_sentence, _preference, _read, _rule
 
 __all__ = ["ACT_RULES"]
 
@@ -269,13 +269,6 @@ _AGAINST_ALWAYS = re.compile(
 
 def _for_others(s: str, _: str) -> bool:
     return bool(_FOR_OTHERS.search(s)) and not _preference(s)
-
-
-def _rule(suffix: str, reason: str, finder: Finder, needles: str = "") -> GateRule:
-    """`needles`: "|"-separated substrings one of which every match needs (see `poisoning._rule`); a
-    `SentenceFinder` reads its own."""
-    words = finder.needles if isinstance(finder, SentenceFinder) else tuple(n for n in needles.split("|") if n)
-    return GateRule(f"injection.poisoning.{suffix}", "injection", reason, "", finder=finder, needles=words)
 
 
 _ADDRESSED_NEEDLES = (

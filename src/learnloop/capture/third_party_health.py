@@ -100,20 +100,20 @@ _RECORD = re.compile(
     r"|narapidana|mantan napi)\b|犯罪记录|前科|전과|سجل جنائي|أدين|הורשע|עבר פלילי|आपराधिक रिकॉर्ड|दोषी ठहराया",
     re.IGNORECASE,
 )
-_FOLDED = {words: Folded(words) for words in (_CONDITION, _RECORD)}
+_CONDITION_WORDS, _RECORD_WORDS = Folded(_CONDITION), Folded(_RECORD)
 
 
 def _third_party_health(text: str) -> tuple[int, int] | None:
-    return _third_party(text, _CONDITION, by_name=True)
+    return _third_party(text, _CONDITION_WORDS, by_name=True)
 
 
 def _third_party_record(text: str) -> tuple[int, int] | None:
     # A famous name alone is not enough here: trials of public figures are public record ("Ted Bundy was convicted").
-    return _third_party(text, _RECORD, by_name=False)
+    return _third_party(text, _RECORD_WORDS, by_name=False)
 
 
-def _third_party(text: str, words: re.Pattern[str], *, by_name: bool) -> tuple[int, int] | None:
-    condition = _FOLDED[words].search(text)
+def _third_party(text: str, words: Folded, *, by_name: bool) -> tuple[int, int] | None:
+    condition = words.search(text)
     if condition is None:
         return None
     named = _THIRD_PARTY.search(text) or (_FULL_NAME.search(text) if by_name else None)
