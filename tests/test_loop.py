@@ -24,7 +24,8 @@ from learnloop import (
 from learnloop.prompting import MEMORY_NOTICE
 
 BOIL = "Grainfather Gen 1 boil-off rate is ~3.5 L/hr, lower than the typical 4-5 L/hr assumption"
-QUESTION = "How much water will boil off in a 60 minute boil?"
+# Well above the floor at which a shown learning counts as used (0.42): near it, int8 kernels of other CPUs decide.
+QUESTION = "How much water boils off per hour on the Grainfather?"
 
 
 async def test_saved_learning_comes_back_as_a_seed_004_block(loop: Loop) -> None:

@@ -1,7 +1,8 @@
 """A fixed corpus searched and ranked as the store did before the search path's speed-ups (perf5): the same hits,
 ranks, scores and ranking, to the bit, with the exact scan and with the HNSW index. The expected answers were
-written by the code before those changes (`tests/stores/data/ranked_golden.json`); regenerate them only for a
-change meant to alter results: `python -m tests.stores.test_ranked_golden`."""
+written by the code before those changes (`tests/stores/data/ranked_golden.json`; rewritten on 2026-11-27 with
+vectors whose cosines are exact on every CPU, by the code of that day); regenerate them only for a change meant
+to alter results: `python -m tests.stores.test_ranked_golden`."""
 
 from __future__ import annotations
 
@@ -35,8 +36,10 @@ NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 
 
 def _vector(rng: np.random.Generator, centres: np.ndarray) -> np.ndarray:
+    """A unit vector of ±1/4 in each of the 16 dimensions: every cosine is a multiple of 1/16, exact in float32
+    whatever order a CPU's vector unit sums in (the answers must not depend on the machine, only on the code)."""
     v = centres[rng.integers(len(centres))] + 0.35 * rng.standard_normal(DIM)
-    return (v / np.linalg.norm(v)).astype(np.float32)
+    return np.where(v >= 0, 0.25, -0.25).astype(np.float32)
 
 
 async def _answers(folder: Path, ann_threshold: int) -> list[dict[str, Any]]:
