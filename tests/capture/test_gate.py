@@ -588,3 +588,11 @@ def test_a_standing_rule_about_what_is_the_users_is_the_users_own(text: str, all
 )
 def test_criminal_records_of_neighbours_and_colleagues_in_more_languages(text: str, allowed: bool) -> None:
     assert GATE.check(text).allowed is allowed, GATE.check(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aZ09 _-.٣x", max_size=40))
+def test_the_spaced_key_pre_check_counts_at_least_what_the_pattern_finds(text: str) -> None:
+    from learnloop.capture.prose_secrets import _MIXED_CHUNK, _mixed_chunks
+
+    assert _mixed_chunks(text) >= len(_MIXED_CHUNK.findall(text))

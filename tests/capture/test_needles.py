@@ -12,7 +12,7 @@ import pytest
 import learnloop.capture as capture
 from learnloop.capture.gate import WriteGate, _needles_of
 from learnloop.capture.gate_rule import normalize, word_set
-from learnloop.capture.needles import Folded, NeedleIndex, literal_needles
+from learnloop.capture.needles import Folded, NeedleIndex, literal_needles, needle_groups
 
 CORPORA = Path(__file__).parent / "corpora"
 
@@ -46,6 +46,14 @@ def test_literal_needles(pattern: str, needles: tuple[str, ...]) -> None:
     assert literal_needles(pattern) == tuple(sorted(needles))
 
 
+def test_needle_groups_name_every_required_part_best_first() -> None:
+    groups = needle_groups(r"\b(?:tell|inform) the customer\b.{0,40}\b(?:is fine|is safe)\b")
+    # (the parser reads "is fine|is safe" as "is " then "fine|safe")
+    assert groups == ((" the customer",), (" inform", " tell"), ("fine ", "safe "), ("is ",))
+    assert needle_groups(r"a.{0,9}(?:bc|de)") == (("bc", "de"),)  # "a" alone filters nothing: dropped
+    assert needle_groups(r"leuka?emia") == (("leuk",), ("emia",))
+
+
 def test_whole_word_needles_are_found_in_the_word_view() -> None:
     index = NeedleIndex([" hiv ", "cancer"])
     assert index.present("tested hiv-positive in 2019") == {" hiv "}
@@ -54,29 +62,31 @@ def test_whole_word_needles_are_found_in_the_word_view() -> None:
     assert not index.holds_any("nothing here")
 
 
-def _gate_patterns() -> list[tuple[str, re.Pattern[str], tuple[str, ...], tuple[str, ...], str]]:
+def _gate_patterns() -> list[tuple[str, re.Pattern[str], tuple[tuple[str, ...], ...], tuple[str, ...], str]]:
     gate = WriteGate()
-    return [
-        (rule.id, rule.regex, needles, rule.words, rule.target)
-        for rule in gate.rules
-        if rule.finder is None and rule.target != "compact" and (needles := _needles_of(rule)) and "" not in needles
-    ]
+    found = []
+    for rule in gate.rules:
+        needles, also = _needles_of(rule)
+        if rule.finder is None and rule.target != "compact" and needles and "" not in needles:
+            found.append((rule.id, rule.regex, (needles, *also), rule.words, rule.target))
+    return found
 
 
-@pytest.mark.parametrize(
-    ("rule_id", "regex", "needles", "words", "target"), _gate_patterns(), ids=lambda v: str(v)[:40]
-)
+@pytest.mark.parametrize(("rule_id", "regex", "groups", "words", "target"), _gate_patterns(), ids=lambda v: str(v)[:40])
 def test_a_rule_skipped_for_want_of_needles_would_not_have_matched(
-    rule_id: str, regex: re.Pattern[str], needles: tuple[str, ...], words: tuple[str, ...], target: str
+    rule_id: str, regex: re.Pattern[str], groups: tuple[tuple[str, ...], ...], words: tuple[str, ...], target: str
 ) -> None:
-    index = NeedleIndex(needles)
+    indexes = [NeedleIndex(needles) for needles in groups]
     for text in TEXTS:
         lower = text.lower()
         view = {"text": text, "lower": lower, "raw": text}[target]
         if regex.search(view) is None:
             continue
         hay = lower if len(lower) == len(text) else lower.replace("\u0307", "")
-        assert index.holds_any(hay) or not word_set(lower).isdisjoint(words), (rule_id, text)
+        if not word_set(lower).isdisjoint(words):
+            continue
+        for index in indexes:  # one needle of every group is there
+            assert index.holds_any(hay), (rule_id, text)
 
 
 def _folded() -> list[tuple[str, Folded]]:

@@ -56,7 +56,7 @@ from .gate_rule import (
     redact_hint,
     word_set,
 )
-from .needles import NeedleIndex, literal_needles
+from .needles import NeedleIndex, needle_groups
 
 __all__ = [
     "KINDS",
@@ -222,19 +222,40 @@ class WriteGate:
         self._size_on = {rule_id for rule_id, kind in SIZE_RULES if not _selected(rule_id, kind, off)}
         # Each rule's needles, declared or read from its pattern, found for all rules at once per view: a rule
         # with needles (or words) runs only where one is. None: one of them is "", in every text.
-        needles = [_needles_of(r) for r in self.rules]
+        needles, also = zip(*map(_needles_of, self.rules), strict=True) if self.rules else ((), ())
         self._filters = tuple(
             (bool(n or r.words), None if "" in n else frozenset(n)) for r, n in zip(self.rules, needles, strict=True)
+        )
+        # The further needle sets a rule's every match needs one of (`GateRule.also_needles`), for the same view.
+        self._also = tuple(
+            tuple(frozenset(g) for g in a)
+            if n and "" not in n and not r.words and all(g and "" not in g for g in a)
+            else ()
+            for r, n, a in zip(self.rules, needles, also, strict=True)
         )
         self._needle_index = {
             view: NeedleIndex(
                 n
-                for r, ns in zip(self.rules, needles, strict=True)
+                for r, ns, a in zip(self.rules, needles, also, strict=True)
                 if (r.target == "compact") == (view == "compact")
-                for n in ns
+                for n in (*ns, *(x for g in a for x in g))
             )
             for view in ("lower", "compact")
         }
+        # Which rules a needle lets run, and the rules that run whatever needles a text holds (no needles, or
+        # words to look for when none is there): a check visits ~40 of the ~140 rules, not all of them.
+        self._always = tuple(
+            i
+            for i, (filtered, found) in enumerate(self._filters)
+            if not filtered or found is None or self.rules[i].words
+        )
+        self._runs: dict[str, dict[str, tuple[int, ...]]] = {"lower": {}, "compact": {}}
+        for i, (rule, (filtered, found)) in enumerate(zip(self.rules, self._filters, strict=True)):
+            if filtered and found is not None and not rule.words:
+                by_needle = self._runs["compact" if rule.target == "compact" else "lower"]
+                for needle in found:
+                    by_needle[needle] = (*by_needle.get(needle, ()), i)
+        self._has_compact = any(r.target == "compact" for r in self.rules)
 
     def __repr__(self) -> str:
         return f"WriteGate({', '.join(f'{k}={v!r}' for k, v in self._options.items())})"
@@ -302,19 +323,27 @@ class WriteGate:
         views: dict[str, str] = {"text": norm, "lower": lower, "raw": text}
         tokens: set[str] | None = None
         about: bool | None = None
+        if self._has_compact:
+            views["compact"] = compact(lower)
         present: dict[str, frozenset[str]] = {}
-        for rule, (filtered, needles) in zip(self.rules, self._filters, strict=True):
+        candidates = set(self._always)
+        for view, by_needle in self._runs.items():
+            if view not in views:
+                continue
+            # "İ" lowers to "i" + a combining dot, which `re` ignoring case would still read as "i".
+            hay = views[view] if original is not None else views[view].replace("\u0307", "")
+            found = present[view] = self._needle_index[view].present(hay)
+            for needle in found:
+                candidates.update(by_needle.get(needle, ()))
+        for index in sorted(candidates):
+            rule = self.rules[index]
+            filtered, needles = self._filters[index]
             if digits < rule.min_digits:
                 continue
-            if rule.target == "compact" and "compact" not in views:
-                views["compact"] = compact(lower)
             if filtered:
-                view = "compact" if rule.target == "compact" else "lower"
-                found = present.get(view)
-                if found is None:
-                    # "İ" lowers to "i" + a combining dot, which `re` ignoring case would still read as "i".
-                    hay = views[view] if original is not None else views[view].replace("\u0307", "")
-                    found = present[view] = self._needle_index[view].present(hay)
+                found = present["compact" if rule.target == "compact" else "lower"]
+                if any(group.isdisjoint(found) for group in self._also[index]):
+                    continue
                 if needles is not None and needles.isdisjoint(found):
                     if not rule.words:
                         continue
@@ -338,11 +367,13 @@ class WriteGate:
         return None
 
 
-def _needles_of(rule: GateRule) -> tuple[str, ...]:
-    """The rule's needles; for a plain pattern that declares none, strings one of which its every match holds."""
+def _needles_of(rule: GateRule) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """The rule's needles and further needle sets (see `GateRule.also_needles`); for a plain pattern that
+    declares none, read from it: strings one of which its every match holds, one set per required part."""
     if rule.needles or rule.words or rule.finder is not None or rule.target not in ("text", "lower"):
-        return rule.needles
-    return literal_needles(rule.regex)
+        return rule.needles, rule.also_needles
+    groups = needle_groups(rule.regex)
+    return (groups[0], groups[1:]) if groups else ((), ())
 
 
 def _learned_span(text: str, vector: Vector) -> tuple[int, int] | None:

@@ -91,7 +91,8 @@ class GateRule:
     lets the search go on to the next one. Cheap pre-filters skip the regex entirely: `min_digits` (ASCII
     digits the text must hold) and, if given, `needles` / `words`: the rule runs only if one of the needles
     occurs in the lowercased text (the compact view for compact rules) or one of the words is a whole word of
-    it (a maximal run of letters).
+    it (a maximal run of letters); and, with `also_needles`, one needle of each of those sets as well (a rule
+    whose every match needs two parts, each part's words).
     `target` picks the view the regex runs on (see `normalize` and `compact`): ``"text"`` (normalised),
     ``"lower"`` (normalised and lowercased: write the pattern in lowercase; much faster than re.IGNORECASE,
     and the validator still sees the value in its original case), ``"raw"`` (as given) or ``"compact"``.
@@ -114,6 +115,7 @@ class GateRule:
     detector: str = "learnloop"
     #: A hit in a text *about* attacks (a blog post explaining prompt injection) is a mention, not an attack.
     mention_ok: bool = False
+    also_needles: tuple[tuple[str, ...], ...] = ()
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -128,6 +130,7 @@ class GateRule:
         regex = self.pattern if isinstance(self.pattern, re.Pattern) else re.compile(self.pattern)
         object.__setattr__(self, "regex", regex)
         object.__setattr__(self, "needles", tuple(n.lower() for n in self.needles))
+        object.__setattr__(self, "also_needles", tuple(tuple(n.lower() for n in g) for g in self.also_needles))
         object.__setattr__(self, "words", tuple(w.lower() for w in self.words))
 
     def find(self, view: str, original: str | None = None) -> str | None:

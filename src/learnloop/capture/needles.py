@@ -11,6 +11,7 @@ match must contain. Python's `re` tries each branch of a long alternation at eve
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import sys
@@ -19,7 +20,7 @@ from typing import Any
 
 import ahocorasick
 
-__all__ = ["Folded", "NeedleIndex", "literal_needles"]
+__all__ = ["Folded", "NeedleIndex", "literal_needles", "needle_groups"]
 
 _WORD = re.compile(r"\w+")
 _NON_WORD = re.compile(r"\W+")
@@ -62,6 +63,7 @@ class NeedleIndex:
         return frozenset(needle for _, needle in self._automaton.iter(_hay(text)))
 
 
+@functools.lru_cache(maxsize=16)  # a check reads one lowered text through many indexes: build its view once
 def _hay(text: str) -> str:
     """The lowered text, then its word view: each run of non-word characters one space, a space at each end."""
     return f"{text}\n {_NON_WORD.sub(' ', text)} "
@@ -97,22 +99,46 @@ class Folded:
 def literal_needles(pattern: re.Pattern[str] | str) -> tuple[str, ...]:
     """Lower-case strings at least one of which is in the lowered text of every match of `pattern`; () when
     no useful set exists (a branch with no literal, a pattern the parser does not read)."""
+    groups = needle_groups(pattern)
+    return groups[0] if groups else ()
+
+
+def needle_groups(pattern: re.Pattern[str] | str) -> tuple[tuple[str, ...], ...]:
+    """Every set of lower-case strings the lowered text of every match of `pattern` holds one of, best filter
+    first: one per required part of the pattern ("(?:tell|inform) the user … (?:fine|safe)" gives the verbs'
+    set and the adjectives' set). () when none is useful."""
     source = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
     flags = pattern.flags if isinstance(pattern, re.Pattern) else 0
     try:
         parsed = _parser.parse(source, flags)
     except (re.error, RecursionError, TypeError):
         return ()
-    found = _required(list(parsed))
-    if not found or any(len(n) < 2 and n.isascii() for n in found) or any(n.isspace() for n in found):
-        return ()  # a one-letter needle is in every text: no filter at all
-    return tuple(sorted(found))
+    return tuple(
+        tuple(sorted(found))
+        for found in sorted(_candidates(list(parsed)), key=_filtering, reverse=True)
+        # a one-letter needle is in every text: no filter at all
+        if not any(len(n) < 2 and n.isascii() for n in found) and not any(n.isspace() for n in found)
+    )
 
 
 def _required(items: list[tuple[Any, Any]], left: bool = False, right: bool = False) -> frozenset[str] | None:
-    """The best set of needles for a sequence of parsed items: every match of the sequence holds one. `left` /
-    `right`: a word boundary stands right before / after the sequence. A word between two boundaries is the
-    needle " word ", looked up in the text's word view (see `NeedleIndex.present`)."""
+    """The best set of needles for a sequence of parsed items: every match of the sequence holds one."""
+    candidates = _candidates(items, left, right)
+    return max(candidates, key=_filtering) if candidates else None
+
+
+def _filtering(needles: frozenset[str]) -> tuple[int, int, int]:
+    """How well a set filters: the set whose shortest needle is longest filters best (a two-letter needle is in
+    many texts); a needle that is a word most texts hold (" from ", " the ") filters nothing, whatever its
+    length."""
+    return min(_strength(n) for n in needles), min(len(n) for n in needles), -len(needles)
+
+
+def _candidates(items: list[tuple[Any, Any]], left: bool = False, right: bool = False) -> list[frozenset[str]]:
+    """The sets of needles of a sequence of parsed items, one per part that has any: every match of the
+    sequence holds one needle of each. `left` / `right`: a word boundary stands right before / after the
+    sequence. A word between two boundaries is the needle " word ", looked up in the text's word view (see
+    `NeedleIndex.present`)."""
     candidates: list[frozenset[str]] = []
     run: list[str] = []
     bounded = left
@@ -157,11 +183,7 @@ def _required(items: list[tuple[Any, Any]], left: bool = False, right: bool = Fa
         if found:
             candidates.append(found)
     flush(right)
-    if not candidates:
-        return None
-    # The set whose shortest needle is longest filters best (a two-letter needle is in many texts); a needle that
-    # is a word most texts hold (" from ", " the ") filters nothing, whatever its length.
-    return max(candidates, key=lambda s: (min(_strength(n) for n in s), min(len(n) for n in s), -len(s)))
+    return candidates
 
 
 def _strength(needle: str) -> int:

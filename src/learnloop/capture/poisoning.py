@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .gate_rule import GateRule
-from .needles import NeedleIndex, literal_needles
+from .needles import Folded, NeedleIndex, literal_needles, needle_groups
 
 __all__ = ["POISONING_RULES", "about_attacks"]
 
@@ -58,24 +58,30 @@ _USER_SUBJECT = re.compile(
     r"|^\W*(?:我|我们|我們|私|僕|俺|저는|제가|나는|내가|우리)"
 )
 # Texts *about* attacks (reported speech): a discussion noun with a discussion verb, or the attack as a topic.
-_DISCUSSION = _any(
-    r"\b(?:blog|article|paper|talk|presentation|research|study|tutorial|course|slides?|newsletter|thesis|essay"
-    r"|artículo|charla|estudio|artikel|vortrag|studie|conférence|étude)\b",
-    r"블로그|글은|발표|논문|ブログ|記事|講演|論文",
+_DISCUSSION = Folded(
+    _any(
+        r"\b(?:blog|article|paper|talk|presentation|research|study|tutorial|course|slides?|newsletter|thesis|essay"
+        r"|artículo|charla|estudio|artikel|vortrag|studie|conférence|étude)\b",
+        r"블로그|글은|발표|논문|ブログ|記事|講演|論文",
+    )
 )
-_DISCUSSES = _any(
-    r"\b(?:explains?|describes?|demonstrates?|discusses|shows|covers|warns|is about|analy[sz]es)\b",
-    r"\b(?:explica|describe|muestra|erklärt|beschreibt|zeigt|explique|décrit|montre)\b",
-    r"설명|다룬|보여|解説|説明|紹介|示して",
+_DISCUSSES = Folded(
+    _any(
+        r"\b(?:explains?|describes?|demonstrates?|discusses|shows|covers|warns|is about|analy[sz]es)\b",
+        r"\b(?:explica|describe|muestra|erklärt|beschreibt|zeigt|explique|décrit|montre)\b",
+        r"설명|다룬|보여|解説|説明|紹介|示して",
+    )
 )
-_ATTACK_TOPIC = _any(
-    r"\bred[- ]team\w*|\bjailbreaks\b|\bclassifiers? that (?:flags?|detects?)\b|\bhow attackers\b"
-    r"|\battackers? (?:hide|use|can|could|embed|inject|plant|trick|smuggle)\b|\bexample payload\b"
-    r"|\bprompt[- ]injections?\b|\bmemory poisoning\b",
-    r"\bcómo los atacantes\b|\binyección de prompts?\b|\bwie angreifer\b|\bprompt-injection\b"
-    r"|\bcomment des attaquants\b|\binjection de prompts?\b",
-    r"공격자가|프롬프트 인젝션|攻撃者が|プロンプトインジェクション",
-    r"\bctf\b|\bwrite-?up\b|\bhidden instructions?\b.{0,60}\b(?:made|caused|tricked|leak)",
+_ATTACK_TOPIC = Folded(
+    _any(
+        r"\bred[- ]team\w*|\bjailbreaks\b|\bclassifiers? that (?:flags?|detects?)\b|\bhow attackers\b"
+        r"|\battackers? (?:hide|use|can|could|embed|inject|plant|trick|smuggle)\b|\bexample payload\b"
+        r"|\bprompt[- ]injections?\b|\bmemory poisoning\b",
+        r"\bcómo los atacantes\b|\binyección de prompts?\b|\bwie angreifer\b|\bprompt-injection\b"
+        r"|\bcomment des attaquants\b|\binjection de prompts?\b",
+        r"공격자가|프롬프트 인젝션|攻撃者が|プロンプトインジェクション",
+        r"\bctf\b|\bwrite-?up\b|\bhidden instructions?\b.{0,60}\b(?:made|caused|tricked|leak)",
+    )
 )
 
 # -- exfiltration ---------------------------------------------------------------------------------------------
@@ -407,8 +413,10 @@ class SentenceFinder:
         self.test = test
         self.meta = meta
         self.checks = [(p, NeedleIndex(needles) if (needles := literal_needles(p)) else None) for p in first]
-        # Every pattern of `first` must match: the needles of any one of them filter (the rarest's first).
-        self.needles = next((needles for needles in map(literal_needles, first) if needles), ())
+        # Every pattern of `first` must match: one needle of each of them is in every text it accepts.
+        groups = [group for pattern in first for group in needle_groups(pattern)]
+        self.needles: tuple[str, ...] = groups[0] if groups else ()
+        self.also_needles: tuple[tuple[str, ...], ...] = tuple(groups[1:])
 
     def __call__(self, text: str) -> tuple[int, int] | None:
         reading = _read(text)
@@ -560,8 +568,13 @@ def _developer_mode(text: str) -> tuple[int, int] | None:
 def _rule(suffix: str, reason: str, finder: Finder, needles: str = "") -> GateRule:
     """`needles`: "|"-separated substrings of the lowercased text, one of which every match needs (a cheap
     pre-filter: most texts have none and skip the rule's regexes); a `SentenceFinder` reads its own."""
-    words = finder.needles if isinstance(finder, SentenceFinder) else tuple(n for n in needles.split("|") if n)
-    return GateRule(f"injection.poisoning.{suffix}", "injection", reason, "", finder=finder, needles=words)
+    if isinstance(finder, SentenceFinder):
+        words, also = finder.needles, finder.also_needles
+    else:
+        words, also = tuple(n for n in needles.split("|") if n), ()
+    return GateRule(
+        f"injection.poisoning.{suffix}", "injection", reason, "", finder=finder, needles=words, also_needles=also
+    )
 
 
 # One of these occurs in every text the rule can refuse (the first words of its required parts).

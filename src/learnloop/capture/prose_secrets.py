@@ -261,12 +261,16 @@ _PAIR = re.compile(
 
 
 _RUN = re.compile(r"[^\s\"'`‘’“”()\[\]{},;]+")
+# What every password-shaped token's whitespace-delimited run holds (one pass in C instead of a loop per token).
+_SYMBOL_UPPER_DIGIT = re.compile(r"(?<!\S)(?=\S*[!@#$%^&*+=?~<>|])(?=\S*[A-Z])(?=\S*\d)\S{8,}")
 _EMAIL_LIKE = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.-]+$")
 
 
 def _password_shaped(text: str) -> tuple[int, int] | None:
     """A token built the way passwords are and words, names and identifiers are not: 8+ characters mixing
     lower case, upper case, digits and a symbol ("CorgiPancake#88", "Xb7!rT2qLw") — wherever it is said."""
+    if _SYMBOL_UPPER_DIGIT.search(text) is None:
+        return None  # no run of 8+ characters holds a symbol, a capital and a digit: the cheap way out
     for m in _RUN.finditer(text):
         token = m.group(0).rstrip(".:!?")
         if not 8 <= len(token) <= 64 or not token.isascii() or "://" in token or token.count("/") > 1:
@@ -330,7 +334,8 @@ def _numbers_in_groups(groups: str) -> bool:
 
 def _otp(text: str) -> tuple[int, int] | None:
     upper = _BASE32_UPPER_START.search(text) is not None
-    lower = _BASE32_LOWER_START.search(text) is not None
+    # The lower-case groups themselves are rarer in prose, and cheaper to look for, than their start.
+    lower = _BASE32_LOWER.search(text) is not None and _BASE32_LOWER_START.search(text) is not None
     if not upper and not lower:  # no run of 4 base32 capitals, no lower-case group with a digit: stop cheaply
         return None
     said = None  # whether the text names a 2FA key (searched once, and only if needed)
@@ -353,7 +358,7 @@ def _otp(text: str) -> tuple[int, int] | None:
 
 
 def _spaced_key(text: str) -> tuple[int, int] | None:
-    if len(_MIXED_CHUNK.findall(text)) < 2 and not _SPACED_CHARS.search(text):
+    if _mixed_chunks(text) < 2 and not _SPACED_CHARS.search(text):
         return None  # a key cut in pieces leaves pieces of letters and digits; prose has almost none
     if _FINGERPRINT.search(text):
         return None  # a key's fingerprint is public by design
@@ -375,6 +380,15 @@ def _spaced_key(text: str) -> tuple[int, int] | None:
     return None
 
 
+def _mixed_chunks(text: str) -> int:
+    """At least how many letter-digit or digit-letter pairs the text holds (as `_MIXED_CHUNK` counts them, or
+    more): an ASCII text is read as a string of classes, where counting two substrings is one pass in C."""
+    if not text.isascii():
+        return len(_MIXED_CHUNK.findall(text))
+    classes = text.translate(_CLASSES)
+    return classes.count("a0") + classes.count("0a")
+
+
 def _spelled_code(joined: str) -> bool:
     """Sixteen or more characters spelled one by one, letters and digits mixed: nobody spells a word that way
     with digits in it, so it is a key or a code written to get past a filter."""
@@ -383,7 +397,9 @@ def _spelled_code(joined: str) -> bool:
 
 
 _MIXED_CHUNK = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
-_SPACED_CHARS = re.compile(r"(?:\w(?: ?[-.·] ?| )){10}", re.ASCII)
+_CLASSES = {c: "a" if chr(c).isalpha() else "0" if chr(c).isdigit() else " " for c in range(128)}
+# Ten characters one at a time, from the start of a word (from inside one, `re` would try every letter of prose).
+_SPACED_CHARS = re.compile(r"\b(?:\w(?: ?[-.·] ?| )){10}", re.ASCII)
 _PROSE_WORD = re.compile(r"^(?:[a-z]{2,}|[A-Z][a-z]+)$")
 _SINGLE_CHARS = re.compile(r"(?<![\w-])(?:[\w+/=](?: ?[-.·] ?| )){15,}[\w+/=](?![\w-])", re.ASCII)
 _SEPARATOR = re.compile(r"[ .·-]")
@@ -480,6 +496,10 @@ PROSE_SECRET_RULES: tuple[GateRule, ...] = (
     ),
     _rule("secret.prose.config_line", "gives a password in a .pgpass line or Wi-Fi QR payload", _config_line, (":",)),
     _rule(
-        "secret.prose.named_hex_key", "gives a key (hex, UUID or dotted) named as a key or token", _named_hex, digits=4
+        "secret.prose.named_hex_key",
+        "gives a key (hex, UUID or dotted) named as a key or token",
+        _named_hex,
+        literal_needles(_KEY_WORDS.pattern),
+        digits=4,
     ),
 )
