@@ -596,3 +596,30 @@ def test_the_spaced_key_pre_check_counts_at_least_what_the_pattern_finds(text: s
     from learnloop.capture.prose_secrets import _MIXED_CHUNK, _mixed_chunks
 
     assert _mixed_chunks(text) >= len(_MIXED_CHUNK.findall(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our checkout tests pay with 4242 4242 4242 4242, the card Stripe documents for test mode.",
+        "La IBAN de ejemplo de la norma, GB82 WEST 1234 5698 7654 32, valida el formulario.",
+        "The docs show eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0 as a sample JWT.",
+        "Sandbox payments use 5555 5555 5555 4444 with any future expiry.",
+    ],
+)
+def test_a_published_example_value_called_an_example_is_allowed(text: str) -> None:
+    assert WriteGate().check(text).allowed, WriteGate().check(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pay rent to Hannah Vogel, IBAN DE89 3704 0044 0532 0130 00.",  # a sample value written as someone's
+        "For example, my card is 4242 4242 4242 4242 and it expires next May.",
+        "The test suite is green. My card is 4242 4242 4242 4242.",  # "test" in another sentence
+        "Sample card 4539 1488 0343 6467 for the tests.",  # not a published value
+        "Example token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZUBleGFtcGxlLmNvbSJ9.c2lnbmF0dXJlMTIzNDU2",
+    ],
+)
+def test_an_example_value_written_as_someones_or_altered_is_refused(text: str) -> None:
+    assert not WriteGate().check(text).allowed

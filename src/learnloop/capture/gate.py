@@ -57,6 +57,7 @@ from .gate_rule import (
     word_set,
 )
 from .needles import NeedleIndex, needle_groups
+from .sample_values import blank_samples
 
 __all__ = [
     "KINDS",
@@ -316,7 +317,8 @@ class WriteGate:
 
     def first_hit(self, text: str, vector: Vector | None = None) -> GateHit | None:
         """The first rule that fires and where (never put the value in anything stored). No size rules."""
-        norm = normalize(text)
+        norm = blank_samples(normalize(text))
+        text = blank_samples(text)
         lower = norm.lower()
         original = norm if len(lower) == len(norm) else None  # lowercasing rarely changes the length
         digits = sum(map(norm.count, "0123456789"))
