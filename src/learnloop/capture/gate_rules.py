@@ -246,9 +246,12 @@ _r("injection.role_play", "tells the model to act as someone else",
    needles=("play the", "role-play"), words="act pretend roleplay impersonate behave assume")
 _r("injection.role_override", "tries to change the model's role or persona",
    r"\byou(?: are|'re) now (?:an?|the|in|no longer|free|unrestricted|unfiltered|my|jailbroken|called|named|known as"
-   r"|acting|playing|operating|dan|evil)\b|\byou (?:have|'ve) (?:now )?become\b|\bfrom now on\b,?\s*(?:you"
-   r"|the assistant|assistant|always|never|only|ignore|respond|reply|answer|do not|don't|must|act|behave|obey|follow"
-   r"|forget)\b|\b(?:your|the assistant's) (?:new|real|true|actual|updated|secret) (?:name|role|persona|identity"
+   r"|acting|playing|operating|dan|evil)\b|\byou (?:have|'ve) (?:now )?become\b"
+   # "From now on, always answer in Spanish" is how users state a preference; from now on, dropping the rules is not.
+   r"|\bfrom now on\b[^.!?\n]{0,80}?\b(?:ignore|disregard|forget|obey|no longer (?:follow|bound)|(?:no|without|any)"
+   r" (?:restrictions|rules|limits|limitations|filters|censorship|guidelines|safety)|unrestricted|unfiltered"
+   r"|uncensored|jailbroken|dan|evil|developer mode|god mode|(?:recommend|promote|push|upsell|sell)\w*[^.!?\n]{0,30}\b"
+   r"(?:premium|paid|pro|enterprise|upgrades?|subscriptions?|sponsor\w*|partner\w*|affiliate\w*))\b|\b(?:your|the assistant's) (?:new|real|true|actual|updated|secret) (?:name|role|persona|identity"
    r"|instructions?|task|goal|purpose|objective|directive|rules?)\b|\blet'?s (?:play a game|role-?play|pretend)\b"
    r"|\byou (?:must|will|shall) (?:now )?(?:obey|comply with)\b|\b(?:always|must) obey\b|\bnever refuse\b", LOW,
    needles=("re now", "become", "from now on", "your new", "your real", "your true", "your actual", "your updated",
