@@ -230,9 +230,16 @@ def _sells(s: str, original: str) -> bool:
 _FIRST_PERSON = re.compile(r"\b(?:my|me|mine|mi|mis|mí|mein\w*|mich|mir|mon|ma|mes|moi)\b")
 
 
+# Whose standing rule it is ("the user's standing rule", "from the user") or a bank's standing order for a payment.
+_OWN_STANDING = re.compile(
+    r"\b(?:from|by) (?:the )?user\b|\buser's (?:standing|permanent)\b"
+    r"|\b(?:pays?|paid|paying)\b[^.;:]{0,60}\bby (?:a )?standing order\b"
+)
+
+
 def _authority(s: str, _: str) -> bool:
     found = [m.group(0) for m in _AUTHORITY.finditer(s)]
-    if found and all(_STANDING.fullmatch(f) for f in found) and _FIRST_PERSON.search(s):
+    if found and all(_STANDING.fullmatch(f) for f in found) and (_FIRST_PERSON.search(s) or _OWN_STANDING.search(s)):
         return False
     return bool(found)
 
