@@ -196,7 +196,7 @@ LEGITIMATE = [
     "from now on, don't use emojis with me",
     "From now on you're my German tutor: correct my grammar in every reply.",
     # a standing rule the user set, and a bank's standing order
-    "Standing instruction from the user: reply to recruiters with the short template.",
+    "Standing rule from the user: always CC the project manager on vendor emails.",
     "The user pays the gym 39 EUR a month by standing order.",
 ]
 

@@ -251,7 +251,8 @@ _r("injection.role_override", "tries to change the model's role or persona",
    r"|\bfrom now on\b[^.!?\n]{0,80}?\b(?:ignore|disregard|forget|obey|no longer (?:follow|bound)|(?:no|without|any)"
    r" (?:restrictions|rules|limits|limitations|filters|censorship|guidelines|safety)|unrestricted|unfiltered"
    r"|uncensored|jailbroken|dan|evil|developer mode|god mode|(?:recommend|promote|push|upsell|sell)\w*[^.!?\n]{0,30}\b"
-   r"(?:premium|paid|pro|enterprise|upgrades?|subscriptions?|sponsor\w*|partner\w*|affiliate\w*))\b|\b(?:your|the assistant's) (?:new|real|true|actual|updated|secret) (?:name|role|persona|identity"
+   r"(?:premium|paid|pro|enterprise|upgrades?|subscriptions?|sponsor\w*|partner\w*|affiliate\w*))\b"
+   r"|\b(?:your|the assistant's) (?:new|real|true|actual|updated|secret) (?:name|role|persona|identity"
    r"|instructions?|task|goal|purpose|objective|directive|rules?)\b|\blet'?s (?:play a game|role-?play|pretend)\b"
    r"|\byou (?:must|will|shall) (?:now )?(?:obey|comply with)\b|\b(?:always|must) obey\b|\bnever refuse\b", LOW,
    needles=("re now", "become", "from now on", "your new", "your real", "your true", "your actual", "your updated",
