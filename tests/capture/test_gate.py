@@ -633,3 +633,22 @@ def test_a_published_example_value_called_an_example_is_allowed(text: str) -> No
 )
 def test_an_example_value_written_as_someones_or_altered_is_refused(text: str) -> None:
     assert not WriteGate().check(text).allowed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Booking confirmation 55120438 is for two nights in Lisbon.",  # "Hotel" holds "tel": not a phone word
+        "Seriennummer der Wärmepumpe: 04417765, Wartung im Mai.",
+        "The registry sorts 5 entries during 2 minutes of load: 0,41 s each.",
+    ],
+)
+def test_a_number_named_as_another_kind_of_number_is_not_a_phone(text: str) -> None:
+    verdict = WriteGate().check(text)
+    assert verdict.allowed, verdict
+
+
+def test_a_phone_word_still_makes_a_bare_number_a_phone() -> None:
+    assert WriteGate().check("Text Priya on 07700 900461 when the parcel arrives.").rule == (
+        "personal_data.phone.any_format"
+    )

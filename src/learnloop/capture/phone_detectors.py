@@ -28,12 +28,23 @@ _CANDIDATE = re.compile(
 )
 _EXTENSION = re.compile(r"(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)\s*\d{1,5}$", re.IGNORECASE)
 # A bare "number" is any number (an invoice's, an account's): only words that mean a phone count.
+# Latin words from the start of a word: "Hotel" is not "tel", "during" not "ring", "context" not "text".
 _PHONE_WORDS = re.compile(
-    r"phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|reach|dial"
-    r"|\w's (?:number|no\.?)"
+    r"\b(?:phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|reach|dial"
     r"|teléfono|telefono|móvil|movil|celular|llám|llama|fijo|telefon|handy|festnetz|ruf|anruf"
-    r"|téléphone|portable|appel|fixe|joindre|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先|手机|手機|电话|號碼|号码|联系方式"
-    r"|cellulare|cell\.|chiam|numero di telefono|recapito|telefone|telemóvel|ligar|ligue|liga|contato|contacto|zap",
+    r"|téléphone|portable|appel|fixe|joindre"
+    r"|cellulare|cell\.|chiam|numero di telefono|recapito|telefone|telemóvel|ligar|ligue|liga|contato|contacto|zap)"
+    r"|\w's (?:number|no\.?)|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先|手机|手機|电话|號碼|号码|联系方式",
+    re.IGNORECASE,
+)
+# A number named as another kind of number (a booking's, a company's registration, a device's serial) is not a
+# phone number, whatever its digits would dial.
+_OTHER_NUMBER = re.compile(
+    r"\b(?:confirmation|booking|reservation|ticket|invoice|receipt|serial|serie\w*|seriennummer|lot|batch|udi|imei"
+    r"|isbn|issn|ean|upc|gtin|barcode|vat|p\. ?iva|partita iva|ičo|ico|dič|regon|krs|kvk|siren|siret|cif|cnpj|abn"
+    r"|acn|ein|ust-?id\w*|company (?:number|no\.?|registration)|registration (?:number|no\.?)|reservierung\w*"
+    r"|buchung\w*|réservation|reserva|prenotazione|numéro de série|número de serie|numero di serie)\b"
+    r"[^\n\d]{0,30}$",
     re.IGNORECASE,
 )
 _ARITHMETIC = re.compile(r"\s[-+]\s|\d\.\d{1,2}(?!\d)")
@@ -146,6 +157,8 @@ def _phone(text: str) -> tuple[int, int] | None:
         candidate = m.group(0).strip()
         digits = sum(c.isdigit() for c in candidate)
         if not 7 <= digits <= 17 or _DATE_OR_IP.match(candidate) or product_number_before(text, m.start()):
+            continue
+        if _OTHER_NUMBER.search(text, max(0, m.start() - 50), m.start()):
             continue
         if _ARITHMETIC.search(candidate):
             continue
