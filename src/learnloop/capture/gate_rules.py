@@ -239,10 +239,17 @@ _r("injection.system_prompt", "tries to reveal or override the system prompt",
    r"|configuration)|\b(?:repeat|print|output) (?:the |all )?(?:text|words|everything) above\b"
    r"|\bnew system prompt\b", LOW,
    words="prompt instructions rules guidelines directives configuration above")
+# A persona the user asks for themselves ("act as a strict reviewer whenever I paste code", "act as my tutor"),
+# with nothing in the sentence that drops the model's rules: the user's preference, not an injected role.
+_OWN_PERSONA = (
+    r"(?!(?=[^.!?\n]*\b(?:(?:when|whenever|if|while|each time|every time) i|for me|with me|to me|my)\b)"
+    r"(?![^.!?\n]*\b(?:(?:no|without|any) (?:restrictions|rules|limits|limitations|filters|censorship|guidelines"
+    r"|ethics)|unfiltered|unrestricted|uncensored|jailbr\w*|dan|evil|grandm\w*|developer mode|ignore|disregard)\b))"
+)
 _r("injection.role_play", "tells the model to act as someone else",
    rf"(?:{'|'.join(map(re.escape, _VERBS))})(?:{_IMPERATIVE})(?:(?<=pretend) (?:to be|you are|you're|that you)"
    rf"|(?<=play the) (?:role|part) of|(?<=assume the) (?:role|persona|identity) of"
-   rf"|(?<!pretend)(?<!play the)(?<!assume the))\b", LOW, flags=re.M,
+   rf"|(?<!pretend)(?<!play the)(?<!assume the))\b{_OWN_PERSONA}", LOW, flags=re.M,
    needles=("play the", "role-play"), words="act pretend roleplay impersonate behave assume")
 _r("injection.role_override", "tries to change the model's role or persona",
    r"\byou(?: are|'re) now (?:an?|the|in|no longer|free|unrestricted|unfiltered|my|jailbroken|called|named|known as"

@@ -103,7 +103,10 @@ _TRANSFER = _any(
 _SENSITIVE = _any(
     r"\b(?:messages?|conversations?|chats?|chat logs?|history|transcripts?|passwords?|credentials?|card numbers?"
     r"|cards?|cvv|api keys?|keys|tokens?|secrets?|addresses|address|phone numbers?|personal data|data|ssns?"
-    r"|documents|files|everything|cookies|contacts|location|what the user (?:types|says|writes)|codes?|otp"
+    r"|documents|files|everything|cookies|contacts|location|what the user (?:types|says|writes)|otp|codes"
+    # "code" alone is as often source code ("whenever I paste code"): a code that opens something is named so
+    r"|(?:verification|security|access|auth\w*|login|sign-?in|one-time|2fa|mfa|sms|recovery|backup|reset|pin|door"
+    r"|confirmation|bank|card) codes?|environment variables?|env vars?"
     r"|one-time|contents|id_rsa|ssh|secrets|questions|mentions?|last message|searches|queries|photos?|pictures?"
     r"|images|screenshots?|recordings?|locations?)\b|~/\.ssh|\.env\b",
     r"\b(?:fotos?|bilder|imágenes|immagini|imagens|foto's|zdjęci\w*|фото\w*|fotoğraf\w*|valokuv\w*|fotky|fotografi\w*)\b"
@@ -113,7 +116,10 @@ _SENSITIVE = _any(
     r"\b(?:nachricht\w*|gespräch\w*|chat\w*|verlauf|passw\w*|kennw\w*|kartennummer\w*|karten?|schlüssel|daten"
     r"|adresse\w*|telefon\w*|dateien|dokumente|alles)\b",
     r"\b(?:messages?|conversations?|historique|mots? de passe|cartes?|numéros? de carte|clés?|données|adresses?"
-    r"|fichiers|documents|tout ce)\b",
+    r"|fichiers|documents|tout ce|codes? de (?:vérification|sécurité|confirmation|connexion|validation|la carte))\b",
+    r"\b(?:c[óo]digos? de (?:verificaci[óo]n|seguridad|acceso|confirmaci[óo]n|verifica[çc][ãa]o|seguran[çc]a|acesso)"
+    r"|codice (?:di verifica|di sicurezza|otp)|bestätigungscode|sicherheitscode|zugangscode|verificatiecode"
+    r"|beveiligingscode|kod (?:weryfikacyjny|sms|dostępu))\b|인증 ?코드|인증번호|認証コード|確認コード|验证码|驗證碼",
     r"메시지|대화|채팅|기록|비밀번호|카드|토큰|데이터|주소|개인정보|メッセージ|会話|チャット|履歴|パスワード|カード|トークン|データ"
     r"|住所|個人情報",
 )
@@ -529,8 +535,12 @@ _RUN_FROM_URL = re.compile(
     r"\b(?:run|execute|exec|kör|voer\w*|uruchom\w*|çalıştır\w*|запуст\w*|выполн\w*|esegui\w*|execut\w*|ejecut\w*"
     r"|führ\w*|lance\w*|exécute\w*)\b[^\n]{0,80}https?://\S+\.(?:sh|ps1|bat|cmd|exe|py|msi)\b"
     r"|https?://\S+\.(?:sh|ps1|bat|cmd|exe|msi)\b[^\n]{0,40}\b(?:sudo|as root|als root|med sudo|z sudo|con sudo)\b"
-    r"|(?:--(?:extra-)?index-url|--trusted-host|\bregistry\s*=?)\s*(?:https?://)?(?!(?:pypi\.org|files\.pythonhosted"
+    # packages taken from another index ("registry = …", "--index-url …", "from registry.npm-mirror.com"); an image
+    # named by its registry's path ("registry.gitlab.com/acme/web:2.14") is not an index
+    r"|(?:--(?:extra-)?index-url|--trusted-host|\bregistry\s*=)\s*(?:https?://)?(?!(?:pypi\.org|files\.pythonhosted"
     r"|registry\.npmjs\.org|registry\.yarnpkg\.com)\b)[\w.-]+\.[a-z]{2,}"
+    r"|\bregistry\s*(?:https?://)?(?!(?:pypi\.org|files\.pythonhosted|registry\.npmjs\.org|registry\.yarnpkg\.com)\b)"
+    r"(?>[\w.-]*\.[a-z]{2,}+)(?!/)"
     r"|\b(?:run|execute)\s+(?:whatever|anything|everything|what)\s+(?:follows|comes after|it says|they say)\b"
     r"[^\n]{0,40}\b(?:shell|command|terminal|bash)\b|\b(?:as|like) a shell command\b"
 )
