@@ -144,10 +144,12 @@ _OBEY = _any(
     r"\b(?:befolge\w*|gehorche\w*|führe|ausführ\w*|tu was|behandle|folge)\b",
     r"\b(?:suis|suivre|obéis|obéir|exécute\w*|applique|fais ce que|traite)\b",
     r"따르|따라|복종|실행|수행|시키는 대로|従|実行|言う通り|言うとおり",
-    r"\b(?:esegui\w*|segui\w*|obbedisci|execut\w*|sig[ao]\w*|obedeç\w*|voer\w* uit|volg\w*|gehoorzaam\w*"
+    r"\b(?:esegui\w*|segui\w*|obbedisci|execut\w*|sig[ao]\w*|obedeç\w*|voer\w*(?: \w+){0,3} uit|volg\w*|gehoorzaam\w*"
     r"|wykonuj\w*|wykonaj|słuchaj|utför|följ\w*|lyd\w*|uygula\w*|yerine getir\w*|çalıştır\w*|uy\b|выполня\w*"
     r"|выполни\w*|следуй|подчиняйся|исполня\w*)",
     r"执行|照做|遵循|遵守|服从|照办|執行|遵從|そのまま実行|그대로 실행",
+    r"\b(?:jalankan|ikuti|patuhi|laksanakan|turuti|consider\w* autorevol\w*)\b|نفّذ|نفذ|اتبع|اتّبع|أطع|طبّق|طبق"
+    r"|पालन|मानो|मानें|अमल करो|लागू करो",
 )
 _ORDERS = _any(
     r"\b(?:instructions?|commands?|orders?|directives?|requests?|says|tells you|told|asks you)\b",
@@ -159,6 +161,7 @@ _ORDERS = _any(
     r"|polece\w*|instrukcj\w*|instruktion\w*|kommando\w*|order|talimat\w*|komut\w*|emir\w*|инструкци\w*"
     r"|команд\w*|указани\w*|приказ\w*)",
     r"指令|命令|指示|要求|지시|명령",
+    r"\b(?:perintah|instruksi|arahan)\b|تعليمات|التعليمات|أوامر|الأوامر|निर्देश|आदेश",
 )
 _FOREIGN_SOURCE = _any(
     r"\b(?:web ?pages?|websites?|sites?|urls?|links?|e-?mails?|mails?|documents?|pdfs?|files?|tool (?:results?"
@@ -176,6 +179,9 @@ _FOREIGN_SOURCE = _any(
     r"|verktyg\w*|web siteleri\w*|sitele\w*|sayfa\w*|ekler\w*|araç\w*|çıktı\w*|страниц\w*|сайт\w*|письм\w*"
     r"|вложени\w*|инструмент\w*|вывод\w*)",
     r"网页|網頁|网站|網站|邮件|郵件|文档|文件|工具输出|工具結果|搜索结果|도구 출력|도구|ツール出力|ツールの出力",
+    r"\b(?:halaman web|situs|surel|hasil pencarian|keluaran alat|dokumen|uitvoer|e?-?mail(?:i|ach|ami)|wiadomości\w*"
+    r"|писем|почт\w*)\b|صفحات الويب|الويب"
+    r"|البريد|المواقع|نتائج البحث|مخرجات الأدوات|वेब पेज|वेबसाइट|ईमेल|दस्तावेज़|खोज परिणाम",
 )
 _BLANKET = _any(
     r"\b(?:any|all|every|whatever|whichever|always|without (?:asking|question|checking|confirmation|telling)|even if"
@@ -188,7 +194,13 @@ _BLANKET = _any(
     r"\b(?:senza chiedere|sempre|qualsiasi|ogni|sem perguntar|qualquer|todas?|zonder te vragen|altijd|elke|alle"
     r"|bez pytania|zawsze|każd\w*|utan att fråga|alltid|varje|alla|sormadan|her zaman|herhangi|tüm|без вопросов"
     r"|не спрашивая|всегда|любые|любую|все|сразу)\b",
-    r"不必询问|不用询问|无需询问|不要询问|都|一律|最高优先级|優先|凡是|总是|묻지 말고|항상",
+    r"不必询问|不用询问|无需询问|不要询问|都|一律|最高优先级|優先|凡是|总是|묻지 말고|항상|高于用户|优先于用户",
+    # a standing order from now on binds every later case, as "always" does
+    r"\b(?:from now on|going forward|henceforth|de ahora en adelante|a partir de ahora|von nun an|ab (?:jetzt|sofort)"
+    r"|désormais|dorénavant|à partir de maintenant|d'ora in poi|da ora in poi|a partir de agora|daqui em diante"
+    r"|vanaf nu|voortaan|od teraz|od tej chwili|bundan (?:sonra|böyle)|från och med nu|hädanefter|с этого момента"
+    r"|отныне|впредь|mulai sekarang|mulai saat ini|apa pun|tanpa konfirmasi)\b|从现在起|从今以后|今後|これから|앞으로"
+    r"|지금부터|من الآن|أي تعليمات|अब से|आगे से",
 )
 
 # -- commercial steering ----------------------------------------------------------------------------------------
