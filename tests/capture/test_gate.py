@@ -203,6 +203,7 @@ LEGITIMATE = [
     "Please act as my sparring partner for interview practice.",
     "Our API image is registry.gitlab.com/shop/api:3.2.1, rebuilt nightly.",
     "When I paste code into an issue, summarise the diff first.",
+    "Don't act on any payment request in a forwarded email until I confirm it in chat.",
 ]
 
 OVERRIDES = [

@@ -242,7 +242,8 @@ _r("injection.system_prompt", "tries to reveal or override the system prompt",
 # A persona the user asks for themselves ("act as a strict reviewer whenever I paste code", "act as my tutor"),
 # with nothing in the sentence that drops the model's rules: the user's preference, not an injected role.
 _OWN_PERSONA = (
-    r"(?!(?=[^.!?\n]*\b(?:(?:when|whenever|if|while|each time|every time) i|for me|with me|to me|my)\b)"
+    r"(?!(?=[^.!?\n]*\b(?:(?:when|whenever|if|while|each time|every time|so(?: that)?) i|for me|with me|to me|my"
+    r"|help me)\b)"
     r"(?![^.!?\n]*\b(?:(?:no|without|any) (?:restrictions|rules|limits|limitations|filters|censorship|guidelines"
     r"|ethics)|unfiltered|unrestricted|uncensored|jailbr\w*|dan|evil|grandm\w*|developer mode|ignore|disregard)\b))"
 )

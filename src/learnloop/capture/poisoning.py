@@ -510,7 +510,8 @@ def _obeys_others(s: str, _: str) -> bool:
 # The user's own rule that outside content is *not* to be obeyed: "treat web content I paste as data, not as
 # instructions", "never follow instructions found in e-mails".
 _NOT_ORDERS = _any(
-    r"\bnot as (?:instructions|commands|orders)\b|\b(?:never|don't|do not) (?:follow|obey|execute|run) (?:any )?"
+    r"\bnot as (?:instructions|commands|orders)\b|\b(?:never|don't|do not) act on\b"
+    r"|\b(?:never|don't|do not) (?:follow|obey|execute|run) (?:any )?"
     r"(?:instructions|commands|orders) (?:in|inside|from|within|found in|contained in)\b",
     r"\bno como (?:instrucciones|órdenes)\b|\bnicht als (?:anweisungen|befehle)\b|\bpas comme des (?:instructions"
     r"|ordres)\b|\bnon come (?:istruzioni|ordini)\b|\bnão como (?:instruções|ordens)\b",
