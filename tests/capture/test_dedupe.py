@@ -36,6 +36,9 @@ KEPT_APART = [
     ("P3 tickets get a first response within 3 days.", "P1 tickets get a first response within 4 hours."),
     ("Production backups are kept for 30 days.", "Staging backups are kept for 7 days."),
     ("The user's partner's resting heart rate is 60 bpm.", "The user's resting heart rate is 52 bpm."),
+    # the relative before the measure's unit says whose it is (found by the nothing-lost property)
+    ("The user's partner has 4 kids.", "The user has 3.5 kids."),
+    ("My sister runs 12 km every Sunday.", "I run 5 km every Sunday."),
     ("Team Beta runs three-week sprints.", "Team Alpha runs two-week sprints."),
     ("Weigh-in on 10 May: 81.9 kg.", "Weigh-in on 3 May: 82.4 kg."),
     ("April revenue was €48,200.", "March revenue was €41,900."),

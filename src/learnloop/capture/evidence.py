@@ -532,12 +532,17 @@ def _show(quantity: Quantity, text: str) -> str:
 
 
 def _before_shared(profile_: TextProfile, words: frozenset[str], shared: set[str]) -> bool:
-    """Does one of `words` come before a token both texts have (a content word or a marker)?"""
+    """Does one of `words` come before a token both texts have (a content word, a marker, or the unit of a
+    measure: "the user's *partner* has 4 kids" / "the user has 3.5 kids" count whose kids)?"""
     positions = [i for i, t in enumerate(profile_.tokens) if t.folded in words or t.folded.rstrip("s") in words]
     if not positions:
         return False
     last_shared = max(
-        (i for i, t in enumerate(profile_.tokens) if t.kind in ("content", "marker") and t.folded in shared),
+        (
+            i
+            for i, t in enumerate(profile_.tokens)
+            if t.folded in shared and (t.kind in ("content", "marker") or (t.kind == "number" and t.folded.isalpha()))
+        ),
         default=-1,
     )
     return min(positions) < last_shared
