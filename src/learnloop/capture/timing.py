@@ -23,6 +23,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from .quantities import _NUMBER_WORDS
+from .word_screen import WordScreen
 
 __all__ = [
     "MOMENTARY",
@@ -132,6 +133,14 @@ def _month_number(name: str) -> int:
 
 
 @functools.cache
+def _screen() -> WordScreen:
+    """Every pattern needs a digit or one of these words whole (`word_screen`). The unit of "el año pasado" may
+    follow "el" unspaced, so that pattern's own words (pasado, dernier, ...) stand for it."""
+    after_unit = ("pasado", "pasada", "que viene", "dernier", "dernière", "prochain", "prochaine")
+    return WordScreen([*_DAYS, *_UNITS, *_SEASONS, *_WEEKDAYS, *_MONTHS, *after_unit])
+
+
+@functools.cache
 def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The patterns, built on first use (dateparser's month tables load with them)."""
     more = "|".join(sorted(_more_months(), key=len, reverse=True))
@@ -141,6 +150,7 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     )
 
 
+# A pattern's words (or a digit) must be among those `_screen` requires: a text holding none of them skips these.
 _BASE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
@@ -210,6 +220,10 @@ def find_expression(text: str) -> re.Match[str] | None:
 
 
 def _first(text: str) -> _Found | None:
+    return _first_of_patterns(text) if _screen().may_match(text) else None
+
+
+def _first_of_patterns(text: str) -> _Found | None:
     best: _Found | None = None
     for kind, pattern in _patterns():
         match = pattern.search(text)
