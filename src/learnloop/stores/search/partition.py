@@ -548,8 +548,8 @@ class Partition:
 
     def _top(self, scores: Scores, k: int, mask: Mask, *, positive_only: bool) -> tuple[Slots, Scores]:
         if positive_only:
-            # BM25 scores are zero but where a query term is held: the few nonzero slots are found in one pass over
-            # the scores, then checked (positive, and passing the filters), rather than two whole-array masks.
+            # BM25 scores are zero but where a query term is held: the nonzero slots are found in one pass over the
+            # scores, then checked (positive, and passing the filters), rather than by two whole-array masks.
             slots = np.flatnonzero(scores)
             slots = slots[(scores[slots] > 0) & mask[slots]]
         else:
