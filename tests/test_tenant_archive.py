@@ -16,6 +16,7 @@ from learnloop.errors import ConflictError
 from learnloop.factory import build_engine
 from learnloop.server.keys import issue_key
 from learnloop.server.state import service_store_for
+from learnloop.stores.search.embeddings import embedding_blob, embedding_vector
 from learnloop.stores.sql import archive as archive_tables
 from learnloop.stores.sql.archive import DERIVED, KEYS, KINDS
 from learnloop.stores.sql.rows import vector_from_blob
@@ -123,9 +124,11 @@ async def _stored(loop: learnloop.Loop, table: str) -> list[dict[str, Any]]:
     found = [row for _, row in await store._run(archive_tables._page, table, TENANT, None)]
     for row in found:
         if isinstance(row.get("embedding"), bytes):
-            # SQLite keeps a learning's embedding in float16, PostgreSQL in pgvector's float32: compared as the
-            # float16 values both hold.
-            row["embedding"] = tuple(np.asarray(vector_from_blob(row["embedding"]), dtype=np.float16).tolist())
+            # SQLite keeps a learning's embedding in int8 (with its scale), PostgreSQL in pgvector's float32:
+            # compared as SQLite would store each (a second round trip changes nothing), in float16, which leaves
+            # out a last-bit difference of the scale.
+            stored = embedding_vector(embedding_blob(vector_from_blob(row["embedding"])))
+            row["embedding"] = tuple(np.asarray(stored, dtype=np.float16).tolist())
     if table == "events":
         return [{k: v for k, v in row.items() if k != "seq"} for row in sorted(found, key=lambda r: r["seq"])]
     return sorted(found, key=repr)

@@ -66,3 +66,64 @@ def test_postings_are_ordered_as_a_stable_sort_orders_them(vocabulary: int) -> N
     terms = np.random.default_rng(vocabulary).integers(0, vocabulary, 50_000).astype(np.int32)
     assert np.array_equal(_stable_order(terms), np.argsort(terms, kind="stable"))
     assert len(_stable_order(terms[:0])) == 0
+
+
+# A change to the index: add a document, kill a live slot (by its rank among the live ones), or move a live slot's
+# document to a new slot (a status change: killed, then the same terms added).
+changes = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.dictionaries(st.integers(0, 30), st.integers(1, 4), min_size=1, max_size=8)),
+        st.tuples(st.just("kill"), st.integers(0, 1000)),
+        st.tuples(st.just("move"), st.integers(0, 1000)),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=documents, steps=changes, queries=st.lists(st.lists(st.integers(0, 35), max_size=5), min_size=1))
+def test_kept_weights_score_as_weights_computed_afresh(
+    docs: list[dict[int, int]], steps: list[tuple[str, object]], queries: list[list[int]]
+) -> None:
+    """Term weights and length normalisations kept across changes (only what a change touches is recomputed)
+    give the scores, to the bit, of the same index with every kept value dropped first."""
+    index = KeywordIndex()
+    index.add_many(*zip(*(_arrays(doc) for doc in docs), strict=True))
+    for kind, value in steps:
+        for query in queries:  # weights kept from before the change
+            index.weigh(query)
+        live = np.flatnonzero(index.alive[: index.slots])
+        if kind == "add":
+            index.add(*_arrays(value))  # type: ignore[arg-type]
+        elif len(live) > 1:
+            slot = int(live[int(value) % len(live)])  # type: ignore[call-overload]
+            terms, tf = index.terms_of(slot).copy(), _tf_of(index, slot)
+            index.kill(slot)
+            if kind == "move":
+                index.add(terms, tf)
+        kept = [index.weigh(query) for query in queries]
+        index._renumbered()
+        fresh = [index.weigh(query) for query in queries]
+        for (kept_scores, kept_matched), (scores, matched) in zip(kept, fresh, strict=True):
+            assert (kept_scores is None) == (scores is None)
+            assert kept_scores is None or np.array_equal(kept_scores, scores)
+            assert [(s.tolist(), w) for s, w in kept_matched] == [(s.tolist(), w) for s, w in matched]
+
+
+def test_a_moved_document_keeps_every_other_terms_weights() -> None:
+    index = KeywordIndex()
+    index.add_many(*zip(*(_arrays({t: 1, 10 + t % 3: 2}) for t in range(9)), strict=True))
+    index.weigh([10, 11, 3])
+    kept = {term: index._weights[term][1] for term in (10, 11, 3)}
+    terms, tf = index.terms_of(3).copy(), _tf_of(index, 3)  # document 3: terms 3 and 10
+    index.kill(3)
+    index.add(terms, tf)
+    index.weigh([10, 11, 3])
+    assert index._weights[11][1] is kept[11], "a term the moved document does not hold: kept as it was"
+    assert len(index._weights[10][1]) == len(kept[10]) + 1, "its own terms: one more posting (the new slot)"
+
+
+def _tf_of(index: KeywordIndex, slot: int) -> np.ndarray:
+    if slot < index.based:
+        return index.base_tf[index.base_offsets[slot] : index.base_offsets[slot + 1]].copy()
+    return index.recent_tf[slot - index.based].copy()

@@ -17,7 +17,7 @@ import pytest
 from learnloop.models import EventAction, Filters, Scope, Status
 from learnloop.stores.base import Candidate, Delete, EventDraft, Insert, SearchRequest, Update
 from learnloop.stores.search import partition_cache, snapshot
-from learnloop.stores.search.embeddings import embedding_blob
+from learnloop.stores.search.embeddings import embedding_vector, quantised_rows
 from learnloop.stores.search.keywords import TermCodebook
 from learnloop.stores.search.partition import Partition
 from learnloop.stores.search.row_codes import Codebook, RowCodes
@@ -328,7 +328,8 @@ def test_a_snapshot_gives_back_the_arrays_it_saved(
     assert read.tags == saved.tags
     assert read_snapshot(path, "test:other", other_codes, other_terms) is None
     # The loader reads the vectors from the table (here: as stored, in another order, one row gone since).
-    stored = [(i + 1, embedding_blob(v) if half else v.tobytes()) for i, v in enumerate(vectors) if i + 1 != 8]
+    # Rows as versions before int8 wrote them: float16, or float32.
+    stored = [(i + 1, _half_blob(v) if half else v.tobytes()) for i, v in enumerate(vectors) if i + 1 != 8]
     read.columns["vectors"], gone = vectors_for(read.columns["ids"], stored[::-1], TEST_DIM)
     assert gone == [8]
     # Restored, the partition keeps float16 vectors until something needs them all, and reads rows exactly.
@@ -415,9 +416,9 @@ async def test_either_backend_restores_its_snapshot_with_the_vectors_of_its_tabl
 
 
 async def test_sqlite_reads_a_partitions_vectors_back_joined_as_row_by_row(tmp_path: Path) -> None:
-    """The vectors of a restored partition read in one joined value are the row-by-row read's; a float32 blob
-    among them (a row written before float16), or more bytes than SQLite's largest value, sends the read the
-    row-by-row way."""
+    """The vectors of a restored partition read in one joined value are the row-by-row read's (int8 rows, and
+    float16 ones as versions before int8 wrote them); a float32 blob among them (a row written before float16),
+    or more bytes than SQLite's largest value, sends the read the row-by-row way."""
     store = make_store("sqlite", tmp_path)
     await store.start()
     try:
@@ -434,12 +435,21 @@ async def test_sqlite_reads_a_partitions_vectors_back_joined_as_row_by_row(tmp_p
         assert joined == b"".join(row[1] for row in rows)
         wanted = np.array(ids[::-1], dtype=np.int64)
         by_rows = vectors_for(wanted, rows, TEST_DIM)
-        halves = joined_halves(found_ids, joined, TEST_DIM)
-        assert halves is not None
-        by_join = aligned(wanted, found_ids, halves)
+        quantised = quantised_rows(joined, len(found_ids), TEST_DIM)
+        assert quantised is not None and joined_halves(found_ids, joined, TEST_DIM) is None
+        by_join = aligned(wanted, found_ids, quantised)
         assert np.array_equal(by_rows[0], by_join[0]) and by_rows[1] == by_join[1] == []
-        assert joined_halves(found_ids, joined + b"\x00" * 4, TEST_DIM) is None
+        assert quantised_rows(joined + b"\x00" * 4, len(found_ids), TEST_DIM) is None
         wide = bytearray(joined)
+        wide[0] = 0  # the first row's tag: not int8
+        assert quantised_rows(bytes(wide), len(found_ids), TEST_DIM) is None
+
+        older = [(i, _half_blob(embedding_vector(blob))) for i, blob in rows]
+        halves = joined_halves(found_ids, b"".join(blob for _, blob in older), TEST_DIM)
+        assert halves is not None
+        by_half_rows, by_half_join = vectors_for(wanted, older, TEST_DIM), aligned(wanted, found_ids, halves)
+        assert np.array_equal(by_half_rows[0], by_half_join[0])
+        wide = bytearray(b"".join(blob for _, blob in older))
         wide[0] = 0  # the first row's tag: not float16
         assert joined_halves(found_ids, bytes(wide), TEST_DIM) is None
 
@@ -453,3 +463,8 @@ async def test_sqlite_reads_a_partitions_vectors_back_joined_as_row_by_row(tmp_p
         assert await store._run(too_big) is None  # type: ignore[attr-defined]
     finally:
         await store.aclose()
+
+
+def _half_blob(vector: np.ndarray) -> bytes:
+    """A learning's embedding as versions before int8 stored it: tagged float16."""
+    return b"\x02" + np.asarray(vector, dtype=np.float16).tobytes()

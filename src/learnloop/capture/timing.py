@@ -18,11 +18,13 @@ from __future__ import annotations
 import calendar
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from .quantities import _NUMBER_WORDS
+from .word_screen import TextWords, WordScreen, any_may_match
 
 __all__ = [
     "MOMENTARY",
@@ -132,6 +134,34 @@ def _month_number(name: str) -> int:
 
 
 @functools.cache
+def _any_screen() -> Callable[[TextWords], bool]:
+    return any_may_match(_screens())
+
+
+@functools.cache
+def _screens() -> tuple[WordScreen, ...]:
+    """What each of `_patterns` needs to match (see `word_screen`): one of its words whole, or a shape of digits.
+    The unit of "el año pasado" may follow "el" unspaced, so that pattern's words after it (pasado, dernier, ...)
+    stand for it; a date names a month or is digits around '-', '.' or '/'."""
+    after_unit = ("pasado", "pasada", "que viene", "dernier", "dernière", "prochain", "prochaine")
+    return (
+        WordScreen(_DAYS),  # day
+        WordScreen(_UNITS),  # ago
+        WordScreen(_UNITS),  # ago (hace, vor, il y a)
+        WordScreen(_UNITS),  # in
+        WordScreen(_WEEKDAYS),  # weekday
+        WordScreen(_WEEKDAYS),  # weekday pasado
+        WordScreen([*_UNITS, *_SEASONS]),  # period
+        WordScreen(after_unit),  # period (el año pasado)
+        WordScreen(_UNITS),  # earlier
+        WordScreen(_MONTHS),  # month
+        WordScreen(shape=r"(?:19|20)[0-9][0-9]"),  # year
+        WordScreen(_MONTHS, shape=r"[0-9][./-][0-9]"),  # date
+        WordScreen(_more_months()),  # date, in the more languages' month names
+    )
+
+
+@functools.cache
 def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The patterns, built on first use (dateparser's month tables load with them)."""
     more = "|".join(sorted(_more_months(), key=len, reverse=True))
@@ -141,6 +171,8 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     )
 
 
+# Each pattern's words (or a digit) are what its screen requires (`_screens`, in the same order): a text holding
+# none of them skips it.
 _BASE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
@@ -210,6 +242,21 @@ def find_expression(text: str) -> re.Match[str] | None:
 
 
 def _first(text: str) -> _Found | None:
+    words = TextWords.of(text)
+    if not _any_screen()(words):
+        return None
+    best: _Found | None = None
+    for (kind, pattern), screen in zip(_patterns(), _screens(), strict=True):
+        if not screen.may_match(words):
+            continue
+        match = pattern.search(text)
+        if match is not None and (best is None or match.start() < best.match.start()):
+            best = _Found(kind, match)
+    return best
+
+
+def _first_of_patterns(text: str) -> _Found | None:
+    """`_first` without the screens (what they must never change)."""
     best: _Found | None = None
     for kind, pattern in _patterns():
         match = pattern.search(text)

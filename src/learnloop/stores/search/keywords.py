@@ -20,7 +20,7 @@ __all__ = ["KeywordIndex", "Matched", "TermCodebook", "held_at"]
 _K1 = 1.2
 _B = 0.75
 _DELTA_REBUILD = 2_000
-# Query terms whose weights a keyword index keeps between changes (see `KeywordIndex._term_weights`).
+# Query terms whose weights a keyword index keeps (see `KeywordIndex._term_weights`).
 _WEIGHTS_KEPT = 512
 
 IntArray = npt.NDArray[np.int32]
@@ -85,14 +85,17 @@ class KeywordIndex:
         self.post_tf = np.zeros(0, dtype=np.float32)
         # Delta part: slots >= frozen.
         self.delta: dict[int, tuple[list[int], list[int]]] = {}
-        # See `_normalisation` (None: to recompute).
+        # See `_normalisation` (None: to recompute), and the (total length, live documents) it was computed for.
         self._length_norm: npt.NDArray[np.float32] | None = None
-        # Per query term, its postings' slots, their BM25 contributions and its IDF, as of the last change:
-        # queries repeat terms, and the arithmetic on a common term's postings is most of a keyword search.
-        self._weights: dict[int, tuple[IntArray, npt.NDArray[np.float32], float]] = {}
+        self._norm_of = (0, 0)
+        # Per query term, its postings' slots, their BM25 contributions and its IDF, with what they were computed
+        # from (`_weights_stamp`): queries repeat terms, and the arithmetic on a common term's postings is most of a
+        # keyword search.
+        self._weights: dict[int, tuple[IntArray, npt.NDArray[np.float32], float, tuple[int, ...]]] = {}
 
-    def _changed(self) -> None:
-        """Documents came or went: lengths, frequencies and so every cached weight are stale."""
+    def _renumbered(self) -> None:
+        """Postings rebuilt or slots renumbered: every cached length normalisation and weight is dropped. (A
+        document added or killed changes only what `_weights_stamp` and `_normalisation` check.)"""
         self._length_norm = None
         self._weights = {}
 
@@ -119,7 +122,6 @@ class KeywordIndex:
             self.doc_len = np.resize(self.doc_len, size)
             self.alive = np.resize(self.alive, size)
         self.doc_len[slot] = length
-        self._changed()
         self.alive[slot] = True
         self.live_docs += 1
         self.total_len += length
@@ -152,7 +154,6 @@ class KeywordIndex:
             self.alive = np.resize(self.alive, size)
         self.doc_len[first:end] = lengths
         self.alive[first:end] = True
-        self._changed()
         self.live_docs += count
         self.total_len += int(lengths.sum())
         if flat_tf.size:
@@ -174,7 +175,6 @@ class KeywordIndex:
         lengths = np.bincount(owner, weights=tf, minlength=count).astype(np.int64)
         self.doc_len = lengths.astype(np.float32)
         self.alive = np.ones(count, dtype=bool)
-        self._changed()
         self.live_docs = count
         self.total_len = int(lengths.sum())
         frequency = np.bincount(terms) if terms.size else np.zeros(0, dtype=np.int64)
@@ -197,7 +197,6 @@ class KeywordIndex:
         self.alive[slot] = False
         self.live_docs -= 1
         self.total_len -= int(self.doc_len[slot])
-        self._changed()
         for term in self.terms_of(slot).tolist():
             self.df[term] -= 1
 
@@ -221,6 +220,7 @@ class KeywordIndex:
 
     def _freeze_flat(self, terms: IntArray, tf: IntArray, slots: IntArray) -> None:
         """`freeze` from every slot's (term, frequency) entries, flat, with the slot of each."""
+        self._renumbered()
         tfs = tf.astype(np.float32)
         order = _stable_order(terms)
         terms, self.post_slots, self.post_tf = terms[order], slots[order], tfs[order]
@@ -238,7 +238,7 @@ class KeywordIndex:
         self.base_terms, self.base_tf = terms, tf
         self.base_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         self.doc_len = self.doc_len[keep].copy()
-        self._changed()
+        self._renumbered()
         self.alive = np.ones(len(keep), dtype=bool)
         self.freeze()
 
@@ -257,11 +257,18 @@ class KeywordIndex:
     def _normalisation(self) -> npt.NDArray[np.float32]:
         """BM25's length normalisation of every slot, k1 · (1 − b + b · length / average length): computed once
         per change of the average rather than per term and query, with the same float32 operations as on a
-        term's postings, so scores stay bit for bit the same."""
-        if self._length_norm is None:
-            average = self.total_len / self.live_docs
-            self._length_norm = _K1 * (1 - _B + _B * self.doc_len[: self.slots] / average)
-        return self._length_norm
+        term's postings, so scores stay bit for bit the same. Element by element: slots added since under the
+        same average (a learning's status changed: its old slot killed, the same text in a new one) are
+        computed alone and appended."""
+        of = (self.total_len, self.live_docs)
+        norm, slots = self._length_norm, self.slots
+        if norm is None or self._norm_of != of:
+            norm = _K1 * (1 - _B + _B * self.doc_len[:slots] / (self.total_len / self.live_docs))
+        elif len(norm) < slots:
+            added = _K1 * (1 - _B + _B * self.doc_len[len(norm) : slots] / (self.total_len / self.live_docs))
+            norm = np.concatenate((norm, added))
+        self._length_norm, self._norm_of = norm, of
+        return norm
 
     def idf(self, term: int) -> float:
         df = self.df.get(term, 0)
@@ -300,7 +307,7 @@ class KeywordIndex:
             weights = self._term_weights(term)
             if weights is None:
                 continue
-            slots, contributions, idf = weights
+            slots, contributions, idf, _ = weights
             if scores is None:
                 scores = np.zeros(self.slots, dtype=np.float32)
             # A term's postings name each slot once, so plain fancy-index addition is exact.
@@ -308,21 +315,45 @@ class KeywordIndex:
             matched.append((slots, idf))
         return scores, matched
 
-    def _term_weights(self, term: int) -> tuple[IntArray, npt.NDArray[np.float32], float] | None:
+    def _weights_stamp(self, term: int, df: int) -> tuple[int, ...]:
+        """What a term's weights are computed from, besides slots' lengths (which never change in a slot): the
+        live documents and their total length (the IDF and the average length), its document frequency, and how
+        many postings it has beyond the frozen part (postings are only appended to between rebuilds). A status
+        change kills a slot and adds the same text in a new one: every other term's stamp is as before."""
+        recent = self.delta.get(term)
+        return (self.live_docs, self.total_len, df, 0 if recent is None else len(recent[0]))
+
+    def _term_weights(self, term: int) -> tuple[IntArray, npt.NDArray[np.float32], float, tuple[int, ...]] | None:
         """A term's postings with each one's BM25 contribution, and its IDF (None: no live document holds it)."""
-        found = self._weights.get(term)
-        if found is not None:
-            return found
         df = self.df.get(term, 0)
         if df <= 0:
             return None
-        idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
-        slots, tf = self.postings(term)
-        norm = tf + self._normalisation()[slots]
+        stamp = self._weights_stamp(term, df)
+        found = self._weights.get(term)
+        if found is not None and found[3] == stamp:
+            return found
+        if found is not None and found[3][:3] == stamp[:3] and found[3][3] < stamp[3]:
+            # Same IDF and average length, postings appended since (a moved document holding the term): only the
+            # new ones are weighed, each as it would be among all of them.
+            kept_slots, kept, idf, _ = found
+            recent_slots, recent_tf = self.delta[term]
+            added = np.asarray(recent_slots[found[3][3] :], dtype=np.int32)
+            added_tf = np.asarray(recent_tf[found[3][3] :], dtype=np.float32)
+            slots = np.concatenate((kept_slots, added))
+            contributions = np.concatenate((kept, self._contributions(idf, added, added_tf)))
+        else:
+            idf = math.log(1 + (self.live_docs - df + 0.5) / (df + 0.5))
+            slots, tf = self.postings(term)
+            contributions = self._contributions(idf, slots, tf)
         if len(self._weights) >= _WEIGHTS_KEPT:
             self._weights = {}
-        found = self._weights[term] = (slots, (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False), idf)
+        found = self._weights[term] = (slots, contributions, idf, stamp)
         return found
+
+    def _contributions(self, idf: float, slots: IntArray, tf: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """BM25 contributions of a term with this IDF at postings `slots` of frequencies `tf`."""
+        norm = tf + self._normalisation()[slots]
+        return (idf * tf * (_K1 + 1) / norm).astype(np.float32, copy=False)
 
 
 def _stable_order(terms: IntArray) -> npt.NDArray[np.intp]:

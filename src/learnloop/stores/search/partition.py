@@ -547,8 +547,13 @@ class Partition:
         return self._top(scores[: self.size], k, selection.mask, positive_only=True)
 
     def _top(self, scores: Scores, k: int, mask: Mask, *, positive_only: bool) -> tuple[Slots, Scores]:
-        keep = mask & (scores > 0) if positive_only else mask
-        slots = np.flatnonzero(keep)
+        if positive_only:
+            # BM25 scores are zero but where a query term is held: the nonzero slots are found in one pass over the
+            # scores, then checked (positive, and passing the filters), rather than by two whole-array masks.
+            slots = np.flatnonzero(scores)
+            slots = slots[(scores[slots] > 0) & mask[slots]]
+        else:
+            slots = np.flatnonzero(mask)
         if slots.size == 0:
             return _NO_SLOTS, _NO_SCORES
         values = scores[slots]

@@ -27,7 +27,7 @@ from ...models import Filters, Learning, Scope
 from ..candidate_pool import CandidatePool
 from ..records import SearchRequest, Vector
 from .ann import ef_schedule
-from .embeddings import embedding_vector
+from .embeddings import embedding_vector, quantised_rows
 from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
 from .partition import Partition
@@ -331,9 +331,12 @@ class PartitionCache(Generic[Conn]):
         """The stored vectors of learnings `ids` as the table holds them now, and the ids no longer live."""
         joined = self.source.live_embeddings(conn, key)
         if joined is not None:
-            halves = joined_halves(joined[0], joined[1], self.dimension)
-            if halves is not None:
-                return aligned(ids, joined[0], halves)
+            found_ids, stored = joined
+            matrix: npt.NDArray[Any] | None = joined_halves(found_ids, stored, self.dimension)
+            if matrix is None:
+                matrix = quantised_rows(stored, len(found_ids), self.dimension)
+            if matrix is not None:
+                return aligned(ids, found_ids, matrix)
         return vectors_for(ids, self.source.live_vectors(conn, key), self.dimension)
 
     def index_pending(self) -> bool:

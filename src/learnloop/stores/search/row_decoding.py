@@ -26,8 +26,9 @@ from .stored_terms import document_terms, parse_terms
 __all__ = ["EMBEDDING", "PARTITION_FIELDS", "aligned", "decode_rows", "joined_halves", "row_codes", "vectors_for"]
 
 # What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
-# stored (`embeddings`: tagged float16, or float32 bytes), tags as a JSON list (text, or already decoded), the
-# stored keyword terms (`stored_terms`; None: tokenise the text and topic, which are needed only then).
+# stored (`embeddings`: tagged int8, or an older row's tagged float16 or float32 bytes), tags as a JSON list
+# (text, or already decoded), the stored keyword terms (`stored_terms`; None: tokenise the text and topic, which
+# are needed only then).
 # Positional, since a load reads every row.
 PARTITION_FIELDS = (
     "id",

@@ -70,7 +70,7 @@ class Dialect:
     integrity_errors: tuple[type[Exception], ...]
     # A float32 vector as a statement parameter for an embedding column.
     vector_param: Callable[[Vector], Any]
-    # A learning's embedding as stored (SQLite: tagged float16, half the bytes; PostgreSQL: a pgvector value).
+    # A learning's embedding as stored (SQLite: tagged int8, a quarter of the bytes; PostgreSQL: a pgvector value).
     embedding_param: Callable[[Vector], Any]
     # The condition (and its parameters) matching a listing's search box against learnings, or None when the
     # text has no word to search for.

@@ -86,7 +86,7 @@ def scope_token(tenant: str, user: str | None) -> str:
 
 
 def vector_from_blob(blob: bytes) -> Vector:
-    """A stored embedding (a learning's: tagged float16, see `search.embeddings`; a tool table's: float32)."""
+    """A stored embedding (a learning's: tagged int8, see `search.embeddings`; a tool table's: float32)."""
     return embedding_vector(blob)
 
 

@@ -1,10 +1,11 @@
-"""Learnings' embeddings written as float32 (before they were stored as tagged float16, see
-`stores.search.embeddings`) rewritten in place, a batch per idle step, so an older file shrinks too.
+"""Learnings' embeddings written in an older layout (float32, or float16 before they were stored as int8;
+see `stores.search.embeddings`) rewritten in place, a batch per idle step, so an older file shrinks too.
 
 Readers take either form, so nothing waits for this pass. Each rewritten row is logged in `vector_changes` in
 the same transaction, so every process's search partition (and the snapshots they save) takes the stored
-values. How far the file has been checked is kept in `store_meta` ('embeddings_checked_through', the highest
-learning id), so a pass that has reached the end looks only at newer rows. A new file has nothing to rewrite.
+values. How far the file has been checked is kept in `store_meta` ('embeddings_quantised_through', the highest
+learning id; the float16 pass before it kept 'embeddings_checked_through', and a file it walked holds float16
+rows behind that mark), so a pass that has reached the end looks only at newer rows. A new file has nothing to rewrite.
 VACUUM, left to the operator, returns the freed pages to the file system.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from ..search.embeddings import embedding_blob, embedding_vector
+from ..search.embeddings import embedding_blob, embedding_vector, is_quantised
 from ..sql.dialect import Connection
 from ..sql.idle_pass import IdlePass, without_waiting
 from ..sql.transactions import write_transaction
@@ -21,8 +22,8 @@ from ..sql.transactions import write_transaction
 __all__ = ["embedding_shrinker", "shrink_embeddings"]
 
 _BATCH = 500
-_CHECKED = "embeddings_checked_through"
-# Seconds between passes of one process once it has reached the end (new rows are written in float16).
+_CHECKED = "embeddings_quantised_through"
+# Seconds between passes of one process once it has reached the end (new rows are written in int8).
 _EVERY = 300.0
 
 
@@ -35,8 +36,8 @@ class _Cursor:
 
 
 def shrink_embeddings(conn: Connection, cursor: _Cursor, batch: int = _BATCH) -> tuple[int, bool]:
-    """Check the next `batch` learnings after the cursor; rewrite the float32 ones in one write transaction.
-    Returns (rows rewritten, whether more remain)."""
+    """Check the next `batch` learnings after the cursor; rewrite the float32 and float16 ones as int8 in one
+    write transaction. Returns (rows rewritten, whether more remain)."""
     if cursor.checked is None:
         found = conn.execute("SELECT value FROM store_meta WHERE key = ?", (_CHECKED,)).fetchone()
         cursor.checked = cursor.stored = 0 if found is None else int(found[0])
@@ -45,14 +46,20 @@ def shrink_embeddings(conn: Connection, cursor: _Cursor, batch: int = _BATCH) ->
         (cursor.checked, batch),
     ).fetchall()
     last = rows[-1][0] if rows else cursor.checked
-    wide = [row for row in rows if row[3] is not None and len(row[3]) % 4 == 0]
+    # A float32 blob the int8 layout cannot hold (a component not finite) stays as it is.
+    wide = [
+        (row, stored)
+        for row in rows
+        if row[3] is not None
+        and not is_quantised(row[3])
+        and (stored := embedding_blob(embedding_vector(row[3]))) != row[3]
+    ]
     # Recorded with a rewrite, and once at the end of a walk (so the next process starts from there).
     if wide or (len(rows) < batch and last > cursor.stored):
         with without_waiting(conn), write_transaction(conn):
-            for learning_id, tenant, user_id, blob in wide:
+            for (learning_id, tenant, user_id, blob), stored in wide:
                 changed = conn.execute(
-                    "UPDATE learnings SET embedding = ? WHERE id = ? AND embedding = ?",
-                    (embedding_blob(embedding_vector(blob)), learning_id, blob),
+                    "UPDATE learnings SET embedding = ? WHERE id = ? AND embedding = ?", (stored, learning_id, blob)
                 ).rowcount
                 if changed:
                     conn.execute(
@@ -70,7 +77,7 @@ def shrink_embeddings(conn: Connection, cursor: _Cursor, batch: int = _BATCH) ->
 
 
 def embedding_shrinker(clock: Callable[[], datetime]) -> IdlePass:
-    """`shrink_embeddings` from the store's idle housekeeping: batch after batch while float32 rows remain,
+    """`shrink_embeddings` from the store's idle housekeeping: batch after batch while older rows remain,
     then at most once every five minutes."""
     cursor = _Cursor()
     return IdlePass(lambda conn, now: shrink_embeddings(conn, cursor), _EVERY, clock)

@@ -71,7 +71,7 @@ def sqlite_partitions(
     clock: Callable[[], datetime],
 ) -> PartitionCache[sqlite3.Connection]:
     """The file's partition cache: ANN indexes and snapshots saved beside the file (`<path>.ann/`), and the idle
-    passes that prune the change log, fold old retrieval events and rewrite float32 embeddings in float16 run
+    passes that prune the change log, fold old retrieval events and rewrite older embeddings in int8 run
     before new vectors are indexed."""
     return PartitionCache(
         source,
