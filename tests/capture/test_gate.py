@@ -662,3 +662,15 @@ def test_a_phone_word_still_makes_a_bare_number_a_phone() -> None:
     assert WriteGate().check("Text Priya on 07700 900461 when the parcel arrives.").rule == (
         "personal_data.phone.any_format"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ("Ofisteki yazıcının şifresi Kedi.Mavi77, misafirlere söyleme.", False),  # whose password, with a suffix
+        ("Wi-Fi şifrem Deniz_2024 ama misafir ağı ayrı.", False),
+        ("Şifresi çok uzun ama kolay hatırlanıyor.", True),  # said of a password, no value
+    ],
+)
+def test_turkish_password_words_with_their_suffixes(text: str, allowed: bool) -> None:
+    assert WriteGate().check(text).allowed is allowed

@@ -35,7 +35,9 @@ _WORDS = (
     r"|パスワード|暗証番号|パスフレーズ|ログイン|認証情報|ログイン情報|合言葉"
     r"|parola d'ordine|credenziali|codice di accesso|chiave di accesso|accesso"
     r"|senha|palavra-passe|palavra passe|credenciais|código de acesso|chave de acesso"
-    r"|wachtwoord|inloggegevens|hasło|haslo|dane logowania|lösenordet|lösenord|inloggning|şifre|sifre|parola"
+    # Turkish marks whose password with a suffix ("modemin şifresi", "şifrem"): the word with it is the word
+    r"|wachtwoord|inloggegevens|hasło|haslo|dane logowania|lösenordet|lösenord|inloggning|şifre(?:si|m|miz)?"
+    r"|sifre(?:si|m)?|parola(?:sı|m)?"
     r"|пароль|логин"
     r"|密码|密碼|口令|登录信息"
     r"|mật khẩu|kata sandi|salasana|heslo|κωδικός|κωδικό|συνθηματικό|סיסמה|סיסמא|كلمة المرور|كلمة السر|पासवर्ड"
