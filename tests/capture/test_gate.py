@@ -674,3 +674,9 @@ def test_a_phone_word_still_makes_a_bare_number_a_phone() -> None:
 )
 def test_turkish_password_words_with_their_suffixes(text: str, allowed: bool) -> None:
     assert WriteGate().check(text).allowed is allowed
+
+
+def test_a_login_given_after_a_mail_or_file_server() -> None:
+    verdict = WriteGate().check("Our SMTP relay is mail.example.org, user relaybot, pass Tulip7harbor.")
+    assert verdict.rule == "secret.prose.login_pair"
+    assert WriteGate().check("Upload the build to the FTP server every Friday after the release.").allowed

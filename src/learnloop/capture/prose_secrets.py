@@ -249,7 +249,9 @@ def _slashed_login(text: str) -> tuple[int, int] | None:
 _LOGIN_WORD = Folded(
     re.compile(
         rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|accès|access|admin|root|user ?name|usuario|benutzer|utilisateur|account"
-        r"|cuenta|konto|compte|conta|utente)(?![A-Za-z0-9à-ÿ])"
+        # a mail or file server names the login that follows ("the FTP …: user lumenweb, pass …"); "ssh" and "vpn"
+        # would read public keys and 2FA seeds as logins
+        r"|cuenta|konto|compte|conta|utente|s?ftp|smtp|imap)(?![A-Za-z0-9à-ÿ])"
         r"|아이디|계정|ユーザー名?|アカウント|账号|帐号|帳號|用户名",
         re.IGNORECASE,
     )
