@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .gate_rule import GateRule
-from .needles import Folded, NeedleIndex, literal_needles, needle_groups
+from .needles import Folded, NeedleIndex, needle_groups
 
 __all__ = ["POISONING_RULES", "about_attacks"]
 
@@ -430,9 +430,13 @@ class SentenceFinder:
     def __init__(self, test: Callable[[str, str], bool], *first: re.Pattern[str], meta: bool = True) -> None:
         self.test = test
         self.meta = meta
-        self.checks = [(p, NeedleIndex(needles) if (needles := literal_needles(p)) else None) for p in first]
-        # Every pattern of `first` must match: one needle of each of them is in every text it accepts.
-        groups = [group for pattern in first for group in needle_groups(pattern)]
+        per_pattern = [needle_groups(p) for p in first]  # best set first
+        self.checks = [
+            (pattern, NeedleIndex(found[0]) if found else None)
+            for pattern, found in zip(first, per_pattern, strict=True)
+        ]
+        # Every pattern of `first` must match: one needle of each of its sets is in every text it accepts.
+        groups = [group for found in per_pattern for group in found]
         self.needles: tuple[str, ...] = groups[0] if groups else ()
         self.also_needles: tuple[tuple[str, ...], ...] = tuple(groups[1:])
 
