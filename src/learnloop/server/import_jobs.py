@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from ..errors import NotFound
 from ..importing import ImportReport, ImportSettings, file_lines
 from ..loop import Loop
+from .wire import discard
 
 __all__ = ["DEFAULT_IMPORT_LIMITS", "ImportJob", "ImportJobs", "ImportLimit"]
 
@@ -165,6 +166,11 @@ class ImportJobs:
                     await asyncio.to_thread(handle.write, b"".join(buffer))
                     buffer = []
             await asyncio.to_thread(handle.write, b"".join(buffer))
+        except HTTPException:
+            handle.close()
+            path.unlink(missing_ok=True)
+            await discard(body)  # so that the 413 reaches a client that is still sending
+            raise
         except BaseException:
             handle.close()
             path.unlink(missing_ok=True)

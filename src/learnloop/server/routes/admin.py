@@ -16,6 +16,7 @@ from ..auth import ApiDep
 from ..errors import ERROR_RESPONSES
 from ..import_jobs import ImportJob
 from ..schemas import IDENT, NAME, MeOut, PurgeIn, PurgeOut, VocabularyIn
+from ..wire import DRAIN_BYTES, discard, waits_for_continue
 
 __all__ = ["IMPORT_PATH", "router"]
 
@@ -124,6 +125,8 @@ async def import_lines(
     limit = api.service.options.import_limits[api.principal.role.value]
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit[0]:
+        if int(declared) <= DRAIN_BYTES and not waits_for_continue(request.scope):
+            await discard(request.stream())  # so that the 413 reaches a client that is still sending
         raise HTTPException(413, f"the import is larger than this key may send ({limit[0]} bytes)")
     jobs = api.service.imports
     job_id, size, lines = await jobs.spool(request.stream(), limit)
