@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from learnloop.capture.dedupe import DedupeAction, DedupePolicy, decide, judge, merged_text
+from learnloop.capture.evidence import profile
 from learnloop.capture.quantities import quantities
 from learnloop.embedders.base import Embedder
 from learnloop.models import Learning, LinkKind
@@ -252,3 +253,9 @@ def test_numbers_that_name_things_are_not_values() -> None:
     assert quantities("SKU 44-1087 is in aisle C") == ()
     assert [q.value for q in quantities("the 2019 Barolo costs €40")] == [40.0]
     assert [q.value for q in quantities("4-5 L/hr")] == [4.0, 5.0]
+
+
+def test_an_iso_date_is_the_date_written_out() -> None:
+    iso, words = profile("HX-4471 renewal date: 2025-10-01."), profile("Policy HX-4471 renews on 1 October 2025.")
+    assert iso.dates == words.dates == {"1", "oct", "2025"}
+    assert not {"#10", "#01"} & iso.names

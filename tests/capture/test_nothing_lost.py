@@ -43,6 +43,18 @@ statement = st.builds(
 @given(st.lists(statement, min_size=2, max_size=10))
 # Found by this property: the partner's fact was skipped as the user's ("already known"), and both then replaced.
 @example([("The user has 4 kids.", []), ("The user's partner has 4 kids.", []), ("The user has 3.5 kids.", [])])
+# Found by this property: "Kettle A has 4 kids" was merged into "The user has 4 kids" as detail (a name before a
+# shared value was not read as whose value it is).
+@example([("The user has 4 kids.", []), ("Kettle A has 4 kids.", []), ("Kettle A has 3.5 kids.", [])])
+# Found by this property: "uses CircleCI" was merged into "switched from CircleCI to Jenkins" as detail, and the
+# merged text was then replaced by "no longer uses Jenkins".
+@example(
+    [
+        ("The user's partner switched from CircleCI to Jenkins for CI.", []),
+        ("The user's partner uses CircleCI for CI.", []),
+        ("The user's partner no longer uses Jenkins for CI.", []),
+    ]
+)
 def test_every_text_saved_is_live_superseded_or_contained(
     open_loop: Callable[..., Loop], tmp_path: Path, sequence: list[tuple[str, list[str]]]
 ) -> None:

@@ -64,3 +64,65 @@ def test_numbers_that_are_dates_names_or_points_are_not_clocks_or_values() -> No
     assert all(d != "time_of_day" for _, d, _ in read("テストで3点取った"))  # in Japanese 点 counts points
     assert quantities("1일차 만찬은 호텔에서 열린다.") == ()  # "day 1": a name
     assert quantities("O contrato do apartamento 301 vence em março.") == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "currency"),
+    [
+        ("Die Kfz-Versicherung kostet 62 € im Monat.", 62.0, "EUR"),
+        ("Seit Januar kostet die Kfz-Versicherung 71 € monatlich.", 71.0, "EUR"),
+        ("Czynsz to 2 400 zł miesięcznie.", 2400.0, "PLN"),
+        ("Kira 7.500 TL oldu.", 7500.0, "TRY"),
+        ("毎月の食費の予算は5万円。", 50000.0, "JPY"),
+        ("食費の予算を月4万円に減らした。", 40000.0, "JPY"),
+        ("월세는 50만 원이다", 500000.0, "KRW"),
+        ("房租每月3万日元", 30000.0, "JPY"),
+    ],
+)
+def test_money_written_after_the_amount_and_east_asian_myriads(text: str, value: float, currency: str) -> None:
+    assert [(v, d) for v, d, _ in read(text)] == [(value, f"currency:{currency}")]
+
+
+def test_a_place_name_that_starts_with_a_myriad_is_no_number() -> None:
+    assert quantities("千葉に住んでいる") == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [
+        ("El almacén de Valencia cierra a las 8 de la tarde.", 1200.0),
+        ("Abre a las 9 de la mañana.", 540.0),
+        ("Le magasin ferme à 8 heures du soir.", 1200.0),
+        ("Chiude alle 8 di sera.", 1200.0),
+        ("Ele chega às 10 da noite.", 1320.0),
+        ("Wir essen um 7 Uhr abends.", 1140.0),  # and "um" is no Portuguese "one" here
+        ("De winkel sluit om 8 uur 's avonds.", 1200.0),
+    ],
+)
+def test_an_hour_with_the_part_of_the_day_after_it(text: str, minutes: float) -> None:
+    assert [(v, d) for v, d, _ in read(text)] == [(minutes, "time_of_day")]
+    assert meets(text, f"{int(minutes // 60):02d}:00")
+
+
+@pytest.mark.parametrize(
+    ("words", "figures"),
+    [
+        ("Noah has a three-quarter-hour lesson.", "Noah's lesson lasts 45 minutes."),
+        ("It takes a quarter of an hour.", "It takes 15 minutes."),
+        ("Der Bus braucht eine Dreiviertelstunde.", "Der Bus braucht 45 Minuten."),
+        ("On attend un quart d'heure.", "On attend 15 minutes."),
+        ("La espera es de media hora.", "La espera es de 30 minutos."),
+        ("The duplex sits on a quarter-acre lot.", "The duplex lot is 0.25 acres."),
+        ("Ein Zehntel seines Nettogehalts legt er zur Seite.", "Er spart 10 % seines Nettogehalts."),
+        ("Field 7 covers 120,000 square metres.", "Field 7 is 12 hectares."),
+        ("The flat is 850 sq. ft.", "The flat is 78.97 m²."),
+    ],
+)
+def test_fractions_in_words_and_square_units_are_values(words: str, figures: str) -> None:
+    assert meets(words, figures)
+
+
+def test_a_quarter_that_measures_nothing_is_no_value() -> None:
+    assert quantities("They live in the French Quarter.") == ()
+    assert quantities("Revenue grew next quarter.") == ()
+    assert read("It has 3 square windows.") == [(3.0, "count:squar", False)]

@@ -13,7 +13,30 @@ __all__ = ["clock_time"]
 def clock_time(text: str, start: int, end: int, value: float) -> tuple[float, int] | None:
     """The number at `start`..`end` (worth `value`) read as a time of day: minutes after midnight and where the
     time ends, or None."""
-    return _clock(text, start, end, value) or _cjk_clock(text, start, end, value)
+    return _day_part(text, end, value) or _clock(text, start, end, value) or _cjk_clock(text, start, end, value)
+
+
+# An hour with the part of the day after it, as the languages that use no "pm" write it: "8 de la tarde",
+# "8 da noite", "8 heures du soir", "3 del pomeriggio", "8 Uhr abends", "8 uur 's avonds".
+_AFTERNOON_WORDS = (
+    "tarde|noche|noite|soir|après-midi|apres-midi|sera|pomeriggio|notte|abends|nachmittags|avonds|middags"
+)
+_DAY_PART = re.compile(
+    r"\s(?:(?:horas?|heures?|h|uhr|uur|ore)\s)?"
+    r"(?:(?:de la|de|da|du|de l'|di|del|della|dela|do|des)\s?|'s\s|)"
+    rf"(?P<part>{_AFTERNOON_WORDS}|mañana|manana|madrugada|manhã|manha|matin|mattina|morgens|vormittags|früh"
+    r"|ochtends)(?![\w])",
+    re.IGNORECASE,
+)
+_AFTERNOON = re.compile(rf"^(?:{_AFTERNOON_WORDS})$", re.IGNORECASE)
+
+
+def _day_part(text: str, end: int, value: float) -> tuple[float, int] | None:
+    match = _DAY_PART.match(text, end)
+    if match is None or value != int(value) or not 0 <= value <= 12:
+        return None
+    afternoon = _AFTERNOON.match(match.group("part")) is not None
+    return float((int(value) % 12 + 12 * afternoon) * 60), match.end()
 
 
 _CLOCK = re.compile(

@@ -32,8 +32,9 @@ from enum import StrEnum
 
 from ..models import Learning, LinkKind
 from ..terms import STOPWORDS
-from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, is_record, profile
+from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, profile
 from .lexicon import LIGHT_VERBS, NEGATION
+from .records import is_record
 from .timing import TimeSpan
 
 __all__ = [
@@ -241,6 +242,14 @@ def judge(
         return act(
             DedupeAction.NEW_VERSION, f"replaces {at}: the new text takes back {', '.join(sorted(c.retraction))}"
         )
+    # "Switched from CircleCI to Jenkins" / "uses CircleCI": the new text states what the old one took back. A
+    # change back, if it says so; otherwise two claims that cannot both hold, for a person to settle.
+    if c.reasserted and (structured or topical):
+        if c.strong_correction:
+            return act(DedupeAction.NEW_VERSION, f"replaces {at}: the new text goes back to {', '.join(c.reasserted)}")
+        return create(
+            f"{at} took back {', '.join(sorted(c.reasserted))}, which this text states", LinkKind.POSSIBLE_CONFLICT
+        )
     # Word evidence of one fact said again: the new text states all the old one does, or the same measured
     # value about a shared thing ("5 US gallons" / "about 19 litres" of a batch).
     covers_old = (_covers(text, old.text) and (structured or topical)) or (close and _adds_detail(text, old.text))
@@ -258,6 +267,9 @@ def judge(
         (c.strong_correction and c.values == "conflict" and topical)
         or (c.strong_correction and c.values == "none" and related_loosely)
         or (bool(c.correction) and c.values == "conflict" and (related_loosely or (topical and named_thing)))
+        # "User's piano teacher is Mrs. Halvorsen" / "User studies piano with Daniel Cho these days": the
+        # names are the value, and a word says it changed.
+        or (c.renamed_value and c.values in ("none", "same") and topical and named_thing)
     )
     if not (structured or paraphrase or related or covers_old or same_measure or updating):
         if close:
@@ -274,8 +286,8 @@ def judge(
         if structured or paraphrase or related or updating:
             return act(DedupeAction.NEW_VERSION, f"replaces {at}: {c.value_change}")
         return create(f"close to {at}, with other values", LinkKind.POSSIBLE_CONFLICT)
-    if (c.correction or c.negation_flip) and (structured or paraphrase or related or updating):
-        said = ", ".join(c.correction) or "a negation"
+    if (c.correction or c.negation_flip or c.renamed_value) and (structured or paraphrase or related or updating):
+        said = ", ".join(c.correction) or ("a new name" if c.renamed_value else "a negation")
         return act(DedupeAction.NEW_VERSION, f"replaces {at}: the new text corrects it ({said})")
     swaps = [
         r

@@ -55,6 +55,7 @@ from .lexicon import (
     is_german,
 )
 from .quantities import Quantity, counts_after, quantities
+from .records import speaker
 
 __all__ = [
     "GENERIC",
@@ -64,9 +65,7 @@ __all__ = [
     "RegionKind",
     "TextProfile",
     "compare",
-    "is_record",
     "profile",
-    "speaker",
 ]
 
 # Japanese and Chinese have no spaces: each character is a token there (Korean separates its words).
@@ -199,6 +198,12 @@ def _content_stems(word: str, dates: set[str]) -> list[str]:
     return stems
 
 
+_ISO_DATE = re.compile(
+    r"(?<![\d-])(?P<year>(?:19|20)\d\d)-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])(?![\d-])"
+)
+_MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+
+
 @functools.lru_cache(maxsize=1024)
 def profile(text: str) -> TextProfile:
     matches = list(_TOKEN.finditer(text))
@@ -215,11 +220,19 @@ def profile(text: str) -> TextProfile:
     dates: set[str] = set()
     content: set[str] = set()
     sentence_start = True
+    # "2025-10-01" is the date "1 October 2025" says: its parts are the same date tokens, not three labels.
+    iso_dates = [m.span() for m in _ISO_DATE.finditer(text)]
+    for m in _ISO_DATE.finditer(text):
+        dates.update((m.group("year"), _MONTH_ABBREVIATIONS[int(m.group("month")) - 1], str(int(m.group("day")))))
     for index, match in enumerate(matches):
         surface = match.group(0)
         base = folded_all[index]
         start = match.start()
         kind = "function"
+        if any(a <= start < b for a, b in iso_dates):
+            tokens.append(_Token(surface, base, "marker", start))
+            sentence_start = False
+            continue
         is_digits = base.replace(".", "").replace(",", "").isdigit()
         month = base in MONTHS and _is_month(surfaces, index)
         beside_month = is_digits and (
@@ -367,6 +380,9 @@ class Comparison:
     strong_correction: bool = False  # a correction word that says a change by itself ("switched", "no longer")
     attribute_swap: Region | None = None
     salient_shared: frozenset[str] = field(default_factory=frozenset)  # shared content minus generic words
+    renamed_value: bool = False  # names swapped where the value stands, with a word of change
+    # What the old text takes back ("switched from *CircleCI* to Jenkins") and the new one states again
+    reasserted: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def same_subject_markers(self) -> bool:
@@ -441,7 +457,8 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
                 kind,
                 tuple(t.surface for t in old_tokens),
                 tuple(t.surface for t in new_tokens),
-                later_shared,
+                # A name swapped before a shared value is whose value it is ("The user" / "Kettle A" has 4 kids).
+                later_shared or (kind is RegionKind.MARKER and shared_value_later),
                 owner,
                 (shared_value_later or (later_shared and _heads(old.tokens, i1)))
                 and _bare_number(old_tokens, old)
@@ -548,33 +565,6 @@ def _before_shared(profile_: TextProfile, words: frozenset[str], shared: set[str
     return min(positions) < last_shared
 
 
-_SPEAKER = re.compile(r"^\s*((?:[A-Z][\w'.-]*)(?:\s[A-Z][\w'.-]*){0,2})\s?:\s")
-
-
-# Labels a note opens with that name no speaker: "Correction: LH1123 departs at 08:05".
-_NOTE_LABELS = frozenset(
-    """
-    correction update note reminder important fyi edit ps tip warning todo heads up new rule policy
-    corrección corrección actualización nota korrektur hinweis aktualisierung correzione aggiornamento
-    correção atualização lembrete rappel mise à jour
-    """.split()
-)
-
-
-def speaker(text: str) -> str | None:
-    """The name a text opens with as its speaker or subject ("Gina: thanks, Jon!"), if any."""
-    match = _SPEAKER.match(text)
-    if match is None or match.group(1).casefold() in _NOTE_LABELS:
-        return None
-    return match.group(1).casefold()
-
-
-def is_record(text: str) -> bool:
-    """A line someone said ("Gina: thanks, Jon!") or a question: a record of a moment, not a statement of a
-    fact. Two of them are two records however alike; only the same text repeated is a duplicate."""
-    return speaker(text) is not None or text.rstrip().endswith("?")
-
-
 def _subject(
     new: TextProfile,
     old: TextProfile,
@@ -663,18 +653,33 @@ def _opposed(new: TextProfile, old: TextProfile) -> str | None:
 def _change_names(new: TextProfile, old: TextProfile, added: set[str], gone: set[str]) -> bool:
     """Are the names the new text brings the value a change word gives ("moved to *Bilbao*", "upgraded to an
     iPhone *15*", "se mudó a *Bilbao*") in place of names the old text gives as its value, not as its subject
-    ("*Tom*'s phone is …" / "The user upgraded to …" stays two subjects)?"""
-    changes = [m for m in CORRECTION.finditer(new.text) if m.group(0).casefold() not in WEAK_CORRECTION]
-    if not changes:
+    ("*Tom*'s phone is …" / "The user upgraded to …" stays two subjects)?
+
+    A weaker word of change ("now", "these days", "as of", "since", "new") counts too when the names of both
+    texts stand past their first two words, where a value stands ("User's piano teacher is Mrs. Halvorsen" /
+    "User studies piano with Daniel Cho these days"), not a subject ("Anna now lives in Berlin")."""
+    if not _past_first_words(old, gone):
         return False
-    after = changes[0].end()
-    folded_new, folded_old = new.text.casefold(), old.text.casefold()
-    for name in (n for n in new.names if stem(n) in added):
-        at = folded_new.find(name.lstrip("#").casefold())
-        if at < after:
-            return False
-    first_words = len(" ".join(folded_old.split()[:2]))
-    return all(folded_old.find(n.lstrip("#").casefold()) > first_words for n in old.names if stem(n) in gone)
+    changes = [m for m in CORRECTION.finditer(new.text) if m.group(0).casefold() not in WEAK_CORRECTION]
+    if changes:
+        after = changes[0].end()
+        folded_new = new.text.casefold()
+        if all(folded_new.find(n.lstrip("#").casefold()) >= after for n in new.names if stem(n) in added):
+            return True
+    weak = CORRECTION.search(new.text) is not None or _NEW_HOLDER.search(new.text) is not None
+    return weak and _past_first_words(new, added)
+
+
+# "The user's *new* manager is …": a new holder of the same role.
+_NEW_HOLDER = re.compile(
+    r"\b(?:new|nieuwe?|neue[rsnm]?|nouvel(?:le)?|nouveau|nuev[oa]|nov[oa]|nuov[oa]|ny[ae]?|yeni|baru)\b", re.I
+)
+
+
+def _past_first_words(text: TextProfile, names: set[str]) -> bool:
+    folded = text.text.casefold()
+    first_words = len(" ".join(folded.split()[:2]))
+    return all(folded.find(n.lstrip("#").casefold()) > first_words for n in text.names if stem(n) in names)
 
 
 def _dated_or_numbered(region: Region) -> bool:
@@ -713,6 +718,9 @@ def compare(new_text: str, old_text: str) -> Comparison:
         values = "same"
     asks = new.text.rstrip().endswith("?")
     retraction = _retraction(new, old) if not asks else frozenset()
+    ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content
+    theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content
+    renamed = bool(ours - theirs and theirs - ours) and _change_names(new, old, ours - theirs, theirs - ours)
     return Comparison(
         alignment=alignment,
         overlap=overlap,
@@ -731,6 +739,8 @@ def compare(new_text: str, old_text: str) -> Comparison:
         attribute_swap=_attribute_swap(regions) if alignment >= STRUCTURED else None,
         # The same relative or position in both ("the user's sister") is a shared thing too.
         salient_shared=(new.terms & old.terms) - GENERIC | (new.relations & old.relations),
+        renamed_value=renamed and not asks,
+        reasserted=(old.retracted - new.retracted - new.contrasted) & (new.content | {stem(n) for n in new.names}),
     )
 
 

@@ -189,7 +189,12 @@ CORRECTION = re.compile(
     r"nyní|teď|už ne|převedli|změnili|změnil[ao]?|zvýšil[aiy]?|snížil[aiy]?|"
     r"artık|şimdi|değiştirdik|değişti|yükseldi|düştü|taşındı|"
     r"sekarang|tidak lagi|diganti|pindah|dinaikkan|diturunkan|diubah|"
-    r"bây giờ|hiện nay|không còn|đã tăng|đã giảm|đã chuyển|đã đổi|tăng lên|giảm xuống)\b"
+    r"bây giờ|hiện nay|không còn|đã tăng|đã giảm|đã chuyển|đã đổi|tăng lên|giảm xuống|"
+    # from a time on: the value that follows starts then ("ab sofort", "vanaf volgende week", "as of March")
+    r"ab sofort|as of|effective(?= (?:from|immediately|today|\w+day))|"
+    r"starting(?= (?:today|tomorrow|next|this|on|from|\w+day))|"
+    r"from next|vanaf|ab (?:nächste|kommende|heute|morgen)\w*|seit|depuis|desde|à partir d(?:e|u|')|a partir de|"
+    r"a partire da|sedan|från och med|od (?:teraz|przyszłego|następnego|dziś)|od příštího|mulai|itibaren)\b"
     r"|もう|今は|現在は|実は|やめた|やめました|代わりに|ではなく|じゃなく|変更|切り替え|移し|上がった|下がった|延期|"
     r"減らした|増やした|値上げ|値下げ|に変わった|引っ越し|"
     r"现在|不再|改到|改成|换成|涨到|降到|搬到|调整为|提高到|降低到|"
@@ -240,5 +245,20 @@ WEAK_CORRECTION = frozenset(
     now nowadays these days moved ended pushed has ended extended shortened cut rose fell new newly left ahora jetzt
     inzwischen mittlerweile maintenant désormais adesso agora nu 이제 今は 現在は もう eigentlich
     in fact revised adjusted bumped ora numera teraz nyní teď artık şimdi sekarang 现在
+    vanaf seit depuis desde sedan mulai itibaren effective starting
     """.split()
 ) | frozenset(("these days", "has ended", "in fact", "bây giờ", "hiện nay"))
+# "From a time on" phrases of more than one word, weak like "now": the value beside them says what changed.
+WEAK_CORRECTION = WEAK_CORRECTION | frozenset(
+    m.casefold()
+    for m in (
+        "as of",
+        "from next",
+        "à partir de",
+        "à partir du",
+        "à partir d'",
+        "a partir de",
+        "a partire da",
+        "från och med",
+    )
+)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..terms import stem
 from .clock_times import clock_time
+from .fractions import fractions
 from .lexicon import MONTHS, is_german
 from .units import COUNTED, UNIT_ALIASES, UnitMap, resolve
 
@@ -153,6 +154,40 @@ _WORD_BEFORE = re.compile(r"(#|\bN[or]\.|\b[nN]\.|\bn[º°]|\b[vV]\.?|[^\W\d_][\
 
 _NUMBER_TEXT = re.compile(r"[\d.,]+|[^\W\d_]+|")
 
+# What follows a number: a CJK myriad ("5万円", "50만 원") and a currency written after the amount, as most of
+# Europe and East Asia write it ("62 €", "71 € monatlich", "120 zł", "5万円", "100元", "3 500 Kč").
+_CJK_MULTIPLIERS = {"万": 1e4, "萬": 1e4, "億": 1e8, "亿": 1e8, "千": 1e3, "만": 1e4, "억": 1e8, "천": 1e3}
+_CURRENCY_AFTER = {
+    **{symbol: code for symbol, code in _CURRENCY_SYMBOLS.items() if len(symbol) == 1},
+    "₺": "TRY",
+    "₫": "VND",
+    "円": "JPY",
+    "日元": "JPY",
+    "元": "CNY",
+    "원": "KRW",
+    "zł": "PLN",
+    "Kč": "CZK",
+    "Ft": "HUF",
+    "TL": "TRY",
+    "kr": "kr",  # Swedish, Norwegian or Danish crowns: the text does not say which
+}
+_WRITTEN_AFTER = re.compile(
+    r"(?P<mult>[万萬億亿千](?![\u3400-\u9fff])|[万萬億亿]|千(?=[円元])|[만억천](?=\s?원|\s|$))?"
+    r"(?:\s?(?P<cur>日元|[€$£¥₩₹₽₺₫円元원]|(?:zł|Kč|Ft|TL|kr)(?![^\W\d_])))?"
+)
+# Portuguese "um" (one) and "um" (around) in German ("um 7 Uhr") are spelled alike.
+_GERMAN_PREPOSITIONS = frozenset(("um",))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W\d_]+", text.casefold())
+
+
+def _german_um(text: str, end: int) -> bool:
+    """Is "um" the German preposition: before a number ("um 7 Uhr"), or in a German text?"""
+    return re.match(r"\s+\d", text[end:]) is not None or is_german(_words(text))
+
+
 _MULTIPLIERS = {"k": 1e3, "mn": 1e6, "mio": 1e6, "bn": 1e9, "mrd": 1e9, "million": 1e6, "billion": 1e9, "thousand": 1e3}
 
 
@@ -223,6 +258,10 @@ def _parse_number(raw: str) -> tuple[float, float] | None:
     return value, 0.5 * 10.0**-decimals
 
 
+def _currency_after(symbol: str) -> str:
+    return _CURRENCY_AFTER[symbol]
+
+
 def _is_label(text: str, start: int) -> bool:
     match = _WORD_BEFORE.search(text[max(0, start - 24) : start])
     if match is None:
@@ -239,7 +278,7 @@ def _is_label(text: str, start: int) -> bool:
         return True
     if not word[0].isupper() or folded in _NOT_LABELS or folded in _NUMBER_WORDS:
         return False
-    if is_german(re.findall(r"[^\W\d_]+", text.casefold())):
+    if is_german(_words(text)):
         # German capitalises every noun: "Anlage 5 wird gereinigt" numbers a plant, "jeden Morgen 5 km" measures.
         number = _NUMBER_TEXT.match(text, start)
         unit = _UNIT.match(text, number.end() if number else start)
@@ -360,6 +399,14 @@ def _unit_token(text: str, end: int) -> tuple[str, int]:
     if first in _NOT_UNITS:
         return "", end
     stop = match.end()
+    if first in ("square", "sq", "cubic", "cu"):  # "120,000 square metres", "850 sq. ft"
+        measured = re.match(r"\.?\s?([^\W\d_]+)", text[stop:])
+        if measured is not None and resolve(f"{first} {measured.group(1)}") is not None:
+            unit, stop = f"{first} {measured.group(1)}", stop + measured.end()
+    elif first in _DEGREES:  # "180 degrees Celsius", "20 Grad Celsius", "350 grados Fahrenheit"
+        scale = re.match(r"\s([^\W\d_]+)", text[stop:])
+        if scale is not None and scale.group(1).casefold() in ("celsius", "fahrenheit", "centigrade", "c", "f"):
+            unit, stop = scale.group(1), stop + scale.end()
     head = re.split(r"\s*(?:/|\bper\b)\s*", unit, maxsplit=1)[0]
     if head != unit and resolve(unit) is None and (resolve(head) is not None or head.casefold() in _CENTS):
         return head, stop  # "30 seconds per move", "30 cents per transaction": the unit is what is counted per
@@ -367,6 +414,9 @@ def _unit_token(text: str, end: int) -> tuple[str, int]:
     if "/" not in unit and per is not None and _resolve_time(per.group(1)):
         unit, stop = f"{unit}/{per.group(1)}", per.end()
     return unit, stop
+
+
+_DEGREES = frozenset("degree degrees deg grad grados grado degrés degré gradi graus graden".split())
 
 
 def _resolve_time(word: str) -> bool:
@@ -402,14 +452,18 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     """Every number in `text` with its unit, in order. Ranges ("4-5 L/hr") give both ends the unit."""
     found: list[tuple[float, float, str, str | None, int, int, int, bool]] = []
     times: list[int] = []
+    worded = fractions(text)
     for match in _NUMBER.finditer(text):
+        while worded and worded[0].start <= match.start():
+            part = worded.pop(0)
+            found.append((part.value, 0.0, part.unit, None, part.start, part.stop, part.stop, False))
         currency: str | None = None
         if match.group("word"):
             word = match.group("word").casefold()
             if "-" in word:
                 tens, _, ones = word.partition("-")
                 number = float(_NUMBER_WORDS[tens] + _NUMBER_WORDS[ones])
-            elif word in _NUMBER_WORDS:
+            elif word in _NUMBER_WORDS and not (word in _GERMAN_PREPOSITIONS and _german_um(text, match.end())):
                 number = float(_NUMBER_WORDS[word])
             elif word in ("a", "an") and _one_span(text, match.start("word"), match.end("word")):
                 number = 1.0  # "a week before", "an hour"
@@ -426,13 +480,22 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 currency, start = _CURRENCY_SYMBOLS[match.group("cur")], match.start("cur")
         if found and start < found[-1][5]:
             continue  # inside the quantity just read: the minutes of "9時30分"
+        paid_after = False
+        if not match.group("word"):
+            written = _WRITTEN_AFTER.match(text, end)
+            if written is not None and (written.group("mult") or written.group("cur")):
+                scale = _CJK_MULTIPLIERS.get(written.group("mult") or "", 1.0)
+                value, half = value * scale, half * scale
+                end = written.end("mult") if written.group("mult") else end
+                if written.group("cur") and not currency:
+                    currency, end, paid_after = _currency_after(written.group("cur")), written.end(), True
         ordinal = _ORDINAL.match(text, end) is not None
         if not currency and not ordinal and _is_label(text, start):
             continue  # "Gen 1", "Batch 12", "#7", "version 14": part of a name, not a value
         if match.group("word") and match.group("word").casefold() == "half":
             article = re.match(r"\s+an?(?=\s)", text[end:])
             end += article.end() if article else 0  # "half a minute": half of one minute
-        unit, stop = _unit_token(text, end)
+        unit, stop = ("", end) if paid_after else _unit_token(text, end)
         if unit.casefold() in MONTHS or _ordinal_date(text, end):
             continue  # "3 May", "3. Mai": a date, read by `evidence`
         if re.search(r"\d:$", text[max(0, start - 3) : start]):
@@ -470,6 +533,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             value, half = value / 100, half / 100
         approx = bool(_APPROX.search(text[max(0, start - 16) : start]))
         found.append((value, half, unit, currency, start, stop, end, approx))
+    found += [(part.value, 0.0, part.unit, None, part.start, part.stop, part.stop, False) for part in worded]
     found, times = _compound(text, found, times)
     times = _hours_of_ranges(text, found, times)
     # A range's first end borrows the unit of the second: "4-5 L/hr", "between 60 and 65 °C".

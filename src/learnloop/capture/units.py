@@ -25,6 +25,7 @@ UNIT_ALIASES = {
     "°f": "degF",
     "ºf": "degF",
     "celsius": "degC",
+    "centigrade": "degC",
     "fahrenheit": "degF",
     "grad": "degC",
     "l": "liter",
@@ -46,6 +47,9 @@ UNIT_ALIASES = {
     "stunde": "hour",
     "horas": "hour",
     "heures": "hour",
+    "heure": "hour",
+    "hora": "hour",
+    "ora": "hour",
     "ore": "hour",
     "uur": "hour",
     "min": "minute",
@@ -224,11 +228,22 @@ class UnitMap:
     offset: float
 
 
+_LENGTH = r"(?:kilo|centi|milli)?met(?:er|re)s?|[ckm]?m|ft|feet|foot|in|inch(?:es)?|yards?|yd|miles?|mi"
+_POWER = re.compile(rf"(?P<kind>square|cubic|sq\.?|cu\.?)(?P<base>{_LENGTH})|(?P<unit>{_LENGTH})(?P<sup>[²³23])")
+
+
 @functools.lru_cache(maxsize=2048)
 def resolve(spelling: str) -> UnitMap | None:
     """A unit spelling → its dimension and linear map, or None when it is not a physical unit."""
     key = re.sub(r"\s+per\s+", "/", spelling.casefold()).replace(" ", "")
     name = UNIT_ALIASES.get(key)
+    power = _POWER.fullmatch(key)
+    if name is None and power is not None:  # "square metres", "sq ft", "cubic yards", "m²", "km2"
+        base = power.group("base") or power.group("unit")
+        exponent = 2 if (power.group("kind") or power.group("sup")) in ("square", "sq", "sq.", "²", "2") else 3
+        if UNIT_ALIASES.get(base, base) in COUNTED or resolve(base) is None:
+            return None
+        name = f"({UNIT_ALIASES.get(base, base)})**{exponent}"
     if name is None:
         if "/" in key:
             left, _, right = key.partition("/")
