@@ -198,6 +198,9 @@ def _content_stems(word: str, dates: set[str]) -> list[str]:
     return stems
 
 
+_ROMANCE = frozenset(
+    "le la les des du est à au une et pour avec chez dans sur sa ses el los las del es y por con para".split()
+)
 _ISO_DATE = re.compile(
     r"(?<![\d-])(?P<year>(?:19|20)\d\d)-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])(?![\d-])"
 )
@@ -213,6 +216,10 @@ def profile(text: str) -> TextProfile:
     correction_spans = [m.span() for m in CORRECTION.finditer(text)]
     # German capitalises every noun: a capital letter there says nothing about names.
     german = is_german(folded_all)
+    # French "son compte" (his account) and Spanish "son" (they are) are no son.
+    romance = "son" in folded_all and (
+        bool(_ROMANCE & set(folded_all)) or any(w.startswith(("l'", "d'", "qu'")) for w in folded_all)
+    )
     tokens: list[_Token] = []
     names: set[str] = set()
     relations: set[str] = set()
@@ -266,7 +273,7 @@ def profile(text: str) -> TextProfile:
         elif base in POSITIONS:
             names.add(f"@{base}")
             kind = "marker"
-        elif base in RELATIONS:
+        elif base in RELATIONS and not (base == "son" and romance):
             relations.add(base[:-1] if base.endswith("s") and base[:-1] in RELATIONS else base)
             kind = "marker"
         elif base in ENVIRONMENTS and not (base == "us" and surface != "US"):
@@ -578,8 +585,9 @@ def _subject(
     if None not in speakers and speakers[0] != speakers[1]:
         return f"said by someone else: {speakers[1]} vs {speakers[0]}"
     shared = {t.folded for t in new.tokens} & {t.folded for t in old.tokens}
+    both_name = new.names & old.names
     for label, a, b in (
-        ("relation", new.relations, old.relations),
+        ("relation", _named(new, new.relations, both_name), _named(old, old.relations, both_name)),
         ("environment", new.environments, old.environments),
     ):
         if a == b:
@@ -626,6 +634,33 @@ def _subject(
             # "Weigh-in on *3 May*: *82.4* kg" / "… *10 May*: *81.9* kg": another record of the same measure.
             return f"different record: {region.describe()}"
     return None
+
+
+_APPOSITION_GAP = frozenset("the a an my our his her their le la l' el der die das il lo o , -".split())
+
+
+def _possessive(token: _Token) -> bool:
+    return token.surface.endswith(("'s", "’s"))
+
+
+def _named(text: TextProfile, relations: frozenset[str], names: frozenset[str]) -> frozenset[str]:
+    """The relations of a text without those that only describe a name both texts give ("Mochi the *cat*",
+    "le *chat* Filou", "the user's *cat* Luna"): those are the named one, not a relative ("Tom's *cat*")."""
+    if not names or not relations:
+        return relations
+    tokens = text.tokens
+    described: set[str] = set()
+    for index, token in enumerate(tokens):
+        if token.kind != "marker" or token.folded not in relations:
+            continue
+        for step in (-1, 1):
+            at = index + step
+            # "Biscuit, the user's dog": the owner between a name and its relation is no gap's end.
+            while 0 <= at < len(tokens) and (tokens[at].folded in _APPOSITION_GAP or _possessive(tokens[at])):
+                at += step
+            if 0 <= at < len(tokens) and tokens[at].folded in names and not _possessive(tokens[at]):
+                described.add(token.folded)
+    return relations - frozenset(described)
 
 
 # Words that set a condition's side: "transfers *under* $500" and "*over* $500" are two rules, both true.

@@ -182,6 +182,11 @@ CORRECTION = re.compile(
     r"bajó|bajado|subió|subido|reducido|cambiado|pasó a|se mudó|augmenté|augmentée?|baissé|baissée?|réduit|"
     r"déplacée?|reporté|reportée|aumentato|ridotto|spostat[oa]|rinviat[oa]|aumentou|reduziu|adiad[oa]|"
     r"mudou-se|verhoogd|verlaagd|verplaatst|uitgesteld|"
+    # moving a thing to another holder or place: "relocated to room 2.210", "migrou para o Zendesk"
+    r"relocated|transferred|reassigned|migrou|migramos|migraram|transferiu|transferimos|trocou|trocamos|"
+    r"passaram para|passamos para|transférée?s?|migrée?|remplacée?s?|avons changé|a changé|migró|migramos|"
+    r"migraron|transfirió|reemplazó|reemplazamos|sustituyó|trasladó|trasladamos|migrat[oa]|trasferit[oa]|"
+    r"sostituit[oa]|migriert|ersetzt|gemigreerd|vervangen|overgezet|"
     # Italian, Portuguese, Swedish, Polish, Czech, Turkish, Indonesian and Vietnamese
     r"(?<!['’])ora|ha cambiato|hanno cambiato|cambiato|subiu|caiu|passou para|"
     r"numera|inte längre|bytte|bytt|ändrat|ändrades|höjts|höjdes|sänkts|sänktes|flyttat|flyttade|"
