@@ -86,6 +86,16 @@ KEPT_APART = [
     ("Die Kantine öffnet vor 8 Uhr nicht.", "Die Kantine öffnet nach 8 Uhr nicht."),
     # "The following Saturday" is another Saturday: two records of one measure.
     ("The user swam 2 km in 41 minutes the following Saturday.", "The user swam 2 km in 44 minutes on Saturday."),
+    # A name before a shared value is whose value it is.
+    ("Kettle A has 4 kids.", "The user has 4 kids."),
+    # A name that only a change word could make a value stays a subject when it opens the sentence.
+    ("Jonas now lives in Berlin.", "Anna lives in Berlin."),
+    # A relative of a named person is not that person, however the name is written.
+    ("Kenji Mori's spouse is enrolled in the dental plan.", "Kenji Mori is enrolled in the dental plan."),
+    # The pet of a named person is not that person ("Tom's cat").
+    ("Tom weighs 80 kg now.", "Tom's cat weighs 4 kg."),
+    # Function words, but the whole value.
+    ("The user's pronouns are they/them.", "The user's pronouns are he/him."),
 ]
 
 
@@ -136,6 +146,14 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
         ("Sekarang kolam renang dibuka jam 7.", "Kolam renang dibuka jam 6."),
         ("Giá vé tháng đã tăng lên 300 nghìn đồng.", "Giá vé tháng là 250 nghìn đồng."),
         ("周会改到周四了。", "周会在周二。"),
+        # Money written after the amount, and a myriad.
+        ("Seit Januar kostet die Kfz-Versicherung 71 € monatlich.", "Die Kfz-Versicherung kostet 62 € im Monat."),
+        ("食費の予算を月4万円に減らした。", "毎月の食費の予算は5万円。"),
+        # The names are the value, and a word says it changed.
+        ("User studies piano with Daniel Cho these days.", "User's piano teacher is Mrs. Halvorsen."),
+        ("O atendimento ao cliente migrou para o Zendesk.", "O atendimento ao cliente usa o Freshdesk."),
+        # "Mochi the cat" is Mochi.
+        ("Mochi is 4.6 kg as of the last vet visit.", "Mochi the cat weighs 4.1 kg."),
     ],
 )
 async def test_updates_are_recognised_from_values_and_correction_language(
@@ -160,10 +178,25 @@ async def test_updates_are_recognised_from_values_and_correction_language(
         ("The user pays 1,200 dollars a month for the flat.", "The user pays $1,200 per month for the flat."),
         # The bare first hour of a clock range takes the second's half of the day.
         ("The pharmacy closes for lunch 12:00–14:00.", "The pharmacy closes for lunch from 12 to 2 pm."),
+        # Fractions in words, ISO dates, a relation that only describes a name.
+        ("Noah has a three-quarter-hour lesson.", "Noah's lesson lasts 45 minutes."),
+        ("HX-4471 renewal date: 2025-10-01.", "Policy HX-4471 renews on 1 October 2025."),
+        ("Biscuit, the user's dog, is a beagle.", "The user's dog Biscuit is a beagle."),
     ],
 )
 async def test_the_same_value_in_other_units_is_skipped(embedder: Embedder, new: str, old: str) -> None:
     assert await judged(embedder, new, old) is DedupeAction.SKIP
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("El almacén de Valencia cierra a las 8 de la tarde.", "El almacén de Valencia cierra a las 20:00."),
+        ("The Elm Street duplex sits on a quarter-acre lot.", "The Elm Street duplex lot is 0.25 acres."),
+    ],
+)
+async def test_the_same_value_written_otherwise_stays_one_learning(embedder: Embedder, new: str, old: str) -> None:
+    assert await judged(embedder, new, old) in (DedupeAction.SKIP, DedupeAction.MERGE)
 
 
 async def test_extra_detail_merges_and_the_merged_text_keeps_both_claims(embedder: Embedder) -> None:

@@ -296,6 +296,11 @@ def judge(
     ]
     if structured and swaps and not (reworded and all(_rewordable(r) for r in swaps)):
         return create(f"{at} differs where its value is ({swaps[0].describe()})", LinkKind.POSSIBLE_CONFLICT)
+    pronouns = _pronouns(text), _pronouns(old.text)
+    if all(pronouns) and pronouns[0] != pronouns[1]:
+        # "pronouns are he/him" / "… they/them": function words, but the whole value.
+        said = f"{'/'.join(sorted(pronouns[1]))} → {'/'.join(sorted(pronouns[0]))}"
+        return create(f"{at} differs where its value is ({said})", LinkKind.POSSIBLE_CONFLICT)
     if _covers(old.text, text):
         return act(DedupeAction.SKIP, f"already known as {at}")
     # An extra value adds detail only to a text that still says the old one ("watered weekly" on the kitchen
@@ -319,6 +324,19 @@ def judge(
     ):
         return act(DedupeAction.SKIP, f"same as {at} in other words")
     return create(f"close to {at} but not shown to be the same fact", LinkKind.POSSIBLE_DUPLICATE)
+
+
+# Each pronoun and the person it is a form of: "them" and "their" are one choice, "he/him" and "they/them" two.
+_PRONOUNS = {
+    form: person
+    for person, forms in (("he", "he him his"), ("she", "she her hers"), ("they", "they them their theirs"),
+                          ("it", "it its"), ("xe", "xe xem xyr"), ("ze", "ze zir hir"))
+    for form in forms.split()
+}  # fmt: skip
+
+
+def _pronouns(text: str) -> frozenset[str]:
+    return frozenset(_PRONOUNS[w] for w in re.findall(r"[a-z]+", text.casefold()) if w in _PRONOUNS)
 
 
 def _says_change(region: Region, correction: Sequence[str]) -> bool:

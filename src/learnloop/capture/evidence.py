@@ -655,8 +655,12 @@ def _named(text: TextProfile, relations: frozenset[str], names: frozenset[str]) 
             continue
         for step in (-1, 1):
             at = index + step
-            # "Biscuit, the user's dog": the owner between a name and its relation is no gap's end.
-            while 0 <= at < len(tokens) and (tokens[at].folded in _APPOSITION_GAP or _possessive(tokens[at])):
+            # "Biscuit, the user's dog": an owner between a name and its relation is part of the gap, unless
+            # the owner is itself a name ("Kenji Mori's spouse": Mori's).
+            while 0 <= at < len(tokens) and (
+                tokens[at].folded in _APPOSITION_GAP
+                or (_possessive(tokens[at]) and tokens[at].kind != "marker" and tokens[at].folded not in names)
+            ):
                 at += step
             if 0 <= at < len(tokens) and tokens[at].folded in names and not _possessive(tokens[at]):
                 described.add(token.folded)
