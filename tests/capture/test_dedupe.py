@@ -292,3 +292,10 @@ def test_an_iso_date_is_the_date_written_out() -> None:
     iso, words = profile("HX-4471 renewal date: 2025-10-01."), profile("Policy HX-4471 renews on 1 October 2025.")
     assert iso.dates == words.dates == {"1", "oct", "2025"}
     assert not {"#10", "#01"} & iso.names
+
+
+@pytest.mark.parametrize(
+    "spelled", ["여권 만료일은 2028년 3월 5일이다.", "护照2028年3月5日到期。", "Passport expires on 5 March 2028."]
+)
+def test_east_asian_dates_are_the_date_written_out(spelled: str) -> None:
+    assert profile(spelled).dates == profile("Passport expiry: 2028-03-05.").dates == {"2028", "mar", "5"}

@@ -126,3 +126,10 @@ def test_a_quarter_that_measures_nothing_is_no_value() -> None:
     assert quantities("They live in the French Quarter.") == ()
     assert quantities("Revenue grew next quarter.") == ()
     assert read("It has 3 square windows.") == [(3.0, "count:squar", False)]
+
+
+def test_units_in_more_languages_and_english_due_is_no_two() -> None:
+    assert read("Das HTTP-Timeout beträgt 30 Sekunden.") == [(30.0, "second", False)]
+    assert read("Elsas skärmtid är nu max 45 minuter per dag.") == [(45.0, "second", False)]  # dag: a day
+    assert read("Tire rotation is due every 5k miles.") == [(5000.0, "meter", False)]
+    assert read("Il pacco arriva in due giorni.") == [(2.0, "second", False)]

@@ -205,6 +205,18 @@ _ISO_DATE = re.compile(
     r"(?<![\d-])(?P<year>(?:19|20)\d\d)-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])(?![\d-])"
 )
 _MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+_CJK_DATE_PART = re.compile(r"(\d{1,4})\s?(年|년|月|월|日|일)")
+
+
+def _date_part(token: str) -> str:
+    """"2028년", "3月", "5일" as the year, month and day tokens "2028", "mar", "5" that other spellings give."""
+    match = _CJK_DATE_PART.fullmatch(token.replace(" ", ""))
+    if match is None:
+        return token
+    number, unit = int(match.group(1)), match.group(2)
+    if unit in "月월":
+        return _MONTH_ABBREVIATIONS[number - 1] if 1 <= number <= 12 else token
+    return str(number)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -265,7 +277,7 @@ def profile(text: str) -> TextProfile:
             or DATE_TOKEN.match(base)
             or (base in _CJK_DATE_UNITS and index > 0 and (folded_all[index - 1].isdigit()))
         ):
-            dates.add(base)
+            dates.add(_date_part(base))
             kind = "marker"
         elif is_digits:  # a number quantities() left out: a label ("Batch #41", "Gen 1")
             names.add(f"#{base}")
@@ -300,6 +312,9 @@ def profile(text: str) -> TextProfile:
         )
     if _CJK.search(text):
         relations.update(m.group(0) for m in CJK_RELATIONS.finditer(text))
+        for m in _CJK_DATE_PART.finditer(text):  # "2025年3月5日" read digit by digit: one date, as spelled elsewhere
+            dates.difference_update((m.group(0), m.group(1), m.group(2)))
+            dates.add(_date_part(m.group(0)))
     # A question corrects nothing: "any more paintings coming up?"
     asks = text.rstrip().endswith("?")
     correction = () if asks else tuple(m.group(0).casefold() for m in CORRECTION.finditer(text))

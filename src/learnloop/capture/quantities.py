@@ -463,7 +463,9 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             if "-" in word:
                 tens, _, ones = word.partition("-")
                 number = float(_NUMBER_WORDS[tens] + _NUMBER_WORDS[ones])
-            elif word in _NUMBER_WORDS and not (word in _GERMAN_PREPOSITIONS and _german_um(text, match.end())):
+            elif word in _NUMBER_WORDS and not (
+                (word in _GERMAN_PREPOSITIONS and _german_um(text, match.end())) or (word == "due" and _english(text))
+            ):
                 number = float(_NUMBER_WORDS[word])
             elif word in ("a", "an") and _one_span(text, match.start("word"), match.end("word")):
                 number = 1.0  # "a week before", "an hour"
