@@ -152,6 +152,9 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
         # The names are the value, and a word says it changed.
         ("User studies piano with Daniel Cho these days.", "User's piano teacher is Mrs. Halvorsen."),
         ("O atendimento ao cliente migrou para o Zendesk.", "O atendimento ao cliente usa o Freshdesk."),
+        # A date changed, and a word says so; the same digits read once as a label and once as a value.
+        ("L'udienza è stata rinviata al 22 aprile.", "L'udienza è fissata per il 15 marzo."),
+        ("The account ending 4421 now pays only 3.6% APY.", "Savings account ending 4421 earns 4.1% APY."),
         # "Mochi the cat" is Mochi.
         ("Mochi is 4.6 kg as of the last vet visit.", "Mochi the cat weighs 4.1 kg."),
     ],

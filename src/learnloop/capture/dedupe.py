@@ -270,6 +270,8 @@ def judge(
         # "User's piano teacher is Mrs. Halvorsen" / "User studies piano with Daniel Cho these days": the
         # names are the value, and a word says it changed.
         or (c.renamed_value and c.values in ("none", "same") and topical and named_thing)
+        # "L'udienza è fissata per il 15 marzo" / "… è stata rinviata al 22 aprile": a date changed, and said so.
+        or (c.strong_correction and _dates_swapped(text, old.text) and topical and named_thing)
     )
     if not (structured or paraphrase or related or covers_old or same_measure or updating):
         if close:
@@ -337,6 +339,12 @@ _PRONOUNS = {
 
 def _pronouns(text: str) -> frozenset[str]:
     return frozenset(_PRONOUNS[w] for w in re.findall(r"[a-z]+", text.casefold()) if w in _PRONOUNS)
+
+
+def _dates_swapped(new: str, old: str) -> bool:
+    """Does each text give a date the other does not ("15 marzo" / "22 aprile")?"""
+    a, b = profile(new).dates, profile(old).dates
+    return bool(a - b) and bool(b - a)
 
 
 def _says_change(region: Region, correction: Sequence[str]) -> bool:

@@ -622,8 +622,8 @@ def _subject(
         # Reworded: positions mean little, so only names both texts lack in the other count.
         # A capitalised word the other text has in lower case ("Trailer seal numbers" / "… of trailers") is
         # no name.
-        ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content
-        theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content
+        ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - _digits(old)
+        theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - _digits(new)
         if ours - theirs and theirs - ours and not _change_names(new, old, ours - theirs, theirs - ours):
             return f"different names: {', '.join(sorted(theirs - ours))} vs {', '.join(sorted(ours - theirs))}"
         # "The 2024 summer vacation was in Crete" / "The 2025 summer vacation is planned for Crete": two dates
@@ -652,6 +652,12 @@ def _subject(
 
 
 _APPOSITION_GAP = frozenset("the a an my our his her their le la l' el der die das il lo o , -".split())
+
+
+def _digits(text: TextProfile) -> set[str]:
+    """The text's numbers as labels ("#4421"): the same digits in the other text are the same label, whether
+    they were read there as a label or a value ("account ending 4421 earns" / "… 4421 now pays")."""
+    return {f"#{t.folded}" for t in text.tokens if t.folded.isdigit()}
 
 
 def _possessive(token: _Token) -> bool:
@@ -772,8 +778,8 @@ def compare(new_text: str, old_text: str) -> Comparison:
         values = "same"
     asks = new.text.rstrip().endswith("?")
     retraction = _retraction(new, old) if not asks else frozenset()
-    ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content
-    theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content
+    ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - _digits(old)
+    theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - _digits(new)
     renamed = bool(ours - theirs and theirs - ours) and _change_names(new, old, ours - theirs, theirs - ours)
     return Comparison(
         alignment=alignment,
