@@ -90,6 +90,14 @@ KEPT_APART = [
     ("Kettle A has 4 kids.", "The user has 4 kids."),
     # A name that only a change word could make a value stays a subject when it opens the sentence.
     ("Jonas now lives in Berlin.", "Anna lives in Berlin."),
+    # Words inserted into the subject name a narrower thing; a number after its noun or before "numaralı" names
+    # which one, even after a word that can count ("book 2 rooms").
+    ("L'anniversaire de mariage de Sam est le 4 mars.", "L'anniversaire de Sam est le 4 mars."),
+    (
+        "Book 3 of the Ember trilogy goes to copyedit on 4 November.",
+        "Book 2 of the Ember trilogy goes to copyedit on 4 November.",
+    ),
+    ("3 numaralı serada domatesler her sabah sulanıyor.", "1 numaralı serada domatesler her sabah sulanıyor."),
     # A relative of a named person is not that person, however the name is written.
     ("Kenji Mori's spouse is enrolled in the dental plan.", "Kenji Mori is enrolled in the dental plan."),
     # The pet of a named person is not that person ("Tom's cat").

@@ -308,6 +308,15 @@ def judge(
     # An extra value adds detail only to a text that still says the old one ("watered weekly" on the kitchen
     # windowsill is not "every ten days" in the bathroom).
     extra_value = c.values == "extra" and (close or _covers(text, old.text, missing=1))
+    narrowed = [
+        r
+        for r in c.regions
+        if r.kind is RegionKind.WORD and not r.old and r.subject_position and not r.predicate and _narrows(r)
+    ]
+    if narrowed and len(c.regions) == 1 and structured:
+        # "L'anniversaire *de mariage* de Sam est le 4 mars": the only words added, put into the subject before
+        # anything both texts say of it, name a narrower thing, not more detail of the same one.
+        return create(f"{at} names something broader ({narrowed[0].describe()})", LinkKind.POSSIBLE_DUPLICATE)
     if covers_old or extra_value or (structured and not swaps):
         merged = merged_text(old.text, text)
         if len(merged) > policy.max_merged_chars:
@@ -339,6 +348,11 @@ _PRONOUNS = {
 
 def _pronouns(text: str) -> frozenset[str]:
     return frozenset(_PRONOUNS[w] for w in re.findall(r"[a-z]+", text.casefold()) if w in _PRONOUNS)
+
+
+def _narrows(region: Region) -> bool:
+    """Does the region insert content words ("" → "de mariage")?"""
+    return bool(profile(" ".join(region.new)).content)
 
 
 def _dates_swapped(new: str, old: str) -> bool:

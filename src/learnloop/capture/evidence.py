@@ -502,7 +502,11 @@ def _heads(tokens: Sequence[_Token], index: int) -> bool:
     if not 0 < index <= 2:
         return False
     before = tokens[index - 1]
-    return before.kind in ("content", "marker") and not counts_after(before.folded)
+    if before.kind not in ("content", "marker"):
+        return False
+    # "Book 2 of the trilogy": a verb that counts is followed by what it counts ("book 2 rooms"), not "of".
+    after = tokens[index + 1] if index + 1 < len(tokens) else None
+    return not counts_after(before.folded) or (after is not None and after.kind == "function")
 
 
 def _bare_number(tokens: Sequence[_Token], text: TextProfile) -> bool:

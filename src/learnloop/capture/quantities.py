@@ -416,6 +416,9 @@ def _unit_token(text: str, end: int) -> tuple[str, int]:
     return unit, stop
 
 
+# Words after a number that make it a name: Turkish "numaralı" / "nolu", CJK "号", "番", "호" (not "번", also
+# "times").
+_NUMBERED = re.compile(r"\s?(?:numaral[ıi]|nolu|no['’]lu|[号號番호])", re.IGNORECASE)
 _DEGREES = frozenset("degree degrees deg grad grados grado degrés degré gradi graus graden".split())
 
 
@@ -492,6 +495,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 if written.group("cur") and not currency:
                     currency, end, paid_after = _currency_after(written.group("cur")), written.end(), True
         ordinal = _ORDINAL.match(text, end) is not None
+        if _NUMBERED.match(text, end):
+            continue  # "1 numaralı sera", "3号楼": the number names which one
         if not currency and not ordinal and _is_label(text, start):
             continue  # "Gen 1", "Batch 12", "#7", "version 14": part of a name, not a value
         if match.group("word") and match.group("word").casefold() == "half":
