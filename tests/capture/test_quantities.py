@@ -133,3 +133,18 @@ def test_units_in_more_languages_and_english_due_is_no_two() -> None:
     assert read("Elsas skärmtid är nu max 45 minuter per dag.") == [(45.0, "second", False)]  # dag: a day
     assert read("Tire rotation is due every 5k miles.") == [(5000.0, "meter", False)]
     assert read("Il pacco arriva in due giorni.") == [(2.0, "second", False)]
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [
+        ("Every morning at half past nine, the team holds its standup.", 570.0),
+        ("The user gets up at six in the morning.", 360.0),
+        ("The bus leaves at a quarter to eight.", 465.0),
+        ("The shop opens at ten past 8 am.", 490.0),
+        ("Dinner is at 7 in the evening.", 1140.0),
+        ("The walk is at seven o'clock.", 420.0),
+    ],
+)
+def test_times_of_day_said_in_words(text: str, minutes: float) -> None:
+    assert [(v, d) for v, d, _ in read(text)] == [(minutes, "time_of_day")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clock_time"]
+__all__ = ["clock_time", "spoken_times"]
 
 
 def clock_time(text: str, start: int, end: int, value: float) -> tuple[float, int] | None:
@@ -77,3 +77,44 @@ def _cjk_clock(text: str, start: int, end: int, value: float) -> tuple[float, in
         return None
     afternoon = bool(_CJK_AFTERNOON.search(text[max(0, start - 4) : start])) and value < 12
     return float((int(value) + 12 * afternoon) * 60 + int(match.group(1) or 0)), match.end()
+
+
+# Times of day said in English words: "half past nine", "a quarter to eight", "seven o'clock", "six in the morning".
+_HOURS = {
+    word: number
+    for number, word in enumerate("twelve one two three four five six seven eight nine ten eleven twelve".split())
+    if number or word == "twelve"
+} | {"twelve": 12, "noon": 12, "midnight": 0}
+_HOUR = r"(?P<hour>\d{1,2}|" + "|".join(sorted(_HOURS, key=len, reverse=True)) + ")"
+_SPOKEN = re.compile(
+    r"(?<![\w-])(?:(?P<part>half|(?:a\s)?quarter|ten|twenty|five|twenty-five)\s(?P<side>past|after|to)\s"
+    + _HOUR
+    + r"|"
+    + _HOUR.replace("hour", "whole")
+    + r"(?:\so'clock|(?=\s(?:in the (?:morning|afternoon|evening)|at night)))"
+    + r")(?:\s(?P<when>in the (?:morning|afternoon|evening)|at night|a\.?m\.?|p\.?m\.?))?(?![\w'])",
+    re.IGNORECASE,
+)
+_PART_MINUTES = {"half": 30, "quarter": 15, "a quarter": 15, "ten": 10, "twenty": 20, "five": 5, "twenty-five": 25}
+
+
+def spoken_times(text: str) -> list[tuple[float, int, int]]:
+    """Times of day written in English words, as (minutes after midnight, start, end)."""
+    found = []
+    for match in _SPOKEN.finditer(text):
+        raw = match.group("hour") or match.group("whole")
+        hour = int(raw) if raw.isdigit() else _HOURS[raw.casefold()]
+        if not 0 <= hour <= 24:
+            continue
+        minutes = 0
+        if match.group("part"):
+            minutes = _PART_MINUTES[" ".join(match.group("part").casefold().split())]
+            if match.group("side").casefold() == "to":
+                hour, minutes = (hour - 1) % 24, 60 - minutes
+        when = (match.group("when") or "").casefold().replace(".", "")
+        if when in ("in the afternoon", "in the evening", "pm") or (when == "at night" and 6 <= hour < 12):
+            hour = hour % 12 + 12
+        elif when in ("in the morning", "am"):
+            hour %= 12
+        found.append((float(hour * 60 + minutes), match.start(), match.end()))
+    return found

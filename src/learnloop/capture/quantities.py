@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..terms import stem
-from .clock_times import clock_time
+from .clock_times import clock_time, spoken_times
 from .fractions import fractions
 from .lexicon import MONTHS, is_german
 from .units import COUNTED, UNIT_ALIASES, UnitMap, resolve
@@ -455,9 +455,14 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     """Every number in `text` with its unit, in order. Ranges ("4-5 L/hr") give both ends the unit."""
     found: list[tuple[float, float, str, str | None, int, int, int, bool]] = []
     times: list[int] = []
-    worded = fractions(text)
+    spoken = spoken_times(text)
+    worded = [f for f in fractions(text) if not any(a <= f.start < b for _, a, b in spoken)]
     for match in _NUMBER.finditer(text):
-        while worded and worded[0].start <= match.start():
+        while spoken and spoken[0][1] < match.end():
+            minutes, begin, stop_at = spoken.pop(0)
+            times.append(len(found))
+            found.append((minutes, 0.0, "", None, begin, stop_at, stop_at, False))
+        while worded and worded[0].start < match.end():
             part = worded.pop(0)
             found.append((part.value, 0.0, part.unit, None, part.start, part.stop, part.stop, False))
         currency: str | None = None
@@ -540,6 +545,9 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             value, half = value / 100, half / 100
         approx = bool(_APPROX.search(text[max(0, start - 16) : start]))
         found.append((value, half, unit, currency, start, stop, end, approx))
+    for minutes, begin, stop_at in spoken:
+        times.append(len(found))
+        found.append((minutes, 0.0, "", None, begin, stop_at, stop_at, False))
     found += [(part.value, 0.0, part.unit, None, part.start, part.stop, part.stop, False) for part in worded]
     found, times = _compound(text, found, times)
     times = _hours_of_ranges(text, found, times)
