@@ -209,7 +209,7 @@ _CJK_DATE_PART = re.compile(r"(\d{1,4})\s?(年|년|月|월|日|일)")
 
 
 def _date_part(token: str) -> str:
-    """"2028년", "3月", "5일" as the year, month and day tokens "2028", "mar", "5" that other spellings give."""
+    """ "2028년", "3月", "5일" as the year, month and day tokens "2028", "mar", "5" that other spellings give."""
     match = _CJK_DATE_PART.fullmatch(token.replace(" ", ""))
     if match is None:
         return token
