@@ -148,3 +148,22 @@ def test_units_in_more_languages_and_english_due_is_no_two() -> None:
 )
 def test_times_of_day_said_in_words(text: str, minutes: float) -> None:
     assert [(v, d) for v, d, _ in read(text)] == [(minutes, "time_of_day")]
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [
+        ("Il volo parte alle sei e mezza di sera.", 1110.0),
+        ("La cena es a las ocho y media de la tarde.", 1230.0),
+        ("Le train part à huit heures et demie du soir.", 1230.0),
+        ("Chego às oito e meia.", 510.0),
+    ],
+)
+def test_half_hours_said_in_romance_languages(text: str, minutes: float) -> None:
+    assert [(v, d) for v, d, _ in read(text)] == [(minutes, "time_of_day")]
+
+
+def test_a_half_that_is_no_clock_and_units_in_japanese_and_german() -> None:
+    assert all(d != "time_of_day" for _, d, _ in read("Ho 3 e mezzo chili."))
+    assert meets("ユーザーのタイヤ空気圧は230kPaだ。", "ユーザーのタイヤ空気圧は2.3barだ。")
+    assert meets("Das Paket wiegt 1500 Gramm.", "Das Paket wiegt 1,5 kg.")

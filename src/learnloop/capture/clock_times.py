@@ -13,30 +13,42 @@ __all__ = ["clock_time", "spoken_times"]
 def clock_time(text: str, start: int, end: int, value: float) -> tuple[float, int] | None:
     """The number at `start`..`end` (worth `value`) read as a time of day: minutes after midnight and where the
     time ends, or None."""
-    return _day_part(text, end, value) or _clock(text, start, end, value) or _cjk_clock(text, start, end, value)
+    return _day_part(text, start, end, value) or _clock(text, start, end, value) or _cjk_clock(text, start, end, value)
 
 
 # An hour with the part of the day after it, as the languages that use no "pm" write it: "8 de la tarde",
-# "8 da noite", "8 heures du soir", "3 del pomeriggio", "8 Uhr abends", "8 uur 's avonds".
+# "8 da noite", "8 heures du soir", "3 del pomeriggio", "8 Uhr abends", "8 uur 's avonds"; with its half or
+# quarter when said ("sei e mezza di sera", "ocho y media", "huit heures et demie du soir", "oito e meia").
 _AFTERNOON_WORDS = (
     "tarde|noche|noite|soir|après-midi|apres-midi|sera|pomeriggio|notte|abends|nachmittags|avonds|middags"
 )
 _DAY_PART = re.compile(
     r"\s(?:(?:horas?|heures?|h|uhr|uur|ore)\s)?"
-    r"(?:(?:de la|de|da|du|de l'|di|del|della|dela|do|des)\s?|'s\s|)"
+    r"(?:(?:e|y|et)\s(?P<past>mezza|mezzo|media|meia|demie|demi|un quarto|cuarto|un quart|quart)(?![\w])\s?)?"
+    r"(?:(?:(?:de la|de|da|du|de l'|di|del|della|dela|do|des)\s?|'s\s|)"
     rf"(?P<part>{_AFTERNOON_WORDS}|mañana|manana|madrugada|manhã|manha|matin|mattina|morgens|vormittags|früh"
-    r"|ochtends)(?![\w])",
+    r"|ochtends)(?![\w]))?",
     re.IGNORECASE,
 )
 _AFTERNOON = re.compile(rf"^(?:{_AFTERNOON_WORDS})$", re.IGNORECASE)
+_PAST = {"mezza": 30, "mezzo": 30, "media": 30, "meia": 30, "demie": 30, "demi": 30}
 
 
-def _day_part(text: str, end: int, value: float) -> tuple[float, int] | None:
+# "alle sei e mezza" is half past six; "3 e mezzo chili" is three and a half kilos.
+_AT = re.compile(r"(?:\balle|\ba las|\ba la|\bàs|\bà|\bas|\bum|\bat)\s(?:ore\s)?$", re.IGNORECASE)
+
+
+def _day_part(text: str, start: int, end: int, value: float) -> tuple[float, int] | None:
     match = _DAY_PART.match(text, end)
-    if match is None or value != int(value) or not 0 <= value <= 12:
+    if match is None or not (match.group("part") or match.group("past")):
         return None
-    afternoon = _AFTERNOON.match(match.group("part")) is not None
-    return float((int(value) % 12 + 12 * afternoon) * 60), match.end()
+    if not match.group("part") and not _AT.search(text[max(0, start - 12) : start]):
+        return None
+    if value != int(value) or not 0 <= value <= 12:
+        return None
+    afternoon = match.group("part") is not None and _AFTERNOON.match(match.group("part")) is not None
+    minutes = _PAST.get((match.group("past") or "").casefold(), 15 if match.group("past") else 0)
+    return float((int(value) % 12 + 12 * afternoon) * 60 + minutes), match.end()
 
 
 _CLOCK = re.compile(

@@ -385,7 +385,9 @@ def _ordinal_date(text: str, end: int) -> bool:
 
 def _cjk_unit(run: str) -> str:
     if not _CJK.match(run):
-        return run
+        # "230kPaだ", "2.3barです": a Latin unit with the clause glued after it, as Japanese writes it.
+        glued = _CJK.search(run)
+        return run[: glued.start()] if glued else run
     return next((run[:size] for size in (6, 5, 4, 3, 2) if run[:size] in UNIT_ALIASES), run[0])
 
 
