@@ -54,6 +54,7 @@ from .lexicon import (
     WEEKDAYS,
     is_german,
 )
+from .naming import change_names, digits, named
 from .quantities import Quantity, counts_after, quantities
 from .records import speaker
 
@@ -606,7 +607,7 @@ def _subject(
     shared = {t.folded for t in new.tokens} & {t.folded for t in old.tokens}
     both_name = new.names & old.names
     for label, a, b in (
-        ("relation", _named(new, new.relations, both_name), _named(old, old.relations, both_name)),
+        ("relation", named(new, new.relations, both_name), named(old, old.relations, both_name)),
         ("environment", new.environments, old.environments),
     ):
         if a == b:
@@ -626,9 +627,9 @@ def _subject(
         # Reworded: positions mean little, so only names both texts lack in the other count.
         # A capitalised word the other text has in lower case ("Trailer seal numbers" / "… of trailers") is
         # no name.
-        ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - _digits(old)
-        theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - _digits(new)
-        if ours - theirs and theirs - ours and not _change_names(new, old, ours - theirs, theirs - ours):
+        ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - digits(old)
+        theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - digits(new)
+        if ours - theirs and theirs - ours and not change_names(new, old, ours - theirs, theirs - ours):
             return f"different names: {', '.join(sorted(theirs - ours))} vs {', '.join(sorted(ours - theirs))}"
         # "The 2024 summer vacation was in Crete" / "The 2025 summer vacation is planned for Crete": two dates
         # and no word saying one replaced the other are two records.
@@ -655,43 +656,6 @@ def _subject(
     return None
 
 
-_APPOSITION_GAP = frozenset("the a an my our his her their le la l' el der die das il lo o , -".split())
-
-
-def _digits(text: TextProfile) -> set[str]:
-    """The text's numbers as labels ("#4421"): the same digits in the other text are the same label, whether
-    they were read there as a label or a value ("account ending 4421 earns" / "… 4421 now pays")."""
-    return {f"#{t.folded}" for t in text.tokens if t.folded.isdigit()}
-
-
-def _possessive(token: _Token) -> bool:
-    return token.surface.endswith(("'s", "’s"))
-
-
-def _named(text: TextProfile, relations: frozenset[str], names: frozenset[str]) -> frozenset[str]:
-    """The relations of a text without those that only describe a name both texts give ("Mochi the *cat*",
-    "le *chat* Filou", "the user's *cat* Luna"): those are the named one, not a relative ("Tom's *cat*")."""
-    if not names or not relations:
-        return relations
-    tokens = text.tokens
-    described: set[str] = set()
-    for index, token in enumerate(tokens):
-        if token.kind != "marker" or token.folded not in relations:
-            continue
-        for step in (-1, 1):
-            at = index + step
-            # "Biscuit, the user's dog": an owner between a name and its relation is part of the gap, unless
-            # the owner is itself a name ("Kenji Mori's spouse": Mori's).
-            while 0 <= at < len(tokens) and (
-                tokens[at].folded in _APPOSITION_GAP
-                or (_possessive(tokens[at]) and tokens[at].kind != "marker" and tokens[at].folded not in names)
-            ):
-                at += step
-            if 0 <= at < len(tokens) and tokens[at].folded in names and not _possessive(tokens[at]):
-                described.add(token.folded)
-    return relations - frozenset(described)
-
-
 # Words that set a condition's side: "transfers *under* $500" and "*over* $500" are two rules, both true.
 _OPPOSITES = {
     frozenset(pair.split("/"))
@@ -712,38 +676,6 @@ def _opposed(new: TextProfile, old: TextProfile) -> str | None:
         if tag == "replace" and any(frozenset((x, y)) in _OPPOSITES for x in a[i1:i2] for y in b[j1:j2]):
             return f"{' '.join(a[i1:i2])} → {' '.join(b[j1:j2])}"
     return None
-
-
-def _change_names(new: TextProfile, old: TextProfile, added: set[str], gone: set[str]) -> bool:
-    """Are the names the new text brings the value a change word gives ("moved to *Bilbao*", "upgraded to an
-    iPhone *15*", "se mudó a *Bilbao*") in place of names the old text gives as its value, not as its subject
-    ("*Tom*'s phone is …" / "The user upgraded to …" stays two subjects)?
-
-    A weaker word of change ("now", "these days", "as of", "since", "new") counts too when the names of both
-    texts stand past their first two words, where a value stands ("User's piano teacher is Mrs. Halvorsen" /
-    "User studies piano with Daniel Cho these days"), not a subject ("Anna now lives in Berlin")."""
-    if not _past_first_words(old, gone):
-        return False
-    changes = [m for m in CORRECTION.finditer(new.text) if m.group(0).casefold() not in WEAK_CORRECTION]
-    if changes:
-        after = changes[0].end()
-        folded_new = new.text.casefold()
-        if all(folded_new.find(n.lstrip("#").casefold()) >= after for n in new.names if stem(n) in added):
-            return True
-    weak = CORRECTION.search(new.text) is not None or _NEW_HOLDER.search(new.text) is not None
-    return weak and _past_first_words(new, added)
-
-
-# "The user's *new* manager is …": a new holder of the same role.
-_NEW_HOLDER = re.compile(
-    r"\b(?:new|nieuwe?|neue[rsnm]?|nouvel(?:le)?|nouveau|nuev[oa]|nov[oa]|nuov[oa]|ny[ae]?|yeni|baru)\b", re.I
-)
-
-
-def _past_first_words(text: TextProfile, names: set[str]) -> bool:
-    folded = text.text.casefold()
-    first_words = len(" ".join(folded.split()[:2]))
-    return all(folded.find(n.lstrip("#").casefold()) > first_words for n in text.names if stem(n) in names)
 
 
 def _dated_or_numbered(region: Region) -> bool:
@@ -782,9 +714,9 @@ def compare(new_text: str, old_text: str) -> Comparison:
         values = "same"
     asks = new.text.rstrip().endswith("?")
     retraction = _retraction(new, old) if not asks else frozenset()
-    ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - _digits(old)
-    theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - _digits(new)
-    renamed = bool(ours - theirs and theirs - ours) and _change_names(new, old, ours - theirs, theirs - ours)
+    ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - digits(old)
+    theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - digits(new)
+    renamed = bool(ours - theirs and theirs - ours) and change_names(new, old, ours - theirs, theirs - ours)
     return Comparison(
         alignment=alignment,
         overlap=overlap,

@@ -1,0 +1,87 @@
+"""Whose value it is and which: names that are the value a change gives, relations that only describe a name.
+
+`evidence.compare` asks here when two texts name different things: "User's piano teacher is Mrs. Halvorsen" /
+"User studies piano with Daniel Cho these days" name a new value of one attribute (a word of change, names
+past the subject); "Mochi the cat" is Mochi, while "Tom's cat" is not Tom.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ..terms import stem
+from .lexicon import CORRECTION, WEAK_CORRECTION
+
+if TYPE_CHECKING:
+    from .evidence import TextProfile, _Token
+
+__all__ = ["change_names", "digits", "named"]
+
+_APPOSITION_GAP = frozenset("the a an my our his her their le la l' el der die das il lo o , -".split())
+
+
+def digits(text: TextProfile) -> set[str]:
+    """The text's numbers as labels ("#4421"): the same digits in the other text are the same label, whether
+    they were read there as a label or a value ("account ending 4421 earns" / "… 4421 now pays")."""
+    return {f"#{t.folded}" for t in text.tokens if t.folded.isdigit()}
+
+
+def _possessive(token: _Token) -> bool:
+    return token.surface.endswith(("'s", "’s"))
+
+
+def named(text: TextProfile, relations: frozenset[str], names: frozenset[str]) -> frozenset[str]:
+    """The relations of a text without those that only describe a name both texts give ("Mochi the *cat*",
+    "le *chat* Filou", "the user's *cat* Luna"): those are the named one, not a relative ("Tom's *cat*")."""
+    if not names or not relations:
+        return relations
+    tokens = text.tokens
+    described: set[str] = set()
+    for index, token in enumerate(tokens):
+        if token.kind != "marker" or token.folded not in relations:
+            continue
+        for step in (-1, 1):
+            at = index + step
+            # "Biscuit, the user's dog": an owner between a name and its relation is part of the gap, unless
+            # the owner is itself a name ("Kenji Mori's spouse": Mori's).
+            while 0 <= at < len(tokens) and (
+                tokens[at].folded in _APPOSITION_GAP
+                or (_possessive(tokens[at]) and tokens[at].kind != "marker" and tokens[at].folded not in names)
+            ):
+                at += step
+            if 0 <= at < len(tokens) and tokens[at].folded in names and not _possessive(tokens[at]):
+                described.add(token.folded)
+    return relations - frozenset(described)
+
+
+def change_names(new: TextProfile, old: TextProfile, added: set[str], gone: set[str]) -> bool:
+    """Are the names the new text brings the value a change word gives ("moved to *Bilbao*", "upgraded to an
+    iPhone *15*", "se mudó a *Bilbao*") in place of names the old text gives as its value, not as its subject
+    ("*Tom*'s phone is …" / "The user upgraded to …" stays two subjects)?
+
+    A weaker word of change ("now", "these days", "as of", "since", "new") counts too when the names of both
+    texts stand past their first two words, where a value stands ("User's piano teacher is Mrs. Halvorsen" /
+    "User studies piano with Daniel Cho these days"), not a subject ("Anna now lives in Berlin")."""
+    if not _past_first_words(old, gone):
+        return False
+    changes = [m for m in CORRECTION.finditer(new.text) if m.group(0).casefold() not in WEAK_CORRECTION]
+    if changes:
+        after = changes[0].end()
+        folded_new = new.text.casefold()
+        if all(folded_new.find(n.lstrip("#").casefold()) >= after for n in new.names if stem(n) in added):
+            return True
+    weak = CORRECTION.search(new.text) is not None or _NEW_HOLDER.search(new.text) is not None
+    return weak and _past_first_words(new, added)
+
+
+# "The user's *new* manager is …": a new holder of the same role.
+_NEW_HOLDER = re.compile(
+    r"\b(?:new|nieuwe?|neue[rsnm]?|nouvel(?:le)?|nouveau|nuev[oa]|nov[oa]|nuov[oa]|ny[ae]?|yeni|baru)\b", re.I
+)
+
+
+def _past_first_words(text: TextProfile, names: set[str]) -> bool:
+    folded = text.text.casefold()
+    first_words = len(" ".join(folded.split()[:2]))
+    return all(folded.find(n.lstrip("#").casefold()) > first_words for n in text.names if stem(n) in names)
