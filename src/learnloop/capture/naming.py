@@ -8,15 +8,36 @@ past the subject); "Mochi the cat" is Mochi, while "Tom's cat" is not Tom.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from ..terms import stem
 from .lexicon import CORRECTION, WEAK_CORRECTION
 
-if TYPE_CHECKING:
-    from .evidence import TextProfile, _Token
-
 __all__ = ["change_names", "digits", "named"]
+
+
+class _Token(Protocol):
+    """A word as `evidence.profile` reads it."""
+
+    @property
+    def surface(self) -> str: ...
+    @property
+    def folded(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+class TextProfile(Protocol):
+    """What this module reads of `evidence.TextProfile`."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def names(self) -> frozenset[str]: ...
+    @property
+    def tokens(self) -> Sequence[_Token]: ...
+
 
 _APPOSITION_GAP = frozenset("the a an my our his her their le la l' el der die das il lo o , -".split())
 
