@@ -98,6 +98,9 @@ KEPT_APART = [
         "Book 2 of the Ember trilogy goes to copyedit on 4 November.",
     ),
     ("3 numaralı serada domatesler her sabah sulanıyor.", "1 numaralı serada domatesler her sabah sulanıyor."),
+    # A Korean or Japanese sentence about another topic, which the other text never names.
+    ("아반떼 타이어는 10,000km마다 위치 교환한다.", "아반떼 엔진오일은 10,000km마다 교체한다."),
+    ("名古屋支店は午後6時に閉まる。", "大阪支店は午後6時に閉まる。"),
     # A relative of a named person is not that person, however the name is written.
     ("Kenji Mori's spouse is enrolled in the dental plan.", "Kenji Mori is enrolled in the dental plan."),
     # The pet of a named person is not that person ("Tom's cat").

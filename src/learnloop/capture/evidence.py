@@ -54,7 +54,7 @@ from .lexicon import (
     WEEKDAYS,
     is_german,
 )
-from .naming import change_names, digits, named
+from .naming import change_names, digits, named, topic_swap
 from .quantities import Quantity, counts_after, quantities
 from .records import speaker
 
@@ -604,6 +604,9 @@ def _subject(
     speakers = speaker(new.text), speaker(old.text)
     if None not in speakers and speakers[0] != speakers[1]:
         return f"said by someone else: {speakers[1]} vs {speakers[0]}"
+    topics = topic_swap(new.text, old.text) if not retracts and not corrected else None
+    if topics is not None:
+        return f"another topic: {topics}"
     shared = {t.folded for t in new.tokens} & {t.folded for t in old.tokens}
     both_name = new.names & old.names
     for label, a, b in (

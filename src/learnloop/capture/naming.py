@@ -14,7 +14,7 @@ from typing import Protocol
 from ..terms import stem
 from .lexicon import CORRECTION, WEAK_CORRECTION
 
-__all__ = ["change_names", "digits", "named"]
+__all__ = ["change_names", "digits", "named", "topic_swap"]
 
 
 class _Token(Protocol):
@@ -106,3 +106,28 @@ def _past_first_words(text: TextProfile, names: set[str]) -> bool:
     folded = text.text.casefold()
     first_words = len(" ".join(folded.split()[:2]))
     return all(folded.find(n.lstrip("#").casefold()) > first_words for n in text.names if stem(n) in names)
+
+
+# The topic a Korean or Japanese sentence opens with ("아반떼 엔진오일*은*", "大阪支店*は*"): what it is about.
+_KOREAN_TOPIC = re.compile(r"([가-힣A-Za-z0-9]{2,}?)(?:은|는)(?=\s)")
+_JAPANESE_TOPIC = re.compile(r"([\u30a0-\u30ff\u4e00-\u9fffA-Za-z0-9]+)は")
+# The user said in the first or third person, and times ("今は": now), are no topic of their own.
+_NO_TOPIC = frozenset("사용자 유저 나 저 우리 ユーザー 私 僕 俺 わたし 今 現在 最近 毎日 毎朝 いつも".split())
+
+
+def topic_swap(new: str, old: str) -> str | None:
+    """Two Korean or Japanese texts about two topics ("엔진오일은" / "타이어는"), neither of which the other
+    text names at all, or None."""
+    first, second = _topic(new), _topic(old)
+    if first is None or second is None or first == second:
+        return None
+    if first in old or second in new:
+        return None
+    return f"{second} vs {first}"
+
+
+def _topic(text: str) -> str | None:
+    match = _KOREAN_TOPIC.search(text) or _JAPANESE_TOPIC.search(text)
+    if match is None or match.group(1) in _NO_TOPIC or match.group(1).endswith(("ユーザー", "사용자")):
+        return None
+    return match.group(1)
