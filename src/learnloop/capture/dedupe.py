@@ -311,7 +311,9 @@ def judge(
     narrowed = [
         r
         for r in c.regions
-        if r.kind is RegionKind.WORD and not r.old and r.subject_position and not r.predicate and _narrows(r)
+        if r.kind is RegionKind.WORD
+        and r.subject_position
+        and ((not r.old and not r.predicate and _narrows(r)) or _compounded(r))
     ]
     if narrowed and len(c.regions) == 1 and structured:
         # "L'anniversaire *de mariage* de Sam est le 4 mars": the only words added, put into the subject before
@@ -353,6 +355,14 @@ def _pronouns(text: str) -> frozenset[str]:
 def _narrows(region: Region) -> bool:
     """Does the region insert content words ("" → "de mariage")?"""
     return bool(profile(" ".join(region.new)).content)
+
+
+def _compounded(region: Region) -> bool:
+    """Is one word made into a hyphenated compound of it ("appeal" → "cross-appeal", "review" → "year-end
+    review")? Another thing of the same kind."""
+    if len(region.old) != 1 or len(region.new) != 1 or "-" not in region.new[0]:
+        return False
+    return region.old[0].casefold() in region.new[0].casefold().split("-")
 
 
 def _dates_swapped(new: str, old: str) -> bool:
