@@ -98,6 +98,9 @@ KEPT_APART = [
         "Book 2 of the Ember trilogy goes to copyedit on 4 November.",
     ),
     ("3 numaralı serada domatesler her sabah sulanıyor.", "1 numaralı serada domatesler her sabah sulanıyor."),
+    # Another value under another condition, with nothing saying it changed.
+    ("Daily calorie target during a bulk: 2,900 kcal.", "Daily calorie target during a cut: 2,100 kcal."),
+    ("La tienda de Valencia cierra a las 14:00 los sábados.", "La tienda de Valencia cierra a las 21:00 entre semana."),
     # A Korean or Japanese sentence about another topic, which the other text never names.
     ("아반떼 타이어는 10,000km마다 위치 교환한다.", "아반떼 엔진오일은 10,000km마다 교체한다."),
     ("名古屋支店は午後6時に閉まる。", "大阪支店は午後6時に閉まる。"),
@@ -163,6 +166,11 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
         # The names are the value, and a word says it changed.
         ("User studies piano with Daniel Cho these days.", "User's piano teacher is Mrs. Halvorsen."),
         ("O atendimento ao cliente migrou para o Zendesk.", "O atendimento ao cliente usa o Freshdesk."),
+        ("Le SLA de première réponse passe à 2 heures.", "Le SLA de première réponse est de 4 heures."),
+        (
+            "Il lotto minimo per gli stampi è stato portato a 1000 pezzi.",
+            "Il lotto minimo per gli stampi è di 500 pezzi.",
+        ),
         # A date changed, and a word says so; the same digits read once as a label and once as a value.
         ("L'udienza è stata rinviata al 22 aprile.", "L'udienza è fissata per il 15 marzo."),
         ("The account ending 4421 now pays only 3.6% APY.", "Savings account ending 4421 earns 4.1% APY."),

@@ -150,6 +150,7 @@ def scopes_disjoint(a: Sequence[str], b: Sequence[str]) -> bool:
 
 _IDEOGRAPHIC = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]+")
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
 
 
 def _normal(text: str) -> str:
@@ -285,6 +286,14 @@ def judge(
             return create(
                 f"{at} has another value of another thing ({renamed[0].describe()})", LinkKind.POSSIBLE_CONFLICT
             )
+        # The words beside the value swapped too, and nothing says it changed: "target during a *cut*: 2,100
+        # kcal" / "… during a *bulk*: 2,900 kcal", "closes at 21:00 *entre semana*" / "… at 14:00 *los sábados*".
+        qualified = [r for r in c.regions if r.kind is RegionKind.WORD and _qualifier_swapped(r, text, old.text)]
+        if not c.correction and structured and qualified:
+            return create(
+                f"{at} has another value under another condition ({qualified[0].describe()})",
+                LinkKind.POSSIBLE_CONFLICT,
+            )
         if structured or paraphrase or related or updating:
             return act(DedupeAction.NEW_VERSION, f"replaces {at}: {c.value_change}")
         return create(f"close to {at}, with other values", LinkKind.POSSIBLE_CONFLICT)
@@ -355,6 +364,24 @@ def _pronouns(text: str) -> frozenset[str]:
 def _narrows(region: Region) -> bool:
     """Does the region insert content words ("" → "de mariage")?"""
     return bool(profile(" ".join(region.new)).content)
+
+
+def _qualifier_swapped(region: Region, new: str, old: str) -> bool:
+    """Does the region swap a value together with content words neither text has in the other ("cut 2,100" →
+    "bulk 2,900")?"""
+    if not (region.old and region.new) or not any(w[:1].isdigit() for w in (*region.old, *region.new)):
+        return False
+    if _IDEOGRAPHIC.search(new) or _HANGUL.search(new):
+        return False  # particles and endings glue to the value: the words beside it say little
+
+    def words(run: Sequence[str] | str) -> set[str]:
+        found = re.findall(r"[^\W\d_]+", " ".join(run) if not isinstance(run, str) else run)
+        return {w.casefold() for w in found} - STOPWORDS
+
+    units = profile(old).unit_words | profile(new).unit_words
+    gone = words(region.old) - words(new) - units
+    added = words(region.new) - words(old) - units
+    return bool(gone) and bool(added)
 
 
 def _compounded(region: Region) -> bool:

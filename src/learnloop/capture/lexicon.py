@@ -186,7 +186,7 @@ CORRECTION = re.compile(
     r"relocated|transferred|reassigned|migrou|migramos|migraram|transferiu|transferimos|trocou|trocamos|"
     r"passaram para|passamos para|transférée?s?|migrée?|remplacée?s?|avons changé|a changé|migró|migramos|"
     r"migraron|transfirió|reemplazó|reemplazamos|sustituyó|trasladó|trasladamos|migrat[oa]|trasferit[oa]|"
-    r"sostituit[oa]|migriert|ersetzt|gemigreerd|vervangen|overgezet|"
+    r"sostituit[oa]|migriert|ersetzt|gemigreerd|vervangen|overgezet|passe à|passent à|portat[oa] a|"
     # Italian, Portuguese, Swedish, Polish, Czech, Turkish, Indonesian and Vietnamese
     r"(?<!['’])ora|ha cambiato|hanno cambiato|cambiato|subiu|caiu|passou para|"
     r"numera|inte längre|bytte|bytt|ändrat|ändrades|höjts|höjdes|sänkts|sänktes|flyttat|flyttade|"
@@ -203,7 +203,7 @@ CORRECTION = re.compile(
     r"|もう|今は|現在は|実は|やめた|やめました|代わりに|ではなく|じゃなく|変更|切り替え|移し|上がった|下がった|延期|"
     r"減らした|増やした|値上げ|値下げ|に変わった|引っ越し|"
     r"现在|不再|改到|改成|换成|涨到|降到|搬到|调整为|提高到|降低到|"
-    r"이제|더 이상|사실은|대신|끊었|그만|바꿨|바뀌었|줄었|늘었|단축|연기|올랐|내렸",
+    r"이제|더 이상|사실은|대신|끊었|그만|바꿨|바뀌었|줄었|늘었|단축|연기|올랐|내렸|변경|경신",
     re.IGNORECASE,
 )
 NEGATION = re.compile(
