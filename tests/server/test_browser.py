@@ -263,7 +263,8 @@ def test_review_resolves_a_possible_conflict_each_of_the_four_ways(context: Any,
     card.locator("textarea").fill("Deploys moved from Tuesdays to Thursdays.")
     card.locator("button.save-merge").click()
     card.wait_for(state="detached")
-    assert page.get_by_text("Nothing needs review").is_visible()
+    # Resolving reloads the page: wait for the new one (the old card is gone before it has loaded).
+    page.get_by_text("Nothing needs review").wait_for(state="visible")
     with service.client(key) as c:
 
         def status(i: int) -> str:
