@@ -247,7 +247,8 @@ def judge(
     # change back, if it says so; otherwise two claims that cannot both hold, for a person to settle.
     if c.reasserted and (structured or topical):
         if c.strong_correction:
-            return act(DedupeAction.NEW_VERSION, f"replaces {at}: the new text goes back to {', '.join(c.reasserted)}")
+            back = ", ".join(sorted(c.reasserted))
+            return act(DedupeAction.NEW_VERSION, f"replaces {at}: the new text goes back to {back}")
         return create(
             f"{at} took back {', '.join(sorted(c.reasserted))}, which this text states", LinkKind.POSSIBLE_CONFLICT
         )
@@ -385,8 +386,8 @@ def _qualifier_swapped(region: Region, new: str, old: str) -> bool:
 
 
 def _compounded(region: Region) -> bool:
-    """Is one word made into a hyphenated compound of it ("appeal" → "cross-appeal", "review" → "year-end
-    review")? Another thing of the same kind."""
+    """Is one word made into a hyphenated compound of it ("appeal" → "cross-appeal", "sale" → "pre-sale")?
+    Another thing of the same kind."""
     if len(region.old) != 1 or len(region.new) != 1 or "-" not in region.new[0]:
         return False
     return region.old[0].casefold() in region.new[0].casefold().split("-")
