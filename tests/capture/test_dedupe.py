@@ -171,6 +171,12 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
             "Il lotto minimo per gli stampi è stato portato a 1000 pezzi.",
             "Il lotto minimo per gli stampi è di 500 pezzi.",
         ),
+        # Weekdays in more languages, and their plurals.
+        ("A reunião semanal da equipe passou para as quartas-feiras.", "A reunião semanal da equipe é às segundas."),
+        (
+            "La reunión con el contable se aplazó al 11 de abril a las 12:00.",
+            "La reunión con el contable es el 4 de abril a las 10:00.",
+        ),
         # A date changed, and a word says so; the same digits read once as a label and once as a value.
         ("L'udienza è stata rinviata al 22 aprile.", "L'udienza è fissata per il 15 marzo."),
         ("The account ending 4421 now pays only 3.6% APY.", "Savings account ending 4421 earns 4.1% APY."),

@@ -289,7 +289,7 @@ def judge(
             )
         # The words beside the value swapped too, and nothing says it changed: "target during a *cut*: 2,100
         # kcal" / "… during a *bulk*: 2,900 kcal", "closes at 21:00 *entre semana*" / "… at 14:00 *los sábados*".
-        qualified = [r for r in c.regions if r.kind is RegionKind.WORD and _qualifier_swapped(r, text, old.text)]
+        qualified = [r for r in c.regions if r.kind is not RegionKind.VALUE and _qualifier_swapped(r, text, old.text)]
         if not c.correction and structured and qualified:
             return create(
                 f"{at} has another value under another condition ({qualified[0].describe()})",

@@ -90,6 +90,10 @@ WEEKDAYS = frozenset(
     freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche lunedì martedì mercoledì giovedì
     venerdì sabato domenica segunda terça quarta quinta sexta maandag dinsdag woensdag donderdag vrijdag
     zaterdag zondag
+    segundas terças quartas quintas sextas sábados domingos montags dienstags mittwochs donnerstags freitags
+    samstags sonntags måndag tisdag onsdag torsdag fredag lördag söndag måndagar tisdagar onsdagar torsdagar
+    fredagar lördagar söndagar poniedziałek wtorek środa czwartek piątek sobota niedziela pondělí úterý středa
+    čtvrtek pátek neděle senin selasa rabu kamis jumat sabtu pazartesi salı çarşamba perşembe cumartesi
     """.split()
 )
 # Words that tell two instances of one thing apart ("the *front* door camera" / "the *back* garden camera").
@@ -187,6 +191,8 @@ CORRECTION = re.compile(
     r"passaram para|passamos para|transférée?s?|migrée?|remplacée?s?|avons changé|a changé|migró|migramos|"
     r"migraron|transfirió|reemplazó|reemplazamos|sustituyó|trasladó|trasladamos|migrat[oa]|trasferit[oa]|"
     r"sostituit[oa]|migriert|ersetzt|gemigreerd|vervangen|overgezet|passe à|passent à|portat[oa] a|"
+    r"aplazó|aplazad[oa]|pospuso|pospuest[oa]|adelantó|adiou|adiantou|przełożon[oa]|przesunięt[oa]|"
+    r"přesunut[oa]|přeložen[oa]|diundur|dimajukan|ertelendi|"
     # Italian, Portuguese, Swedish, Polish, Czech, Turkish, Indonesian and Vietnamese
     r"(?<!['’])ora|ha cambiato|hanno cambiato|cambiato|subiu|caiu|passou para|"
     r"numera|inte längre|bytte|bytt|ändrat|ändrades|höjts|höjdes|sänkts|sänktes|flyttat|flyttade|"
