@@ -144,22 +144,14 @@ def test_units_in_more_languages_and_english_due_is_no_two() -> None:
         ("The shop opens at ten past 8 am.", 490.0),
         ("Dinner is at 7 in the evening.", 1140.0),
         ("The walk is at seven o'clock.", 420.0),
-    ],
-)
-def test_times_of_day_said_in_words(text: str, minutes: float) -> None:
-    assert [(v, d) for v, d, _ in read(text)] == [(minutes, "time_of_day")]
-
-
-@pytest.mark.parametrize(
-    ("text", "minutes"),
-    [
+        # Half hours in Italian, Spanish, French and Portuguese.
         ("Il volo parte alle sei e mezza di sera.", 1110.0),
         ("La cena es a las ocho y media de la tarde.", 1230.0),
         ("Le train part à huit heures et demie du soir.", 1230.0),
         ("Chego às oito e meia.", 510.0),
     ],
 )
-def test_half_hours_said_in_romance_languages(text: str, minutes: float) -> None:
+def test_times_of_day_said_in_words(text: str, minutes: float) -> None:
     assert [(v, d) for v, d, _ in read(text)] == [(minutes, "time_of_day")]
 
 

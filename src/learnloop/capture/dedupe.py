@@ -375,13 +375,12 @@ def _qualifier_swapped(region: Region, new: str, old: str) -> bool:
     if _IDEOGRAPHIC.search(new) or _HANGUL.search(new):
         return False  # particles and endings glue to the value: the words beside it say little
 
-    def words(run: Sequence[str] | str) -> set[str]:
-        found = re.findall(r"[^\W\d_]+", " ".join(run) if not isinstance(run, str) else run)
-        return {w.casefold() for w in found} - STOPWORDS
+    def words(text: str) -> set[str]:
+        return {w.casefold() for w in re.findall(r"[^\W\d_]+", text)} - STOPWORDS
 
     units = profile(old).unit_words | profile(new).unit_words
-    gone = words(region.old) - words(new) - units
-    added = words(region.new) - words(old) - units
+    gone = words(" ".join(region.old)) - words(new) - units
+    added = words(" ".join(region.new)) - words(old) - units
     return bool(gone) and bool(added)
 
 

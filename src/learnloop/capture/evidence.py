@@ -628,12 +628,9 @@ def _subject(
         return f"another condition: {opposed}"
     if alignment < STRUCTURED:
         # Reworded: positions mean little, so only names both texts lack in the other count.
-        # A capitalised word the other text has in lower case ("Trailer seal numbers" / "… of trailers") is
-        # no name.
-        ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - digits(old)
-        theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - digits(new)
-        if ours - theirs and theirs - ours and not change_names(new, old, ours - theirs, theirs - ours):
-            return f"different names: {', '.join(sorted(theirs - ours))} vs {', '.join(sorted(ours - theirs))}"
+        added, gone = _names_swapped(new, old)
+        if added and gone and not change_names(new, old, added, gone):
+            return f"different names: {', '.join(sorted(gone))} vs {', '.join(sorted(added))}"
         # "The 2024 summer vacation was in Crete" / "The 2025 summer vacation is planned for Crete": two dates
         # and no word saying one replaced the other are two records.
         if new.dates - old.dates and old.dates - new.dates and not corrected:
@@ -669,6 +666,15 @@ _OPPOSITES = {
     prima/dopo sotto/sopra meno/più antes/depois abaixo/acima voor/na onder/boven minder/meer
     """.split()
 }
+
+
+def _names_swapped(new: TextProfile, old: TextProfile) -> tuple[set[str], set[str]]:
+    """The names only the new text gives and those only the old one gives (as stems). A capitalised word the
+    other text has in lower case ("Trailer seal numbers" / "… of trailers") is no name, nor are the same digits
+    read once as a label and once as a value."""
+    ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - digits(old)
+    theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - digits(new)
+    return ours - theirs, theirs - ours
 
 
 def _opposed(new: TextProfile, old: TextProfile) -> str | None:
@@ -717,9 +723,8 @@ def compare(new_text: str, old_text: str) -> Comparison:
         values = "same"
     asks = new.text.rstrip().endswith("?")
     retraction = _retraction(new, old) if not asks else frozenset()
-    ours = {stem(n) for n in new.names if not n.startswith("@")} - old.content - digits(old)
-    theirs = {stem(n) for n in old.names if not n.startswith("@")} - new.content - digits(new)
-    renamed = bool(ours - theirs and theirs - ours) and change_names(new, old, ours - theirs, theirs - ours)
+    added, gone = _names_swapped(new, old)
+    renamed = bool(added and gone) and change_names(new, old, added, gone)
     return Comparison(
         alignment=alignment,
         overlap=overlap,

@@ -258,11 +258,14 @@ WEAK_CORRECTION = frozenset(
     in fact revised adjusted bumped ora numera teraz nyní teď artık şimdi sekarang 现在
     vanaf seit depuis desde sedan mulai itibaren effective starting
     """.split()
-) | frozenset(("these days", "has ended", "in fact", "bây giờ", "hiện nay"))
-# "From a time on" phrases of more than one word, weak like "now": the value beside them says what changed.
-WEAK_CORRECTION = WEAK_CORRECTION | frozenset(
-    m.casefold()
-    for m in (
+) | frozenset(
+    # Phrases of more than one word, "from a time on" among them: the value beside them says what changed.
+    (
+        "these days",
+        "has ended",
+        "in fact",
+        "bây giờ",
+        "hiện nay",
         "as of",
         "from next",
         "à partir de",

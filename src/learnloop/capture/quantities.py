@@ -175,8 +175,6 @@ _WRITTEN_AFTER = re.compile(
     r"(?P<mult>[万萬億亿千](?![\u3400-\u9fff])|[万萬億亿]|千(?=[円元])|[만억천](?=\s?원|\s|$))?"
     r"(?:\s?(?P<cur>日元|[€$£¥₩₹₽₺₫円元원]|(?:zł|Kč|Ft|TL|kr)(?![^\W\d_])))?"
 )
-# Portuguese "um" (one) and "um" (around) in German ("um 7 Uhr") are spelled alike.
-_GERMAN_PREPOSITIONS = frozenset(("um",))
 
 
 def _words(text: str) -> list[str]:
@@ -184,7 +182,7 @@ def _words(text: str) -> list[str]:
 
 
 def _german_um(text: str, end: int) -> bool:
-    """Is "um" the German preposition: before a number ("um 7 Uhr"), or in a German text?"""
+    """Is "um" the German preposition ("um 7 Uhr"), not Portuguese "one": before a number, or in German text?"""
     return re.match(r"\s+\d", text[end:]) is not None or is_german(_words(text))
 
 
@@ -258,8 +256,8 @@ def _parse_number(raw: str) -> tuple[float, float] | None:
     return value, 0.5 * 10.0**-decimals
 
 
-def _currency_after(symbol: str) -> str:
-    return _CURRENCY_AFTER[symbol]
+def _within(start: int, spans: list[tuple[int, int, float, str, bool]]) -> bool:
+    return any(begin <= start < stop for begin, stop, *_ in spans)
 
 
 def _is_label(text: str, start: int) -> bool:
@@ -457,16 +455,21 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     """Every number in `text` with its unit, in order. Ranges ("4-5 L/hr") give both ends the unit."""
     found: list[tuple[float, float, str, str | None, int, int, int, bool]] = []
     times: list[int] = []
-    spoken = spoken_times(text)
-    worded = [f for f in fractions(text) if not any(a <= f.start < b for _, a, b in spoken)]
+    # Values said in words, read before the numbers: (start, stop, value, unit, is a time of day).
+    spoken = [(begin, stop_at, minutes, "", True) for minutes, begin, stop_at in spoken_times(text)]
+    worded = sorted(
+        spoken + [(f.start, f.stop, f.value, f.unit, False) for f in fractions(text) if not _within(f.start, spoken)]
+    )
+
+    def take_worded(before: int) -> None:
+        while worded and worded[0][0] < before:
+            begin, stop_at, value, unit, clock = worded.pop(0)
+            if clock:
+                times.append(len(found))
+            found.append((value, 0.0, unit, None, begin, stop_at, stop_at, False))
+
     for match in _NUMBER.finditer(text):
-        while spoken and spoken[0][1] < match.end():
-            minutes, begin, stop_at = spoken.pop(0)
-            times.append(len(found))
-            found.append((minutes, 0.0, "", None, begin, stop_at, stop_at, False))
-        while worded and worded[0].start < match.end():
-            part = worded.pop(0)
-            found.append((part.value, 0.0, part.unit, None, part.start, part.stop, part.stop, False))
+        take_worded(match.end())
         currency: str | None = None
         if match.group("word"):
             word = match.group("word").casefold()
@@ -474,7 +477,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 tens, _, ones = word.partition("-")
                 number = float(_NUMBER_WORDS[tens] + _NUMBER_WORDS[ones])
             elif word in _NUMBER_WORDS and not (
-                (word in _GERMAN_PREPOSITIONS and _german_um(text, match.end())) or (word == "due" and _english(text))
+                (word == "um" and _german_um(text, match.end())) or (word == "due" and _english(text))
             ):
                 number = float(_NUMBER_WORDS[word])
             elif word in ("a", "an") and _one_span(text, match.start("word"), match.end("word")):
@@ -500,7 +503,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 value, half = value * scale, half * scale
                 end = written.end("mult") if written.group("mult") else end
                 if written.group("cur") and not currency:
-                    currency, end, paid_after = _currency_after(written.group("cur")), written.end(), True
+                    currency, end, paid_after = _CURRENCY_AFTER[written.group("cur")], written.end(), True
         ordinal = _ORDINAL.match(text, end) is not None
         if _NUMBERED.match(text, end):
             continue  # "1 numaralı sera", "3号楼": the number names which one
@@ -547,10 +550,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             value, half = value / 100, half / 100
         approx = bool(_APPROX.search(text[max(0, start - 16) : start]))
         found.append((value, half, unit, currency, start, stop, end, approx))
-    for minutes, begin, stop_at in spoken:
-        times.append(len(found))
-        found.append((minutes, 0.0, "", None, begin, stop_at, stop_at, False))
-    found += [(part.value, 0.0, part.unit, None, part.start, part.stop, part.stop, False) for part in worded]
+    take_worded(len(text) + 1)
     found, times = _compound(text, found, times)
     times = _hours_of_ranges(text, found, times)
     # A range's first end borrows the unit of the second: "4-5 L/hr", "between 60 and 65 °C".
