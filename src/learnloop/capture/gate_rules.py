@@ -9,6 +9,7 @@ from typing import cast
 from .gate_rule import GateRule, Kind, Target, luhn_ok, random_token
 from .id_detectors import product_number_before
 from .phone_detectors import business_line, organisation_line
+from .sample_values import called_example
 from .timing import MOMENTARY
 
 __all__ = ["BUILTIN_RULES", "card_ok", "credential_like", "iban_ok"]
@@ -229,8 +230,22 @@ _r("injection.ignore_instructions_multilingual", "tells the model to ignore its 
    r"|instrukcj\w*|consignes|indicaciones|regeln|règles|reglas)|(?:tout|todo|alles|tutto|tudo|wszystko|всё|все)\W+"
    r"(?:ce qui précède|lo anterior|vorherige|oben|precedente|anterior|powyżej|выше))"
    r"|(?:忽略|无视|無視|忘记|忽視)[^。.!?]{0,12}?(?:指令|指示|说明|說明|提示|命令)"
-   r"|(?:指示|命令|指令)[^。.!?]{0,8}?(?:無視|忘れ)", LOW,
-   needles=("ignor", "olvid", "oubli", "vergiss", "negeer", "dimentic", "esque", "игнор", "забуд", *"忽视視忘"))
+   r"|(?:指示|命令|指令)[^。.!?]{0,8}?(?:無視|忘れ)"
+   # Indonesian, Vietnamese, Turkish, Swedish, Korean, Hindi, Arabic: with "previous", "all" or "above", so that
+   # "don't forget the instructions" is not one.
+   r"|\b(?:abaikan|lupakan|bỏ qua|phớt lờ|quên|ignorera|glöm)\s+(?:\w+\s+){0,2}?(?:semua|mọi|tất cả|alla|tidigare)"
+   r"\s+(?:\w+\s+){0,2}?(?:instruksi|perintah|arahan|aturan|hướng dẫn|chỉ dẫn|chỉ thị|quy tắc|instruktioner|regler)"
+   r"|\b(?:abaikan|lupakan|bỏ qua|phớt lờ|quên|ignorera|glöm)\s+(?:các\s+|những\s+)?(?:instruksi|perintah|arahan"
+   r"|hướng dẫn|chỉ dẫn|chỉ thị|instruktioner(?:na)?)\s+(?:sebelumnya|di atas|trước(?: đó)?|ở trên|tidigare|ovan)"
+   r"|\b(?:önceki|tüm|bütün|yukarıdaki)\s+(?:\w+\s+){0,2}?(?:talimat\w*|yönerge\w*|kural\w*)\s+(?:\w+\s+)?"
+   r"(?:yok say\w*|görmezden gel\w*|unut\w*|dikkate alma\w*)"
+   r"|(?:이전|모든|위의|앞의|기존)\s*(?:\S+\s+){0,2}?(?:지시|지침|명령|규칙|안내)\S*\s*(?:\S+\s+)?(?:무시|잊어)"
+   r"|(?:पिछले|सभी|पहले|ऊपर)[^।.!?]{0,25}?निर्देश[^।.!?]{0,20}?(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल)"
+   r"|(?:تجاهل|انس|تناس)[^.!?؟]{0,30}?(?:التعليمات|تعليمات|الأوامر|الإرشادات)[^.!?؟]{0,10}?(?:السابقة|أعلاه)"
+   r"|(?:تجاهل|انس|تناس)\s+(?:جميع|كل)\s+(?:التعليمات|الأوامر|الإرشادات)", LOW,
+   needles=("ignor", "olvid", "oubli", "vergiss", "negeer", "dimentic", "esque", "игнор", "забуд", *"忽视視忘",
+            "abaikan", "lupakan", "bỏ qua", "phớt lờ", "quên", "glöm", "talimat", "yönerge", "kural", "무시", "잊어",
+            "निर्देश", "تجاهل", "انس", "تناس"))
 _r("injection.system_prompt", "tries to reveal or override the system prompt",
    r"\b(?:ignore|disregard|forget|override|bypass|leak|reveal|expose|dump)\W+(?:\w+\W+){0,2}?(?:system|developer"
    r"|initial|hidden|original|secret)\s+(?:prompt|message|instructions)|\b(?:print|show|output|repeat|display|recite"
@@ -376,6 +391,10 @@ _r("secret.generic_token", "looks like a random access token or key",
 
 # Personal data (each category can be switched off with WriteGate(personal_data=...)).
 # A role mailbox of an organisation is how to reach it, not a person: press@, support@, info@ …
+# Domains reserved for documentation and tests (RFC 2606, RFC 6761): an address there reaches nobody.
+_RESERVED_DOMAIN = re.compile(
+    r"@(?:[\w-]+\.)*(?:example\.(?:com|net|org)|[\w-]+\.(?:example|test|invalid|localhost))$", re.IGNORECASE
+)
 _ROLE_MAILBOX = re.compile(
     r"^(?:press|media|support|help|info|contact|hello|sales|billing|invoices?|accounts|office|admin|webmaster"
     r"|postmaster|abuse|security|privacy|legal|jobs|careers|hr|marketing|team|service|customerservice|feedback"
@@ -383,9 +402,6 @@ _ROLE_MAILBOX = re.compile(
     r"|receivables|accounts-?payable|finance|procurement|purchasing|payroll|reception|dispatch|operations|ops)@",
     re.IGNORECASE,
 )
-_r("personal_data.email", "contains an email address",
-   r"(?<![\w.%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,5}\.[a-z]{2,24}\b(?!:)", LOW,
-   needles=("@",), check=lambda v: not _ROLE_MAILBOX.match(v))
 def _context_rule(id: str, reason: str, pattern: str, check: Callable[[str], bool], digits: int,
                   exempt: Callable[[str, int], bool], flags: int = 0, words: str = "",
                   needles: tuple[str, ...] = ()) -> None:
@@ -404,6 +420,27 @@ def _context_rule(id: str, reason: str, pattern: str, check: Callable[[str], boo
                            words=tuple(words.split()), needles=needles))
 
 
+_EMAIL = r"(?<![\w.%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,5}\.[a-z]{2,24}\b(?!:)"
+_EMAIL_AT = re.compile(_EMAIL, re.IGNORECASE)
+
+
+def _documentation_address(text: str, start: int) -> bool:
+    """An address at a domain reserved for documentation, in a sentence that calls it an example or a test
+    ("use test@example.com for sign-up flows in QA"); people also write such addresses for real ones."""
+    m = _EMAIL_AT.match(text, start)
+    if m is None or not _RESERVED_DOMAIN.search(m.group(0)):
+        return False
+    # An address's own "example.com" calls nothing an example; "test@" does.
+    return called_example(_EMAIL_AT.sub(_local_part, text), start, m.end())
+
+
+def _local_part(m: re.Match[str]) -> str:
+    local = m.group(0).split("@")[0]
+    return local + " " * (len(m.group(0)) - len(local))
+
+
+_context_rule("personal_data.email", "contains an email address", _EMAIL, lambda v: not _ROLE_MAILBOX.match(v), 0,
+              _documentation_address, re.IGNORECASE, needles=("@",))
 # A payment provider's documented test card or a specification's sample IBAN, named as one, is nobody's.
 _TEST_VALUE = re.compile(
     r"test(?:ing)? (?:card|visa|mastercard|amex|number|iban|mode|account)|sandbox|testkarte|tarjeta de prueba"

@@ -41,6 +41,7 @@ from stdnum.se import personnummer
 
 from .gate_rule import GateRule
 from .needles import literal_needles
+from .organisations import COMPANY
 
 __all__ = ["ID_RULES", "ID_WORDS", "labelled_before", "product_number_before"]
 
@@ -68,7 +69,8 @@ ID_WORDS = re.compile(
     r"|\brfc\b|personnumret|\b(?:nik|ktp|npwp|cccd|cmnd)\b|căn cước|rodné číslo|\bamka\b|\bafm\b|αφμ|αμκα"
     r"|henkilötunnu\w*|\bhetu\b|\bsotu\b|\bcnp\b|cod numeric personal|\bcpr\b|cpr-nummer|fødselsnummer"
     r"|numéro de sécu|\bsécu\b|személyi szám|taj[- ]szám|\bemšo\b|\boib\b|\begn\b|\bjmbg\b"
-    r"|رقم الهوية|الهوية الوطنية|جواز السفر|رقم الجواز|תעודת זהות|מספר זהות|आधार|पैन|पासपोर्ट"
+    r"|\bird (?:number|no)\b|رقم الهوية|الهوية الوطنية|هويتي|بطاقة الهوية|رقم هوية"
+    r"|جواز السفر|رقم الجواز|תעודת זהות|מספר זהות|आधार|पैन|पासपोर्ट"
 )
 _PASSPORT_WORDS = re.compile(
     r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte", re.IGNORECASE
@@ -167,7 +169,8 @@ def _labelled_id(text: str) -> tuple[int, int] | None:
             digits = sum(c.isdigit() for c in value)
             mixed = digits >= 2 and len(value.replace(" ", "").replace("-", "")) >= 6
             dummy = len({c for c in value if c.isdigit()}) == 1  # "000-00-0000": a placeholder, nobody's number
-            if (digits >= 5 or mixed) and not dummy and not product_number_before(text, m.start()):
+            company = COMPANY.search(text, max(0, word.start() - 40), m.start())  # its tax or registration number
+            if (digits >= 5 or mixed) and not dummy and not company and not product_number_before(text, m.start()):
                 return m.start(), m.start() + len(value)
     return None
 

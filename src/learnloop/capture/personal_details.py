@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 
 from .gate_rule import GateRule
+from .organisations import ORGANISATION, PUBLIC_PLACE
 
 __all__ = ["PERSONAL_DETAIL_RULES"]
 
@@ -32,14 +33,21 @@ _ADDRESS_WORDS = re.compile(
     r"|nous habitons|sa maison est|leur maison est"
     r"|abit[oaie] (?:in|a|al|alla)|abitiamo|vive a|residente (?:in|a)|indirizzo (?:di casa|è|:)|domicilio (?:è|in)"
     r"|spedisci(?:lo|la)? a|consegna a|mor[oa] (?:na|no|em)|moramos|morada|endereço (?:é|de casa|residencial|:)"
-    r"|reside em|envi[ae] para|entrega em|casa (?:dele|dela|do|da|di|de)",
+    r"|reside em|envi[ae] para|entrega em|casa (?:dele|dela|do|da|di|de)"
+    r"|\b(?:jag|vi|han|hon|de) bor (?:på|i)|\bbor på|hemadress|min adress|alamat (?:rumah|saya|kami|kos)|tinggal di"
+    r"|(?:nhà|địa chỉ) (?:mình|tôi|em|anh|chị|của)|\bở số|mieszka\w* (?:na|przy|w)|(?:mój|mój domowy) adres"
+    r"|adres (?:zamieszkania|domowy)|ev adresi|adresim|oturuyor\w*|живу|живёт|живет|живут|мой адрес|домашний адрес"
+    r"|мой дом|घर का पता|का पता|रहते हैं|रहती है|रहता है|عنواني|عنوان منزل|يسكن في|تسكن في|أسكن في",
     re.IGNORECASE,
 )
 _ADDRESS_VALUE = re.compile(
     r"(?<![\w.-])\d{1,5}[A-Za-z]?,?\s+[A-Za-zÀ-ÿ][\w.'-]*(?:\s+[\w.'-]+){0,4}|[A-Za-zÀ-ÿ][\w.'-]*(?:straße|strasse|str\.|weg|gasse"
     r"|platz|allee|ring|damm)\s+\d{1,4}|(?:calle|avenida|av\.|rue|avenue|boulevard|bd|chemin|place"
     r"|via|viale|piazza|corso|largo|vicolo|rua|travessa|praça|alameda|estrada|rodovia)\s+[\w .'-]{2,40}?"
-    r"\d{1,5}|\d{1,4}(?:[-−]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호|号|號)|[가-힣]+(?:로|길)\s*\d+",
+    r"\d{1,5}|\d{1,4}(?:[-−/]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호|号|號)|[가-힣]+(?:로|길)\s*\d+"
+    r"|[A-Za-zÀ-ÿ]*(?:gatan|vägen|gata|väg|gade|vej|veien|gaten|straat|laan|plein|gracht)\s+\d{1,4}"
+    r"|(?:jl\.?|jalan|ul\.|ulica|al\.|aleja|ул\.|улица|пр\.|проспект|ngõ|phố|đường|sokak|sok\.|cad\.|caddesi"
+    r"|mahallesi|mah\.|شارع)\s+[^\d\n]{0,30}?\d{1,5}|số\s+\d{1,5}",
     re.IGNORECASE,
 )
 # Korean and Japanese put the word after the date: "1985年9月14日生まれ".
@@ -68,7 +76,9 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _ACCOUNT_WORDS = re.compile(
-    r"account (?:number|no\.?|#)|acct\.? ?(?:no\.?|#)?|bank account|sort code|routing (?:number|no\.?)|\baba\b"
+    r"account (?:number|no\.?|#)|acct\.? ?(?:no\.?|#)?|bank account|sort code|routing (?:number|no\.?)"
+    r"|routing(?=\s*[:#]?\s*\d)|\baba\b"
+    r"|direct deposit"
     r"|número de cuenta|cuenta bancaria|n\.º de cuenta|kontonummer|bankverbindung|\bblz\b|numéro de compte"
     r"|compte bancaire|\brib\b|계좌 ?번호|계좌|口座番号|口座|普通預金|普通|当座|支店|numero di conto|conto corrente"
     r"|número da conta|conta corrente|conta bancária|agência",
@@ -85,19 +95,48 @@ _NETWORK = re.compile(
 )
 
 
-def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int) -> Finder:
+def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int, public: bool = False) -> Finder:
+    """The first `value` within `reach` characters after one of `words`; with `public`, not where the word is a
+    place's or an organisation's address ("the museum's address is", "上海办公室地址")."""
+
     def find(text: str) -> tuple[int, int] | None:
         for word in words.finditer(text):
             if _NETWORK.search(text, max(0, word.start() - 12), word.start()) or _NETWORK_VALUE.match(
                 text, word.end() + len(text[word.end() :]) - len(text[word.end() :].lstrip())
             ):
                 continue
+            if public and _public_address(text, word):
+                continue
             m = value.search(text, word.end(), min(len(text), word.end() + reach))
-            if m is not None:
+            if m is not None and not _MEASURE.match(m.group(0)):
                 return m.span()
         return None
 
     return find
+
+
+# A number with a unit after it is a measure, not a house number ("their flat's internet is 250/40 Mbit/s").
+_MEASURE = re.compile(
+    r"\d+\s*(?:[kmgt]?bits?|[kmgt]i?b|[kmg]bps|mbit/s|[kmgt]?hz|km|kg|mm|cm|ml|mg|kwh|kw|mah|sq|m2|m²|%"
+    r"|nights?|days?|weeks?|months?|years?|hours?|minutes?|nätter|dagar|veckor|månader|noches|días|semanas|meses"
+    r"|nuits|jours|semaines|mois|nächte|tage|wochen|monate|notti|giorni|settimane|mesi|noites|dias|nachten|dagen"
+    r"|weken|nocy|dni|tygodni|gece|gün|hafta|ночи|ночей|дней|дня|недел\w*|malam|hari|minggu|đêm|ngày|tuần)\b",
+    re.IGNORECASE,
+)
+
+
+# Words that say someone lives there: never a place's address, whatever building is named before them.
+_RESIDENCE = re.compile(
+    r"home|live|living|wohn|habit|vive|vivo|moro|mora|resid|domicil|privat|住在|自宅|집|家|place|flat|apartment|house",
+    re.IGNORECASE,
+)
+
+
+def _public_address(text: str, word: re.Match[str]) -> bool:
+    if _RESIDENCE.search(word.group(0)) and "white house" not in text[max(0, word.start() - 12) : word.end()].lower():
+        return False
+    before = text[max(0, word.start() - 40) : word.end()]
+    return bool(PUBLIC_PLACE.search(before) or ORGANISATION.search(before))
 
 
 def _birth(text: str) -> tuple[int, int] | None:
@@ -169,13 +208,16 @@ _ADDRESS_NEEDLES = (
     "address|lives|living|domicil|dirección|direccion|vive|wohn|anschrift|adresse|habite|주소|住所|自宅|〒|배송지"
     "|配送先|お届け先|place|flat|apartment|house|home|ship|deliver|send|vivo|vivimos|habitamos|habitons|maison"
     "|abit|resident|indirizzo|spedisc|consegna|mor|endereço|reside|envi|entrega|casa|woont|住在|住址|地址"
+    "|bor|adress|alamat|tinggal|nhà|địa chỉ|ở số|mieszka|adres|oturuyor|живу|живёт|живет|живут|дом|पता|रहत|عنوان"
+    "|يسكن|تسكن|أسكن"
 )
 _BIRTH_NEEDLES = (
     "born|birth|dob|naci|cumpleaños|geburt|geboren|naissance|né|anniversaire|생년월일|생일|태어|生年月日|誕生日|生まれ"
     "|생|출생|生|誕生|nat|nascit|compleanno|nascid|nasceu|aniversário"
 )
 _ACCOUNT_NEEDLES = (
-    "account|acct|sort code|routing|aba|cuenta|kontonummer|bankverbindung|blz|compte|rib|계좌|口座|普通|当座|支店"
+    "account|acct|sort code|routing|aba|direct deposit"
+    "|cuenta|kontonummer|bankverbindung|blz|compte|rib|계좌|口座|普通|当座|支店"
     "|conto|conta|agência"
 )
 
@@ -184,7 +226,7 @@ _PLATE_NEEDLES = (
 )
 
 PERSONAL_DETAIL_RULES: tuple[GateRule, ...] = (
-    _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40), 1, _ADDRESS_NEEDLES),
+    _rule("address", "contains a home address", _after(_ADDRESS_WORDS, _ADDRESS_VALUE, 40, True), 1, _ADDRESS_NEEDLES),
     _rule("birth_date", "contains a date of birth", _birth, 4, _BIRTH_NEEDLES),
     _rule("birth_date.name_and_date", "contains a person's name with a date of birth", _name_and_date, 5, ""),
     _rule("bank_account", "contains a bank account number", _account, 6, _ACCOUNT_NEEDLES),

@@ -17,6 +17,7 @@ import phonenumbers
 
 from .gate_rule import GateRule
 from .id_detectors import product_number_before
+from .organisations import ORGANISATION
 
 __all__ = ["PHONE_RULES", "business_line", "organisation_line"]
 
@@ -33,8 +34,12 @@ _PHONE_WORDS = re.compile(
     r"\b(?:phone|tel\b|telephone|mobile|cell|call|ring|text|sms|whatsapp|signal|fax|landline|hotline|reach|dial"
     r"|teléfono|telefono|móvil|movil|celular|llám|llama|fijo|telefon|handy|festnetz|ruf|anruf"
     r"|téléphone|portable|appel|fixe|joindre"
-    r"|cellulare|cell\.|chiam|numero di telefono|recapito|telefone|telemóvel|ligar|ligue|liga|contato|contacto|zap)"
-    r"|\w's (?:number|no\.?)|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先|手机|手機|电话|號碼|号码|联系方式",
+    r"|cellulare|cell\.|chiam|numero di telefono|recapito|telefone|telemóvel|ligar|ligue|liga|contato|contacto|zap"
+    r"|komórk\w*|numer telefonu|mobilnummer|telefonnummer|mobiel\w*|telefoonnummer|\bgsm\b|cep telefonu"
+    r"|telefon numarası|телефон\w*|мобильн\w*|nomor (?:hp|telepon|ponsel|wa|whatsapp)|\bponsel\b"
+    r"|\bhp\b|số điện thoại|\bsđt\b|điện thoại|di động)"
+    r"|\w's (?:number|no\.?)|전화|휴대폰|핸드폰|연락처|電話|携帯|連絡先|手机|手機|电话|號碼|号码|联系方式"
+    r"|मोबाइल|फ़ोन|फोन|هاتف|جوال|موبايل|الهاتف",
     re.IGNORECASE,
 )
 # A number named as another kind of number (a booking's, a company's registration, a device's serial) is not a
@@ -47,6 +52,20 @@ _OTHER_NUMBER = re.compile(
     r"[^\n\d]{0,30}$",
     re.IGNORECASE,
 )
+# A company's tax or register number, however far its sentence runs on before the number ("La partita IVA della
+# nostra società, pubblica sul sito e in fattura, è 04829170962").
+_REGISTER_WORD = re.compile(
+    r"\b(?:vat|p\. ?iva|partita iva|ičo|dič|nip|regon|krs|kvk|siren|siret|cif|cnpj|abn|acn|ein|инн|огрн|кпп"
+    r"|ust-?id\w*|vergi (?:no|numarası)|npwp)\b",
+    re.IGNORECASE,
+)
+
+
+def _company_register(text: str, start: int) -> bool:
+    """(A person's tax number among these words is the identity rules' to judge: this is only the phone rule.)"""
+    return _REGISTER_WORD.search(text, max(0, start - 90), start) is not None
+
+
 _ARITHMETIC = re.compile(r"\s[-+]\s|\d\.\d{1,2}(?!\d)")
 _AREA = re.compile(r"\(\d{1,5}\)")
 _DATE_OR_IP = re.compile(r"^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}[./-]\d{1,2}[./-]\d{1,2}|\d{1,3}(?:\.\d{1,3}){3})$")
@@ -98,9 +117,27 @@ _REGIONS = (
     "CZ",
     "HU",
     "RO",
+    "VN",
+    "ID",
+    "SA",
+    "EG",
+    "MA",
+    "PK",
+    "TH",
+    "MY",
 )
 # Kana before Han: Japanese text is written with both.
-_SCRIPT_REGIONS = (("\uac00", "\ud7a3", "KR"), ("\u3040", "\u30ff", "JP"), ("\u4e00", "\u9fff", "CN"))
+_SCRIPT_REGIONS = (
+    ("\uac00", "\ud7a3", "KR"),
+    ("\u3040", "\u30ff", "JP"),
+    ("\u4e00", "\u9fff", "CN"),
+    ("\u0900", "\u097f", "IN"),
+    ("\u0600", "\u06ff", "SA"),
+    ("\u0600", "\u06ff", "EG"),
+    ("\u0600", "\u06ff", "AE"),
+    ("\u0400", "\u04ff", "RU"),
+    ("\u0400", "\u04ff", "UA"),
+)
 
 
 def _regions(text: str) -> list[str]:
@@ -158,7 +195,7 @@ def _phone(text: str) -> tuple[int, int] | None:
         digits = sum(c.isdigit() for c in candidate)
         if not 7 <= digits <= 17 or _DATE_OR_IP.match(candidate) or product_number_before(text, m.start()):
             continue
-        if _OTHER_NUMBER.search(text, max(0, m.start() - 50), m.start()):
+        if _OTHER_NUMBER.search(text, max(0, m.start() - 50), m.start()) or _company_register(text, m.start()):
             continue
         if _ARITHMETIC.search(candidate):
             continue
@@ -181,7 +218,44 @@ _BUSINESS_WORDS = re.compile(
     r"|kundenservice|kundendienst|centralita|atención al cliente|standard téléphonique|service client|centralino"
     r"|servizio clienti|central de atendimento|atendimento ao cliente|klantenservice|receptie|obsługa klienta"
     r"|kundtjänst|växel|müşteri hizmetleri|santral|горячая линия|служба поддержки|справочная|le standard"
-    r"|standard de l|accueil de l",
+    r"|standard de l|accueil de l|call ?cent(?:er|re)|contact cent(?:er|re)|service cent(?:er|re)|callcenter"
+    r"|servicecenter|centro de (?:atención|llamadas)|centre d'appels|central de (?:atendimento|relacionamento)"
+    r"|çağrı merkezi|колл-центр|контакт-центр|お問い合わせ|問い合わせ|コールセンター|サポートセンター|콜센터|상담 ?센터"
+    r"|呼叫中心|客服中心|服务热线|服務熱線|trung tâm (?:chăm sóc|hỗ trợ)|tổng đài|pusat panggilan|layanan pelanggan"
+    r"|خدمة العملاء|مركز الاتصال|कस्टमर केयर|ग्राहक सेवा|hjälpcenter|infolinia|biuro obsługi",
+    re.IGNORECASE,
+)
+
+
+_NUMBER_WORD = re.compile(
+    r"\b(?:number|no\.?|line|phone|telephone|tel|fax|contact|nummer|telefon\w*|numéro|número|numero|téléphone"
+    r"|teléfono|telefone|fax|numer\w*|номер|телефон\w*|hattı|numarası)\b|电话|電話|号码|號碼|전화|번호|연락처",
+    re.IGNORECASE,
+)
+# A line with opening hours is staffed: nobody gives their own phone's hours ("… during business hours").
+_OPENING_HOURS = re.compile(
+    r"\b(?:business|opening|office|working) hours|\bweekdays?\b|\bmon(?:day)?\s?[-–]\s?fri(?:day)?\b"
+    r"|öffnungszeiten|geschäftszeiten|werktags|horario de (?:atención|oficina)|días laborables|heures d'ouverture"
+    r"|jours ouvrables|orari(?:o)? di (?:apertura|ufficio)|giorni feriali|horário comercial|dias úteis"
+    r"|openingstijden|werkdagen|godzinach pracy|dni robocze|öppettider|vardagar|çalışma saatleri|hafta içi"
+    r"|часы работы|по будням|工作日|营业时间|營業時間|工作時間|工作时间|営業時間|平日|受付時間|영업시간|평일|업무시간",
+    re.IGNORECASE,
+)
+_EXTENSION_AFTER = re.compile(
+    r"[+\d(][\d ().\-‐]{5,20}\s*,?\s*(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)\s*\d", re.IGNORECASE
+)
+# Someone's number by who is named before it ("my mum's number", "Anna's mobile").
+_SOMEONES = re.compile(
+    r"\b(?:my|his|her|their|mum|mom|dad|wife|husband|partner|friend|sister|brother|son|daughter|aunt|uncle"
+    r"|neighbou?r|landlord|nanny|babysitter|mi|mis|su|sus|mein\w*|sein\w*|ihr\w*|mon|ma|mes|son|sa|ses|mio|mia"
+    r"|suo|sua|meu|minha|seu|mijn|zijn|haar|mój|moja|jego|jej|min|mitt|hans|hennes|benim|onun|мой|моя|его|её)\b"
+    r"|\w's (?:number|mobile|cell|phone)|我的|我妈|我爸|他的|她的|私の|彼の|彼女の|내 |우리 |그의|그녀의",
+    re.IGNORECASE,
+)
+# What makes a number someone's own even at their workplace ("the clinic, her mobile is …").
+_PERSONAL_LINE = re.compile(
+    r"\b(?:mobile|cell|cellphone|private|personal|home|direct|his|her|handy|privat\w*|móvil|portable|cellulare"
+    r"|celular|persönlich\w*|personnel|personale|prywatn\w*|komórk\w*|cep)\b|手机|手機|携帯|휴대폰|핸드폰|개인",
     re.IGNORECASE,
 )
 
@@ -189,7 +263,18 @@ _BUSINESS_WORDS = re.compile(
 def organisation_line(text: str, start: int) -> bool:
     """Is the number at `start` an organisation's line by what introduces it? (Numbers set aside for fiction,
     555-01xx and Ofcom's drama ranges, are not exempt: people write them for real ones in examples and tests.)"""
-    return bool(_BUSINESS_WORDS.search(text, max(0, start - 50), start))
+    if _BUSINESS_WORDS.search(text, max(0, start - 50), start):
+        return True
+    before = text[max(0, start - 60) : start]
+    if _OPENING_HOURS.search(text, start, start + 60) and not _SOMEONES.search(before):
+        return True
+    if _EXTENSION_AFTER.match(text, start):
+        return False  # an extension rings one person's desk ("会社の電話 03-1234-6993 内線 204")
+    for organisation in ORGANISATION.finditer(before):
+        rest = before[organisation.end() :]
+        if len(rest) <= 40 and _NUMBER_WORD.search(rest) and not _PERSONAL_LINE.search(before):
+            return True
+    return False
 
 
 PHONE_RULES: tuple[GateRule, ...] = (

@@ -40,7 +40,8 @@ _WORDS = (
     r"|sifre(?:si|m)?|parola(?:sı|m)?"
     r"|пароль|логин"
     r"|密码|密碼|口令|登录信息"
-    r"|mật khẩu|kata sandi|salasana|heslo|κωδικός|κωδικό|συνθηματικό|סיסמה|סיסמא|كلمة المرور|كلمة السر|पासवर्ड"
+    r"|mật khẩu|kata sandi|salasana|heslo|κωδικός|κωδικό|συνθηματικό|סיסמה|סיסמא|كلمة المرور|كلمة السر"
+    r"|كلمة مرور|كلمة سر|رمز المرور|पासवर्ड"
     r"|รหัสผ่าน|adgangskode|passord|jelszó|парол"
 )
 # The rest of the clause after the word: a value never crosses a sentence end (". " / "。") or a line.
@@ -197,7 +198,8 @@ def _credential(text: str) -> tuple[int, int] | None:
 
 
 _PASSPHRASE = re.compile(
-    r"(?:passphrase|pass phrase|frase de paso|phrase secrète|passwortsatz|パスフレーズ|암호 문구)\s*"
+    r"(?:passphrase|pass phrase|frase de paso|phrase secrète|passwortsatz|パスフレーズ|암호 문구)"
+    r"(?:\s+(?:for|of|to|de|du|für|von|del|di|do|da)\s+(?:\S+\s+){0,3}?\S+)?\s*"
     r"(?:is|was|ist|es|est|è|é|:|=)\s*[\"'“«]?(?P<value>(?:[^\W_]+[ -]){3,}[^\W_]+)",
     re.IGNORECASE,
 )
@@ -358,7 +360,15 @@ def _otp(text: str) -> tuple[int, int] | None:
             value = m.group(0)
             if any(c.isdigit() for c in value) and not value.isalpha():
                 return m.span()
+        # Named as a 2FA key, groups of letters and digits are one even where a 0, 1, 8 or 9 was miscopied.
+        for m in _KEY_GROUPS.finditer(text):
+            value = m.group(0)
+            if any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not _numbers_in_groups(value):
+                return m.span()
     return None
+
+
+_KEY_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z0-9]{4}[ -]){3,}[A-Z0-9]{4}(?![A-Za-z0-9])")
 
 
 def _spaced_key(text: str) -> tuple[int, int] | None:
@@ -431,13 +441,16 @@ _RECOVERY_WORDS = Folded(
         r"recovery codes?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?"
         r"|códigos? de (?:recuperación|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드"
         r"|リカバリーコード|バックアップコード|復旧コード"
-        r"|codici di (?:recupero|backup)|códigos de (?:recuperação|backup)",
+        r"|codici di (?:recupero|backup)|códigos de (?:recuperação|backup)|kode (?:pemulihan|cadangan)"
+        r"|mã (?:khôi phục|dự phòng)|kurtarma kod\w*|yedek kod\w*|коды восстановления|резервные коды"
+        r"|kody (?:zapasowe|odzyskiwania)|herstelcodes|back-?upcodes|återställningskoder|reservkoder|恢复码|备用码"
+        r"|復原碼|備用碼|رموز الاسترداد|رموز الاحتياط|रिकवरी कोड|बैकअप कोड",
         re.IGNORECASE,
     )
 )
 _CODE_TOKEN = re.compile(
     r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{4,})+(?![\w-])|(?<!\d)(?<!\d )\d{4} \d{4}(?! ?\d)"
-    r"|(?<!\w)(?=\w*\d)(?=\w*[a-z])[a-z0-9]{8,12}(?!\w)"
+    r"|(?<!\w)(?=\w*\d)(?=\w*[a-z])[a-z0-9]{8,12}(?!\w)|(?<![\d.,])\d{6,10}(?:\s*[,;]\s*\d{6,10})+(?![\d.,]\d)"
 )
 _PGPASS = re.compile(r"(?<![\w.-])[\w.-]+:\d{2,5}:[\w.*-]+:[\w.-]+:(?P<value>\S{4,})")
 _WIFI_QR = re.compile(r"WIFI:[^\n]*?P:(?P<value>[^;\n]{4,});", re.IGNORECASE)

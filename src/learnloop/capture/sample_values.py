@@ -14,7 +14,7 @@ import binascii
 import json
 import re
 
-__all__ = ["blank_samples", "documented_sample"]
+__all__ = ["blank_samples", "called_example", "documented_sample"]
 
 # Test card numbers from the payment providers' documentation (Stripe, Adyen, Braintree, PayPal sandbox).
 _CARDS = frozenset(
@@ -62,10 +62,15 @@ def blank_samples(text: str) -> str:
     if "eyJ" not in text and sum(map(text.count, "0123456789")) < 13:
         return text
     for m in list(_SHAPES.finditer(text)):
-        if documented_sample(m.group(0)) and _EXAMPLE_WORDS.search(_sentence_around(text, *m.span())):
+        if documented_sample(m.group(0)) and called_example(text, *m.span()):
             start, end = m.span()
             text = text[:start] + " " * (end - start) + text[end:]
     return text
+
+
+def called_example(text: str, start: int, end: int) -> bool:
+    """Does the sentence holding `text[start:end]` call something in it an example, a test or a placeholder?"""
+    return bool(_EXAMPLE_WORDS.search(_sentence_around(text, start, end)))
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
