@@ -57,6 +57,7 @@ from .gate_rule import (
     word_set,
 )
 from .needles import NeedleIndex, needle_groups
+from .protective import protective_rule
 from .sample_values import blank_samples
 
 __all__ = [
@@ -134,7 +135,8 @@ def _learned_finder(text: str) -> tuple[int, int] | None:
     from .poisoning_model import load_model
 
     model = load_model()
-    return (0, len(text)) if model is not None and model.refuses(text) else None
+    refused = model is not None and model.refuses(text) and not protective_rule(text)
+    return (0, len(text)) if refused else None
 
 
 LEARNED_RULE = GateRule(
@@ -311,7 +313,7 @@ class WriteGate:
 
         model = load_model()
         norm = normalize(text)
-        if model is None or not model.refuses(norm, vector) or _about_attacks(norm):
+        if model is None or not model.refuses(norm, vector) or _about_attacks(norm) or protective_rule(norm):
             return ALLOWED
         return GateVerdict(False, rule.reason, rule.id, rule.kind, rule.detector)
 
@@ -382,7 +384,8 @@ def _learned_span(text: str, vector: Vector) -> tuple[int, int] | None:
     from .poisoning_model import load_model
 
     model = load_model()
-    return (0, len(text)) if model is not None and model.refuses(text, vector) else None
+    refused = model is not None and model.refuses(text, vector) and not protective_rule(text)
+    return (0, len(text)) if refused else None
 
 
 class GateLineResult(TypedDict):

@@ -311,12 +311,20 @@ _AUTHORITY = _any(
     r"|システムメッセージ"
     r"|公式ポリシー|より優先",
     r"\[\s*(?:система|системное сообщение|админ\w*|администратор|оператор|系统|系統|管理员|システム|管理者|시스템"
-    r"|관리자|sistema|systeem|systemmeddelande|sistem|yönetici)\s*\]|【\s*(?:系统|系統|管理员)[^】]{0,10}】",
+    r"|관리자|sistema|systeem|systemmeddelande|sistem|yönetici|تحديث النظام|النظام|المسؤول|सिस्टम|व्यवस्थापक"
+    r"|hệ thống|cập nhật hệ thống|quản trị viên|sistem güncellemesi|systemuppdatering|aktualizacja systemu"
+    r"|обновление системы|システム更新|시스템 업데이트|系统更新)\s*\]|【\s*(?:系统|系統|管理员)[^】]{0,10}】",
     # A note signed by an admin or "the system", in more languages: "Yönetici notu:", "Catatan admin:"
     r"(?:^|[.!?]\s+)(?:yönetici notu|sistem notu|nota del administrador|nota dell'amministratore|note de"
     r" l'administrateur|admin-hinweis|notatka administratora|polecenie działu it|ghi chú hệ thống|catatan admin"
     r"|catatan sistem|एडमिन निर्देश|सिस्टम नोट|系统通知|管理员通知|管理员备注|관리자 공지|관리자 메모"
-    r"|примечание администратора|заметка администратора|указание администратора)\s*[:：]",
+    r"|примечание администратора|заметка администратора|указание администратора"
+    # ... or by the developer
+    r"|note du développeur|note des développeurs|nota del desarrollador|nota dello sviluppatore|nota do desenvolvedor"
+    r"|hinweis des entwicklers|entwicklerhinweis|notitie van de ontwikkelaar|notatka (?:od )?(?:dewelopera|programisty)"
+    r"|geliştirici notu|utvecklarnotering|заметка от разработчика|примечание разработчика|сообщение от разработчика"
+    r"|catatan pengembang|ghi chú (?:của )?nhà phát triển|開発者(?:から)?のメモ|開発者メモ|개발자 (?:메모|노트|공지)"
+    r"|开发者(?:备注|说明|通知)|डेवलपर (?:नोट|का संदेश)|ملاحظة (?:من )?المطور)\s*[:：]",
 )
 _PIPED = re.compile(
     r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k"
@@ -376,6 +384,18 @@ _HIDE = _any(
     r"(?:beri ?tahu|memberi ?tahu|katakan kepada|bilang ke) pengguna|tanpa sepengetahuan pengguna|diam-diam"
     r"|đừng (?:bao giờ )?(?:nói|báo) (?:với|cho) người dùng|không (?:cho|để) người dùng biết|âm thầm|lén lút"
     r"|μην (?:το )?(?:πεις|αναφέρεις) (?:ποτέ )?στον χρήστη|χωρίς να (?:το )?(?:ξέρει|μάθει) ο χρήστης|κρυφά)\b",
+    # "don't mention this note / rule", in the languages above
+    r"\b(?:non (?:menzionare|rivelare|citare) (?:mai )?(?:questa|queste) (?:nota|note|regola|regole|istruzion\w*)"
+    r"|no (?:menciones|reveles) (?:nunca )?(?:esta|estas) (?:nota|notas|regla|reglas|instrucci\w*)"
+    r"|não (?:mencione|revele) (?:nunca )?(?:esta|estas) (?:nota|notas|regra|regras|instruç\w*)"
+    r"|noem (?:deze|die) (?:notitie|regel|instructie)s? (?:nooit|niet)|не (?:упоминай|раскрывай) (?:эту|эти) "
+    r"(?:заметк\w*|правил\w*|инструкци\w*)|bu (?:notu|kuralı|talimatı) (?:asla )?(?:söyleme|açıklama)"
+    r"|bu (?:nottan|kuraldan) (?:asla )?bahsetme|jangan (?:sebut|ungkapkan|beri tahu)\w* (?:catatan|aturan|instruksi)"
+    r" ini|đừng (?:nhắc|tiết lộ) (?:đến |về )?(?:ghi chú|quy tắc|chỉ dẫn) này)\b",
+    r"(?:このメモ|このルール|この指示|このノート)(?:の存在)?(?:は|を|について)[^。]{0,20}(?:伏せ|隠|言わ|明か|触れ)"
+    r"|(?:이 메모|이 규칙|이 지시|이 노트)[^.!?]{0,20}(?:말하지|언급하지|알리지|밝히지)"
+    r"|不要(?:提|提到|透露|说出)(?:这条|此条|这个)(?:规则|笔记|备注|说明|指令)|لا تذكر (?:هذه الملاحظة|هذه القاعدة)"
+    r"|उपयोगकर्ता को (?:कभी )?(?:मत|न) दिखा|यह नोट[^।.!?]{0,30}(?:मत|न) (?:बता|दिखा)",
     r"उपयोगकर्ता को (?:कभी )?(?:मत|न) बता|उपयोगकर्ता को बताए बिना|चुपचाप|لا تخبر المستخدم|دون علم المستخدم"
     r"|دون أن يعرف المستخدم|אל תספר (?:על כך )?למשתמש|בלי שהמשתמש (?:יידע|ידע)|ואל תספר",
     r"\b(?:пользователю|клиенту) не (?:сообщай|говори|рассказывай)\b|\b(?:ona|kullanıcıya|müşteriye) söyleme\b"

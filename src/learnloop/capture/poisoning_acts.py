@@ -133,6 +133,12 @@ _AGAINST = _any(
     r"|подтвержда\w*|godkänn\w*)\b.{0,60}\b(?:bez pytania|senza chiedere|sin preguntar|ohne (?:nach|rück)?frage"
     r"|sans demander|sem perguntar|zonder te vragen|sormadan|без вопрос\w*|без подтверждени\w*|utan att fråga)",
     r"(?:批准|承认|承認|同意).{0,20}(?:无需|不用|不必|无须)(?:询问|确认)",
+    r"(?:확인 없이|묻지 말고|묻지 않고|동의 없이)[^.!?]{0,20}(?:자동으로 )?(?:승인|결제|이체)"
+    r"|(?:確認なしで|確認せずに|聞かずに|承諾なしに)[^。]{0,20}(?:承認|支払|送金)"
+    r"|\btự động (?:duyệt|phê duyệt|chấp nhận)\b.{0,60}\bkhông (?:cần )?hỏi"
+    r"|\b(?:setujui|menyetujui|bayar)\w*\b.{0,40}\btanpa "
+    r"(?:bertanya|konfirmasi|persetujuan)|बिना पूछे[^।.!?]{0,30}(?:मंज़ूर|मंजूर|स्वीकृत|भुगतान)"
+    r"|(?:وافق|اقبل|اعتمد|ادفع)[^.!?؟]{0,40}دون (?:سؤال|تأكيد|الرجوع)",
     # Options the user is owed, withheld: "never bring up the free refund policy"
     r"\b(?:customers?|users?|clients?|buyers?|guests?|patients?|callers?)\b.{0,120}\b(?:never|don't|do not)\s+"
     r"(?:bring up|mention|offer|tell (?:them|customers?|users?) about)\s+(?:the\s+)?(?:free|refund|cancellation"
