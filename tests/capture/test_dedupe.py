@@ -110,6 +110,14 @@ KEPT_APART = [
     ("Tom weighs 80 kg now.", "Tom's cat weighs 4 kg."),
     # Function words, but the whole value.
     ("The user's pronouns are they/them.", "The user's pronouns are he/him."),
+    # A name of several words in place of one a stopword list misreads ("will"), an owner or a cousin put
+    # into the subject.
+    ("The user's durable power of attorney was signed in 2021.", "The user's will was signed in 2021."),
+    ("Luna, la gata de los abuelos del usuario, come pienso húmedo.", "Luna, la gata del usuario, come pienso húmedo."),
+    ("Двоюродная сестра пользователя живёт в Казани.", "Сестра пользователя живёт в Казани."),
+    # One home or manager each, but of two people.
+    ("Ben lives in Lisbon.", "Ana lives in Lisbon."),
+    ("The user's skip-level manager is Ruth.", "The user's manager is Omar."),
 ]
 
 
@@ -124,6 +132,18 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
     assert await judged(embedder, text, text, (["shopify"], ["shopify", "metrics"])) is DedupeAction.SKIP
     # Tags the caller did not give never block.
     assert await judged(embedder, text, text, ([], ["production"])) is DedupeAction.SKIP
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("El usuario vive en Bilbao.", "El usuario vive en Valencia."),
+        ("Die Nutzerin wohnt in Leipzig.", "Die Nutzerin wohnt in Dresden."),
+        ("User reports to Sarah Lin since the reorg.", "User's manager is Tom Baker."),
+    ],
+)
+async def test_a_new_value_of_what_holds_one_at_a_time_replaces_the_old(embedder: Embedder, new: str, old: str) -> None:
+    assert await judged(embedder, new, old) is DedupeAction.NEW_VERSION
 
 
 @pytest.mark.parametrize(

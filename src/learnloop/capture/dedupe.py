@@ -35,6 +35,7 @@ from ..terms import STOPWORDS
 from .evidence import GENERIC, STRUCTURED, Comparison, Region, RegionKind, compare, profile
 from .lexicon import LIGHT_VERBS, NEGATION
 from .records import is_record
+from .single_valued import single_value_replaced
 from .timing import TimeSpan
 
 __all__ = [
@@ -220,6 +221,9 @@ def judge(
     if is_record(text) or is_record(old.text):
         return create(f"{at} and this are records of what was said, not one fact said twice")
     c = compared or compare(text, old.text)
+    single = single_value_replaced(text, old.text)
+    if single is not None:
+        return act(DedupeAction.NEW_VERSION, f"replaces {at}: a new value of what holds one at a time ({single})")
     if c.subject is not None:
         return create(f"{at} is about something else: {c.subject}")
     reworded = similarity is not None and similarity >= policy.reword_similarity
@@ -323,7 +327,7 @@ def judge(
         for r in c.regions
         if r.kind is RegionKind.WORD
         and r.subject_position
-        and ((not r.old and not r.predicate and _narrows(r)) or _compounded(r))
+        and ((not _says_something(r.old) and not r.predicate and _narrows(r)) or _compounded(r))
     ]
     if narrowed and len(c.regions) == 1 and structured:
         # "L'anniversaire *de mariage* de Sam est le 4 mars": the only words added, put into the subject before
@@ -362,9 +366,16 @@ def _pronouns(text: str) -> frozenset[str]:
     return frozenset(_PRONOUNS[w] for w in re.findall(r"[a-z]+", text.casefold()) if w in _PRONOUNS)
 
 
+def _says_something(words: Sequence[str]) -> bool:
+    """Do the words hold a content word ("User's *will* was signed": no, a modal's spelling)?"""
+    return bool(words) and bool(profile(" ".join(words)).content)
+
+
 def _narrows(region: Region) -> bool:
-    """Does the region insert content words ("" → "de mariage")?"""
-    return bool(profile(" ".join(region.new)).content)
+    """Does the region insert content words ("" → "de mariage"), or, in place of function words only, a name of
+    several ("will" → "durable power of attorney"; "on" → "part of" is a way to say the same)?"""
+    content = profile(" ".join(region.new)).content
+    return len(content) >= (2 if region.old else 1)
 
 
 def _qualifier_swapped(region: Region, new: str, old: str) -> bool:

@@ -66,6 +66,7 @@ __all__ = [
     "RegionKind",
     "TextProfile",
     "compare",
+    "names_swapped",
     "profile",
 ]
 
@@ -628,7 +629,7 @@ def _subject(
         return f"another condition: {opposed}"
     if alignment < STRUCTURED:
         # Reworded: positions mean little, so only names both texts lack in the other count.
-        added, gone = _names_swapped(new, old)
+        added, gone = names_swapped(new, old)
         if added and gone and not change_names(new, old, added, gone):
             return f"different names: {', '.join(sorted(gone))} vs {', '.join(sorted(added))}"
         # "The 2024 summer vacation was in Crete" / "The 2025 summer vacation is planned for Crete": two dates
@@ -668,7 +669,7 @@ _OPPOSITES = {
 }
 
 
-def _names_swapped(new: TextProfile, old: TextProfile) -> tuple[set[str], set[str]]:
+def names_swapped(new: TextProfile, old: TextProfile) -> tuple[set[str], set[str]]:
     """The names only the new text gives and those only the old one gives (as stems). A capitalised word the
     other text has in lower case ("Trailer seal numbers" / "… of trailers") is no name, nor are the same digits
     read once as a label and once as a value."""
@@ -723,7 +724,7 @@ def compare(new_text: str, old_text: str) -> Comparison:
         values = "same"
     asks = new.text.rstrip().endswith("?")
     retraction = _retraction(new, old) if not asks else frozenset()
-    added, gone = _names_swapped(new, old)
+    added, gone = names_swapped(new, old)
     renamed = bool(added and gone) and change_names(new, old, added, gone)
     return Comparison(
         alignment=alignment,

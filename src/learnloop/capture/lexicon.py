@@ -48,6 +48,18 @@ RELATIONS = frozenset(
     vrouw man zoon dochter moeder vader broer zus vriend vriendin collega hond kat
     妻 夫 息子 娘 母 父 兄 弟 姉 妹 友人 同僚 上司 犬 猫 家族 彼女 彼氏
     아내 남편 아들 딸 엄마 어머니 아빠 아버지 형 오빠 누나 언니 동생 친구 동료 상사 강아지 고양이
+    padres abuelo abuela abuelos tío tía sobrino sobrina suegro suegra cuñado cuñada novio novia nieto nieta eltern
+    oma opa großmutter großvater onkel tante cousine neffe nichte schwiegermutter schwiegervater enkelin grand-mère
+    grand-père oncle cousin neveu nièce belle-mère beau-père belle-sœur beau-frère petit-fils petite-fille genitori
+    nonno nonna zio zia cugino cugina nipote suocera suocero cognato cognata avó avô tio tia sobrinho sobrinha sogra
+    sogro cunhado cunhada ouders oma opa oom neef schoonmoeder schoonvader mama tata mąż żona córka brat siostra
+    rodzice babcia dziadek wujek ciocia kuzyn kuzynka teściowa teść kot mamma pappa maka fru sambo dotter bror
+    syster föräldrar mormor farmor morfar farfar moster morbror farbror kusin svärmor svärfar hund katt
+    annesi baba babası eş eşi kocası karısı oğlu kızı abi abla kardeş kardeşi anneanne babaanne dede teyze hala amca
+    dayı kuzen kayınvalide köpek kedi мама папа мать матери отец отца муж мужа жена жены сын сына дочь дочери брат
+    брата сестра сестры родители родителей бабушка бабушки дедушка дедушки дядя дяди тётя тёти тетя тети двоюродный
+    двоюродного двоюродная двоюродной собака кошка ibu ayah suami istri anak kakak adik nenek kakek paman bibi
+    sepupu mertua anjing kucing
     """.split()
 )
 # Chinese and Japanese write a relative in several characters with no space ("用户的女儿", "岳父"): read by the
