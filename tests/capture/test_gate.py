@@ -563,6 +563,7 @@ def test_refused_classes_found_after_the_blind_hold_out(text: str, rule: str | N
         "Staging sign-ups use qa-user@example.org as a test address.",
         "Their apartment's fibre line is 500 Mbit/s.",
         "Vi bor på hotellet i 4 nätter under konferensen.",
+        "Remont mieszkania wymaga 3 tygodni pracy.",
         "Don't forget the user manual: đừng quên hướng dẫn sử dụng.",
         # The user's own safety rules, which read like orders to the assistant.
         "Ask me before you book anything that costs more than 200 euros.",

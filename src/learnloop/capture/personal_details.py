@@ -34,9 +34,10 @@ _ADDRESS_WORDS = re.compile(
     r"|abit[oaie] (?:in|a|al|alla)|abitiamo|vive a|residente (?:in|a)|indirizzo (?:di casa|è|:)|domicilio (?:è|in)"
     r"|spedisci(?:lo|la)? a|consegna a|mor[oa] (?:na|no|em)|moramos|morada|endereço (?:é|de casa|residencial|:)"
     r"|reside em|envi[ae] para|entrega em|casa (?:dele|dela|do|da|di|de)"
-    r"|\b(?:jag|vi|han|hon|de) bor (?:på|i)|\bbor på|hemadress|min adress|alamat (?:rumah|saya|kami|kos)|tinggal di"
+    r"|\b(?:jag|vi|han|hon|de) bor (?:på|i)\b|\bbor på\b"
+    r"|hemadress|min adress|alamat (?:rumah|saya|kami|kos)|tinggal di\b"
     r"|nhà (?:mình|tôi|em|anh|chị) ở|địa chỉ (?:nhà )?(?:mình|tôi|em|của tôi|của mình)"
-    r"|\bở số|mieszka\w* (?:na|przy|w)|(?:mój|mój domowy) adres"
+    r"|\bở số|mieszka\w* (?:na|przy|w)\b|(?:mój|mój domowy) adres"
     r"|adres (?:zamieszkania|domowy)|ev adresi|adresim|oturuyor\w*|живу|живёт|живет|живут|мой адрес|домашний адрес"
     r"|мой дом|घर का पता|का पता|रहते हैं|रहती है|रहता है|عنواني|عنوان منزل|يسكن في|تسكن في|أسكن في",
     re.IGNORECASE,
