@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from learnloop.embedders import resolve_embedder
 from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.models import Limits
+from learnloop.retrieval import RetrievalConfig
 from learnloop.stores.sqlite import SQLiteStore
 from locomo_recall import default_data, insert_turns, normalise_evidence, turns_of
 
@@ -94,7 +96,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     embedder = resolve_embedder(args.embedder, Settings(embedder_threads=args.threads))
     folder = Path(tempfile.mkdtemp(prefix="learnloop-relevance-"))
     store = SQLiteStore(folder / "r.db", embedding_model=embedder.model_id, dimension=embedder.dimension)
-    loop = Loop(build_engine(store, embedder), tenant="relevance")
+    retrieval = RetrievalConfig()
+    if args.relevance is not None:
+        similarity, coverage = (float(x) for x in args.relevance.split(","))
+        retrieval = dataclasses.replace(retrieval, min_similarity=similarity, min_coverage=coverage)
+    loop = Loop(build_engine(store, embedder, retrieval=retrieval), tenant="relevance")
     figures: dict[str, Any] = {"embedder": embedder.model_id, "no_answer": {}}
     for path in args.data:
         rows = [json.loads(line) for line in Path(path).read_text("utf-8").splitlines() if line.strip()]
@@ -120,6 +126,7 @@ def main() -> None:
     parser.add_argument("--no-locomo", action="store_true", help="only the no-answer set")
     parser.add_argument("--embedder", default=Settings().embedder)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--relevance", default=None, help="SIMILARITY,COVERAGE: the abstention thresholds to use")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.no_locomo:
