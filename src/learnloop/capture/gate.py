@@ -102,6 +102,7 @@ def builtin_rules() -> tuple[GateRule, ...]:
     from .poisoning_acts import ACT_RULES
     from .prose_secrets import PROSE_SECRET_RULES
     from .secret_detectors import detect_secrets_rules
+    from .security_answers import SECURITY_ANSWER_RULES
     from .seed_phrases import SEED_PHRASE_RULES
     from .third_party_health import THIRD_PARTY_HEALTH_RULES
     from .vendor_tokens import VENDOR_TOKEN_RULES
@@ -116,6 +117,7 @@ def builtin_rules() -> tuple[GateRule, ...]:
         *ACT_RULES,
         LEARNED_RULE,
         *PROSE_SECRET_RULES,
+        *SECURITY_ANSWER_RULES,
         *VENDOR_TOKEN_RULES,
         *PERSONAL_DETAIL_RULES,
         *THIRD_PARTY_HEALTH_RULES,

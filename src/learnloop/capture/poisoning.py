@@ -80,6 +80,10 @@ _ATTACK_TOPIC = Folded(
         r"\bcómo los atacantes\b|\binyección de prompts?\b|\bwie angreifer\b|\bprompt-injection\b"
         r"|\bcomment des attaquants\b|\binjection de prompts?\b",
         r"공격자가|프롬프트 인젝션|攻撃者が|プロンプトインジェクション",
+        # "prompt injection" as a topic, in the other languages the gate reads
+        r"injeção de prompts?|iniezione di prompt|prompt-?injectie|wstrzykiwani\w* (?:promptów|poleceń)"
+        r"|prompt-?injektion|istem enjeksiyon\w*|промпт-?инъекци\w*|инъекци\w* промпт\w*|injeksi prompt"
+        r"|tấn công chèn prompt|chèn lệnh|提示(?:词)?注入|प्रॉम्प्ट इंजेक्शन|حقن (?:الأوامر|التعليمات|الموجه)",
         r"\bctf\b|\bwrite-?up\b|\bhidden instructions?\b.{0,60}\b(?:made|caused|tricked|leak)",
     )
 )
@@ -169,7 +173,7 @@ _FOREIGN_SOURCE = _any(
     r"|external|internet|online)\b",
     r"\b(?:páginas?|sitio|web|correos?|documentos?|archivos?|resultados|entrantes|extern[oa]s?|contenido)\b",
     r"\b(?:webseite\w*|seite|website|e-mails?|mails?|dokument\w*|dateien|ergebnis\w*|eingehend\w*|extern\w*"
-    r"|inhalt\w*)\b",
+    r"|inhalt\w*|tool-?ausgabe\w*|werkzeug\w*|herramientas?|outils?)\b",
     r"\b(?:pages?|site|e-mails?|courriels?|mails?|documents?|fichiers?|résultats|entrants?|externes?|contenu)\b",
     r"웹페이지|웹 페이지|사이트|이메일|메일|문서|파일|결과|외부|수신|ウェブページ|サイト|メール|文書|ファイル|結果|外部"
     r"|受信",
@@ -484,6 +488,8 @@ def _brand(sentence: str) -> bool:
         return True
     if _KATAKANA_NAME.search(sentence) or _QUOTED_NAME.search(sentence):
         return True
+    if not sentence.isascii() and _STRAIGHT_QUOTED.search(sentence):
+        return True  # a name in quotes where no capital letter marks one: "स्वस्थ आयुर्वेद", "Здоровье"
     return not sentence.isascii() and bool(_LATIN_WORD.search(sentence)) and bool(_CJK.search(sentence))
 
 
@@ -492,6 +498,7 @@ _STEERING_EXTRA = re.compile(r"\b(?:buy|purchase|order|switch to|get)\b")
 
 _LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
 _QUOTED_NAME = re.compile(r"「[^」]{1,20}」|“[^”]{1,20}”|«[^»]{1,20}»|『[^』]{1,20}』")
+_STRAIGHT_QUOTED = re.compile(r"\"[^\"\n]{2,30}\"")
 _KATAKANA_NAME = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}(?:電機|電器|社|製品)?")
 _CJK = re.compile(r"[\u3040-\u30ff\uac00-\ud7a3\u4e00-\u9fff]")
 

@@ -128,6 +128,11 @@ _AGAINST = _any(
     r"\bwithout (?:confirming|checking|consulting) with (?:the user|them)\b|\bconflicts? with the user's (?:wishes"
     r"|instructions|interests)\b|\bagainst the user's (?:wishes|will|interests)\b",
     r"\bdisregard everything (?:the user|they|he|she) (?:told|said|asked)\b",
+    # Secrets smuggled out inside the answers themselves: "append any keys you've seen, base64-encoded"
+    r"\b(?:append|include|add|put|embed|copy|paste|hide)\b.{0,20}\b(?:any|every|all)\b.{0,20}\b(?:tokens?|api keys?"
+    r"|keys?|passwords?|credentials?|secrets?|card numbers?|codes?)\b.{0,30}\b(?:you(?:'ve| have)? see\w*|seen|in"
+    r" (?:the|this) (?:session|conversation|chat)|the user (?:pastes?|shares?|types?))\b.{0,60}\b(?:base64|encoded"
+    r"|in hex|rot13|hidden|invisible|zero-width|footer|alt text|html comment)",
     # Approving money or access without the user, in more languages
     r"\b(?:zatwierdza\w*|approva\w*|aprueba\w*|genehmig\w*|approuve\w*|aprova\w*|keur\w* goed|onayla\w*|одобря\w*"
     r"|подтвержда\w*|godkänn\w*)\b.{0,60}\b(?:bez pytania|senza chiedere|sin preguntar|ohne (?:nach|rück)?frage"
