@@ -77,6 +77,13 @@ def test_numbers_that_are_dates_names_or_points_are_not_clocks_or_values() -> No
         ("食費の予算を月4万円に減らした。", 40000.0, "JPY"),
         ("월세는 50만 원이다", 500000.0, "KRW"),
         ("房租每月3万日元", 30000.0, "JPY"),
+        # Thousands and millions as words, the currency after them, a code after the amount.
+        ("Pensja: 12 tys. PLN netto.", 12000.0, "PLN"),
+        ("Aidat 4 bin liraya çıktı", 4000.0, "TRY"),
+        ("Gaji bulanan 8 juta rupiah.", 8000000.0, "IDR"),
+        ("Стоимость ремонта 300 тыс. рублей.", 300000.0, "RUB"),
+        ("The contract is worth 85k EUR.", 85000.0, "EUR"),
+        ("Her salary is 95,000 USD a year.", 95000.0, "USD"),
     ],
 )
 def test_money_written_after_the_amount_and_east_asian_myriads(text: str, value: float, currency: str) -> None:
@@ -85,6 +92,11 @@ def test_money_written_after_the_amount_and_east_asian_myriads(text: str, value:
 
 def test_a_place_name_that_starts_with_a_myriad_is_no_number() -> None:
     assert quantities("千葉に住んでいる") == ()
+
+
+def test_thousand_words_that_are_other_words_scale_only_money() -> None:
+    assert [(q.value, q.dimension) for q in quantities("We bought 3 bin bags.")] == [(3.0, "count:bin")]
+    assert [q.value for q in quantities("Fui a 2 mil metros de altura")] == [2.0]
 
 
 @pytest.mark.parametrize(

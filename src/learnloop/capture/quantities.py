@@ -187,6 +187,53 @@ def _german_um(text: str, end: int) -> bool:
 
 
 _MULTIPLIERS = {"k": 1e3, "mn": 1e6, "mio": 1e6, "bn": 1e9, "mrd": 1e9, "million": 1e6, "billion": 1e9, "thousand": 1e3}
+# Thousands and millions written as words in other languages ("9 tys. PLN", "20 bin lira", "5 juta rupiah"). Some
+# are also other words ("bin", "mil"), so these scale a number only when money follows them.
+_MONEY_MULTIPLIERS = {
+    **dict.fromkeys(
+        "tys tysięcy tysiące bin тыс тысяч тысячи ribu rb nghìn ngàn mil mila mille tausend tsd".split(), 1e3
+    ),
+    **dict.fromkeys("duizend tusen".split(), 1e3),
+    **dict.fromkeys("mln млн juta triệu millones milioni millions miljoen miljon milyon".split(), 1e6),
+    "lakh": 1e5,
+    "crore": 1e7,
+}
+# A currency named by a word after the amount, by the start of the word (Turkish and Slavic endings change:
+# "liraya", "złotych", "рублей").
+_MONEY_WORD_STARTS = (
+    ("lira", "TRY"), ("złot", "PLN"), ("zlot", "PLN"), ("рубл", "RUB"), ("rupiah", "IDR"), ("đồng", "VND"),
+    ("dólar", "USD"), ("dollar", "USD"), ("euro", "EUR"), ("rupee", "INR"), ("rupia", "INR"), ("yuan", "CNY"),
+    ("kronor", "kr"), ("kroner", "kr"), ("kronen", "kr"), ("franc", "CHF"),
+)  # fmt: skip
+# Short currency words, taken only whole ("5 kr", "3 reais"; not "3 krill", "a real bargain").
+_MONEY_WORDS = {"kr": "kr", "reais": "BRL", "yen": "JPY", "won": "KRW", "руб": "RUB", "zł": "PLN", "tl": "TRY"}
+
+
+def _money_word(word: str) -> str | None:
+    """The currency a word after an amount names ("USD", "liraya", "złotych"), if any."""
+    if word.upper() in _CURRENCY_CODES:
+        return word.upper()
+    folded = word.casefold()
+    if folded in _MONEY_WORDS:
+        return _MONEY_WORDS[folded]
+    return next((code for start, code in _MONEY_WORD_STARTS if folded.startswith(start)), None)
+
+
+def _money_follows(text: str, end: int) -> bool:
+    """Is the number followed by a multiplier word and money ("Aidat 4 bin lira": no label, an amount)?"""
+    unit, stop = _unit_token(text, end)
+    return unit.casefold() in (*_MULTIPLIERS, *_MONEY_MULTIPLIERS) and _scaled_money(text, stop)[0] is not None
+
+
+def _scaled_money(text: str, stop: int) -> tuple[str | None, int]:
+    """After a multiplier word: the currency that follows it and where it ends, or (None, stop)."""
+    stop += 1 if text[stop : stop + 1] == "." else 0
+    written = _WRITTEN_AFTER.match(text, stop)
+    if written is not None and written.group("cur"):
+        return _CURRENCY_AFTER[written.group("cur")], written.end()
+    word = re.match(r"\s?([^\W\d_]+|[$€£¥₩₹₽₺₫])", text[stop:])
+    code = _money_word(word.group(1)) if word else None
+    return (code, stop + word.end()) if code and word else (None, stop)
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,7 +554,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         ordinal = _ORDINAL.match(text, end) is not None
         if _NUMBERED.match(text, end):
             continue  # "1 numaralı sera", "3号楼": the number names which one
-        if not currency and not ordinal and _is_label(text, start):
+        if not currency and not ordinal and _is_label(text, start) and not _money_follows(text, end):
             continue  # "Gen 1", "Batch 12", "#7", "version 14": part of a name, not a value
         if match.group("word") and match.group("word").casefold() == "half":
             article = re.match(r"\s+an?(?=\s)", text[end:])
@@ -530,15 +577,25 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if not currency and _in_code(text, start, end):
             continue  # part of a code: "SKU 44-1087", "A-12"
         money = not _CURRENCY_WORDS.get(unit.casefold(), "?").endswith("?") or unit.upper() in _CURRENCY_CODES
+        if not money and unit.casefold() in (*_MULTIPLIERS, *_MONEY_MULTIPLIERS):
+            money = _scaled_money(text, stop)[0] is not None  # "worth 85k EUR": money, not a numbered thing
         if not currency and not physical and not money and "." not in number_text and "," not in number_text:
             capitalised = unit[:1].isupper() and not unit[1:2].isupper()  # "3 Series", not "8 GPUs"
             if capitalised or (_english(text) and _after_noun(text, start)):
                 continue  # "variant 1 uses…", "3 Series": numbering something, not measuring it
-        if unit.casefold() in _MULTIPLIERS:
-            value, half, unit = value * _MULTIPLIERS[unit.casefold()], half * _MULTIPLIERS[unit.casefold()], ""
-            unit, stop = _unit_token(text, stop) if not currency else ("", stop)
+        if unit.casefold() in _MULTIPLIERS or unit.casefold() in _MONEY_MULTIPLIERS:
+            scale = _MULTIPLIERS.get(unit.casefold()) or _MONEY_MULTIPLIERS[unit.casefold()]
+            paid, after = (None, stop) if currency else _scaled_money(text, stop)
+            if unit.casefold() in _MULTIPLIERS or currency or paid:
+                value, half, unit = value * scale, half * scale, ""
+                if paid:
+                    currency, stop = paid, after
+                else:
+                    unit, stop = _unit_token(text, stop) if not currency else ("", stop)
         elif unit and end < len(text) and text[end].isalpha() and resolve(unit) is None and not ordinal:
             continue  # "1RM", "4K", "3D", "2ºA", "1일차": a name, not a number of something
+        if not currency and unit and unit.split("/")[0].upper() in _CURRENCY_CODES:
+            currency, unit = unit.split("/")[0].upper(), ""  # "120,000 USD a year": money, not a count of dollars
         if not currency and not unit:
             code = re.match(r"\s?([A-Z]{3})\b", text[end:])
             before = re.search(r"\b([A-Z]{3})\s?$", text[:start])
