@@ -171,3 +171,23 @@ def test_a_half_that_is_no_clock_and_units_in_japanese_and_german() -> None:
     assert all(d != "time_of_day" for _, d, _ in read("Ho 3 e mezzo chili."))
     assert meets("ユーザーのタイヤ空気圧は230kPaだ。", "ユーザーのタイヤ空気圧は2.3barだ。")
     assert meets("Das Paket wiegt 1500 Gramm.", "Das Paket wiegt 1,5 kg.")
+
+
+@pytest.mark.parametrize(
+    ("text", "dimension"),
+    [
+        ("o usuário corre dez quilômetros", "meter"),
+        ("corre 21 kilómetros los domingos", "meter"),
+        ("бегает 5 километров", "meter"),
+        ("beve 2 litri d'acqua", "meter ** 3"),
+        ("pupuk diberikan setiap 3 minggu", "second"),
+        ("zmieniane co 90 dni", "second"),
+    ],
+)
+def test_units_in_more_languages(text: str, dimension: str) -> None:
+    assert [q.dimension for q in quantities(text)] == [dimension]
+
+
+def test_a_year_before_a_year_word_is_a_date() -> None:
+    assert quantities("так он с 2022 года не работает") == ()
+    assert quantities("L'objectif 85 mm est le mien") == ()  # a lens named by its focal length

@@ -219,8 +219,13 @@ def _money_word(word: str) -> str | None:
     return next((code for start, code in _MONEY_WORD_STARTS if folded.startswith(start)), None)
 
 
+# Year words: after a year-shaped number they name the year ("2025 года"), not a duration.
+_YEAR_WORDS = dict.fromkeys(("года", "год", "году", "năm", "yıl", "yılı", "yılında", "tahun", "roku", "rok", "年"), 1)
+
+
 def _money_follows(text: str, end: int) -> bool:
-    """Is the number followed by a multiplier word and money ("Aidat 4 bin lira": no label, an amount)?"""
+    """Is the number followed by a multiplier word and money ("Aidat 4 bin lira": after a capitalised word, still
+    an amount, not a label)? A unit alone does not say so: "L'objectif 85 mm" names a lens."""
     unit, stop = _unit_token(text, end)
     return unit.casefold() in (*_MULTIPLIERS, *_MONEY_MULTIPLIERS) and _scaled_money(text, stop)[0] is not None
 
@@ -572,7 +577,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             continue
         number_text = match.group("num") or ""
         physical = bool(unit) and resolve(unit) is not None
-        if not match.group("word") and not currency and not physical and re.fullmatch(r"(?:19|20)\d\d", number_text):
+        calendar = not physical or _YEAR_WORDS.get(unit.casefold()) is not None  # "с 2022 года", "năm 2025"
+        if not match.group("word") and not currency and calendar and re.fullmatch(r"(?:19|20)\d\d", number_text):
             continue  # a year ("in 2022", "the 2019 Barolo", "2024 peak season")
         if not currency and _in_code(text, start, end):
             continue  # part of a code: "SKU 44-1087", "A-12"
