@@ -10,7 +10,6 @@ which `top_k` items are kept; among those, verified learnings are shown before c
 from __future__ import annotations
 
 import heapq
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Literal
 
 from .capture.timing import TimeSpan, dated
 from .models import Filters, Learning, Limits, RetrievedItem, Status, constructed
-from .prompting import RenderedBlock, Section, clean_line, memory_line, render_block
+from .prompting import RenderedBlock, Section, clean_line, memory_line, quoted, render_block
 from .stores.base import Candidate
 from .terms import mentions_any
 
@@ -323,7 +322,7 @@ def item_line(item: RetrievedItem) -> str:
     if not item.conflicts:
         return memory_line(status, label, _text(learning))
     newest, *older = sorted([learning, *item.conflicts], key=_said, reverse=True)
-    earlier = "; ".join(f"{_said(x):%Y-%m-%d}: {json.dumps(clean_line(_text(x)), ensure_ascii=False)}" for x in older)
+    earlier = "; ".join(f"{_said(x):%Y-%m-%d}: {quoted(clean_line(_text(x)))}" for x in older)
     return f"{memory_line(status, label, _text(newest))} (said {_said(newest):%Y-%m-%d}; earlier, {earlier})"
 
 
