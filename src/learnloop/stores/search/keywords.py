@@ -375,7 +375,6 @@ def held_at(matched: Matched, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.fl
     needles = slots.astype(np.int32)
     for postings, idf in matched:
         if len(postings):
-            at = np.searchsorted(postings, needles)
-            at[at == len(postings)] = len(postings) - 1
-            held[postings[at] == needles] += idf
+            # A needle past the last posting is compared with the last one ("clip"): it does not match.
+            held[postings.take(postings.searchsorted(needles), mode="clip") == needles] += idf
     return held

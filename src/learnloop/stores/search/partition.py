@@ -516,7 +516,10 @@ class Partition:
             keep = slots >= 0
             if not everything:
                 keep[keep] = selection.mask[slots[keep]]
-            if int(np.count_nonzero(keep)) >= min(k, selection.count):
+            kept = int(np.count_nonzero(keep))
+            if kept >= min(k, selection.count):
+                if kept == len(slots):  # the usual case: every label is a live slot that passes (no gathers)
+                    return slots[:k], similarities[:k]
                 return slots[keep][:k], similarities[keep][:k]
         return self._top(self.vectors[: self.size] @ vector, k, selection.mask, positive_only=False)
 
