@@ -412,12 +412,18 @@ class Page(BaseModel, Generic[T]):
 SortOrder = Literal["newest", "oldest", "updated"]
 
 
+# BaseModel's own slots, set through their descriptors: `object.__setattr__` looks each name up first.
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
 def constructed(model: type[M], values: dict[str, Any]) -> M:
     """`model.model_construct(**values)` for `values` naming every field of `model`, without its per-field
     bookkeeping (about 25 µs for a `Learning`, paid for every row read on the hot paths)."""
-    instance = model.__new__(model)
+    instance = object.__new__(model)
     object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
-    object.__setattr__(instance, "__pydantic_extra__", None)
-    object.__setattr__(instance, "__pydantic_private__", None)
+    _SET_FIELDS_SET(instance, set(values))
+    _SET_EXTRA(instance, None)
+    _SET_PRIVATE(instance, None)
     return instance

@@ -75,13 +75,9 @@ def rank_pool(
             tier[pool.status[rows]],
         )
     )[: limits.top_k]
-    entries = [
-        (relevance_of, bool(timely_of), pool[row])
-        for relevance_of, timely_of, row in zip(
-            relevance[order].tolist(), timely[order].tolist(), rows[order].tolist(), strict=True
-        )
-    ]
-    return scored_in_order(entries, config, now)
+    rows_of = rows[order].tolist()
+    entries = zip(relevance[order].tolist(), timely[order].tolist(), pool.take(rows_of), strict=True)
+    return scored_in_order(list(entries), config, now)
 
 
 _TABLES: dict[tuple[tuple[tuple[int, Status], ...], frozenset[Status]], tuple[Mask, npt.NDArray[np.int64]]] = {}
@@ -128,16 +124,23 @@ def _fused(pool: CandidatePool, rows: npt.NDArray[np.intp], config: RetrievalCon
         by_text = np.where(text_rank > 0, (1 - w) / (config.rrf_k + text_rank), 0.0)
         fused: Floats = (by_vector + by_text) / best
         return fused
+    if not len(rows):
+        return np.zeros(0)
     similarity, text_score = pool.similarity[rows], pool.text_score[rows]
-    has_vector, has_text = ~np.isnan(similarity), ~np.isnan(text_score)
-    present = similarity[has_vector]
-    low, high = (float(present.min()), float(present.max())) if present.size else (0.0, 1.0)
+    # fmin/fmax skip NaN (a search that missed the hit): the least and greatest of the present values, NaN only
+    # when none is present. Called as ufunc reductions: `ndarray.min` goes through two Python wrappers first.
+    low, high = float(np.fmin.reduce(similarity)), float(np.fmax.reduce(similarity))
+    if low != low:
+        low, high = 0.0, 1.0
     spread = high - low
-    top_text = float(text_score[has_text].max()) if has_text.any() else 0.0
+    top_text = float(np.fmax.reduce(text_score))
+    if top_text != top_text:
+        top_text = 0.0
+    missing = np.isnan(similarity)
     if spread > 1e-6:
-        vector = np.where(has_vector, (similarity - low) / spread, 0.0)
+        vector = np.where(missing, 0.0, (similarity - low) / spread)
     else:
-        vector = np.where(has_vector, 1.0, 0.0)
-    text = np.where(has_text, text_score / top_text, 0.0) if top_text > 0 else np.zeros(len(rows))
+        vector = np.where(missing, 0.0, 1.0)
+    text = np.where(np.isnan(text_score), 0.0, text_score / top_text) if top_text > 0 else np.zeros(len(rows))
     relevance: Floats = w * vector + (1 - w) * text
     return relevance

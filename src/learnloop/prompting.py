@@ -11,10 +11,10 @@ of what was stored, not as a command to the model.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 
 __all__ = [
     "BLOCK_CLOSE",
@@ -24,6 +24,7 @@ __all__ = [
     "Section",
     "estimate_tokens",
     "memory_line",
+    "quoted",
     "render_block",
 ]
 
@@ -41,7 +42,13 @@ def estimate_tokens(text: str) -> int:
 
 def memory_line(status: str, label: str, text: str) -> str:
     """One learning as the block shows it: its status and label, then its text quoted."""
-    return f"[{status}/{label}] {json.dumps(clean_line(text), ensure_ascii=False)}"
+    return f"[{status}/{label}] {quoted(clean_line(text))}"
+
+
+def quoted(text: str) -> str:
+    """`json.dumps(text, ensure_ascii=False)`: the same string, without building a JSON encoder per call (4 µs
+    of the 5 it took)."""
+    return encode_basestring(text)
 
 
 def clean_line(text: str) -> str:

@@ -15,7 +15,17 @@ from .engine import Engine
 from .errors import ValidationError
 from .governance import status_update
 from .lifecycle import evidence_promotion
-from .models import EventAction, Filters, Learning, Limits, RetrievalResult, RetrievedItem, Scope, Status
+from .models import (
+    EventAction,
+    Filters,
+    Learning,
+    Limits,
+    RetrievalResult,
+    RetrievedItem,
+    Scope,
+    Status,
+    constructed,
+)
 from .pool_ranking import rank_pool
 from .retrieval import Scored, name_floor, rank_candidates, render_memories, unnamed_dropped
 from .stores.base import AppendEvent, Candidate, EventDraft, Operation, SearchRequest, Touch, Vector
@@ -102,13 +112,15 @@ async def retrieve(
         block, included = render_memories(items, limits)
     if record:
         _record(engine, scope, included, actor, query)
-    return RetrievalResult(
-        query=query,
-        items=included,
-        block=block.text,
-        tokens=block.tokens,
-        dropped=len(kept) - len(included),
-    )
+    # Every field given and of its type (the items are built above): no validation pass over the items.
+    values = {
+        "query": query,
+        "items": included,
+        "block": block.text,
+        "tokens": block.tokens,
+        "dropped": len(kept) - len(included),
+    }
+    return constructed(RetrievalResult, values)
 
 
 def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str, query: str) -> None:

