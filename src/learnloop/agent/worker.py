@@ -80,10 +80,15 @@ class Workers:
         waiting. Needs a model."""
         self._runtime.require_model()
         self._forget_closed_loop()
-        if self._loop is None:
-            self._loop = asyncio.get_running_loop()
+        if self._loop is not None:
+            return int(await self._on_worker_loop(self.rehydrate()))
+        self._loop = asyncio.get_running_loop()
+        # The first pass before the supervisor exists: on a slow start its own pass would spawn these workers
+        # first, and this one would report none started.
+        started = int(await self.rehydrate())
+        if self._loop is asyncio.get_running_loop() and self._supervisor is None:
             self._supervisor = self._loop.create_task(self._supervise(), name="learnloop-agent-supervisor")
-        return int(await self._on_worker_loop(self.rehydrate()))
+        return started
 
     async def rehydrate(self) -> int:
         """Spawn the missing workers of open sessions with unfinished packages (after a restart, or packages
