@@ -115,6 +115,8 @@ KEPT_APART = [
     ("The user's durable power of attorney was signed in 2021.", "The user's will was signed in 2021."),
     ("Luna, la gata de los abuelos del usuario, come pienso húmedo.", "Luna, la gata del usuario, come pienso húmedo."),
     ("Двоюродная сестра пользователя живёт в Казани.", "Сестра пользователя живёт в Казани."),
+    # A relative put before what both texts say is another person, never "already known".
+    ("У брата пользователя аллергия на орехи.", "У пользователя аллергия на орехи."),
     # One home or manager each, but of two people.
     ("Ben lives in Lisbon.", "Ana lives in Lisbon."),
     ("The user's skip-level manager is Ruth.", "The user's manager is Omar."),

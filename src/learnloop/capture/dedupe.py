@@ -317,7 +317,9 @@ def judge(
         # "pronouns are he/him" / "… they/them": function words, but the whole value.
         said = f"{'/'.join(sorted(pronouns[1]))} → {'/'.join(sorted(pronouns[0]))}"
         return create(f"{at} differs where its value is ({said})", LinkKind.POSSIBLE_CONFLICT)
-    if _covers(old.text, text):
+    # Never "already known" when the new text names someone or something the old one does not ("У *мужа*
+    # пользователя аллергия на кошек"): that is another subject or more detail, not the same words again.
+    if _covers(old.text, text) and not profile(text).markers - profile(old.text).markers:
         return act(DedupeAction.SKIP, f"already known as {at}")
     # An extra value adds detail only to a text that still says the old one ("watered weekly" on the kitchen
     # windowsill is not "every ten days" in the bathroom).
@@ -325,9 +327,15 @@ def judge(
     narrowed = [
         r
         for r in c.regions
-        if r.kind is RegionKind.WORD
-        and r.subject_position
-        and ((not _says_something(r.old) and not r.predicate and _narrows(r)) or _compounded(r))
+        if r.subject_position
+        and (
+            (
+                r.kind is RegionKind.WORD
+                and ((not _says_something(r.old) and not r.predicate and _narrows(r)) or _compounded(r))
+            )
+            # A relative put before what both say: "У *мужа* пользователя аллергия" is the husband's allergy.
+            or (r.kind is RegionKind.MARKER and not r.old and bool(profile(" ".join(r.new)).relations))
+        )
     ]
     if narrowed and len(c.regions) == 1 and structured:
         # "L'anniversaire *de mariage* de Sam est le 4 mars": the only words added, put into the subject before
