@@ -133,12 +133,16 @@ def builtin_rules() -> tuple[GateRule, ...]:
 LEARNED_ID = "injection.poisoning.learned"
 
 
-def _learned_finder(text: str) -> tuple[int, int] | None:
+def _planted(text: str, vector: Vector | None = None) -> bool:
+    """The learned classifier's verdict, less the user's own safety rules (`protective`)."""
     from .poisoning_model import load_model
 
     model = load_model()
-    refused = model is not None and model.refuses(text) and not protective_rule(text)
-    return (0, len(text)) if refused else None
+    return model is not None and model.refuses(text, vector) and not protective_rule(text)
+
+
+def _learned_finder(text: str) -> tuple[int, int] | None:
+    return (0, len(text)) if _planted(text) else None
 
 
 LEARNED_RULE = GateRule(
@@ -311,11 +315,8 @@ class WriteGate:
         rule = next((r for r in self.rules if r.id == LEARNED_ID), None)
         if rule is None:
             return ALLOWED
-        from .poisoning_model import load_model
-
-        model = load_model()
         norm = normalize(text)
-        if model is None or not model.refuses(norm, vector) or _about_attacks(norm) or protective_rule(norm):
+        if not _planted(norm, vector) or _about_attacks(norm):
             return ALLOWED
         return GateVerdict(False, rule.reason, rule.id, rule.kind, rule.detector)
 
@@ -383,11 +384,7 @@ def _needles_of(rule: GateRule) -> tuple[tuple[str, ...], tuple[tuple[str, ...],
 
 
 def _learned_span(text: str, vector: Vector) -> tuple[int, int] | None:
-    from .poisoning_model import load_model
-
-    model = load_model()
-    refused = model is not None and model.refuses(text, vector) and not protective_rule(text)
-    return (0, len(text)) if refused else None
+    return (0, len(text)) if _planted(text, vector) else None
 
 
 class GateLineResult(TypedDict):

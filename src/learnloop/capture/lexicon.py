@@ -52,7 +52,7 @@ RELATIONS = frozenset(
     oma opa großmutter großvater onkel tante cousine neffe nichte schwiegermutter schwiegervater enkelin grand-mère
     grand-père oncle cousin neveu nièce belle-mère beau-père belle-sœur beau-frère petit-fils petite-fille genitori
     nonno nonna zio zia cugino cugina nipote suocera suocero cognato cognata avó avô tio tia sobrinho sobrinha sogra
-    sogro cunhado cunhada ouders oma opa oom neef schoonmoeder schoonvader mama tata mąż żona córka brat siostra
+    sogro cunhado cunhada ouders oom neef schoonmoeder schoonvader mama tata mąż żona córka brat siostra
     rodzice babcia dziadek wujek ciocia kuzyn kuzynka teściowa teść kot mamma pappa maka fru sambo dotter bror
     syster föräldrar mormor farmor morfar farfar moster morbror farbror kusin svärmor svärfar hund katt
     annesi baba babası eş eşi kocası karısı oğlu kızı abi abla kardeş kardeşi anneanne babaanne dede teyze hala amca

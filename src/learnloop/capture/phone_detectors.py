@@ -229,7 +229,7 @@ _BUSINESS_WORDS = re.compile(
 
 _NUMBER_WORD = re.compile(
     r"\b(?:number|no\.?|line|phone|telephone|tel|fax|contact|nummer|telefon\w*|numéro|número|numero|téléphone"
-    r"|teléfono|telefone|fax|numer\w*|номер|телефон\w*|hattı|numarası)\b|电话|電話|号码|號碼|전화|번호|연락처",
+    r"|teléfono|telefone|numer\w*|номер|телефон\w*|hattı|numarası)\b|电话|電話|号码|號碼|전화|번호|연락처",
     re.IGNORECASE,
 )
 # A line with opening hours is staffed: nobody gives their own phone's hours ("… during business hours").

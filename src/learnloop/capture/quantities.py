@@ -206,7 +206,8 @@ _MONEY_WORD_STARTS = (
     ("kronor", "kr"), ("kroner", "kr"), ("kronen", "kr"), ("franc", "CHF"),
 )  # fmt: skip
 # Short currency words, taken only whole ("5 kr", "3 reais"; not "3 krill", "a real bargain").
-_MONEY_WORDS = {"kr": "kr", "reais": "BRL", "yen": "JPY", "won": "KRW", "руб": "RUB", "zł": "PLN", "tl": "TRY"}
+_MONEY_WORDS = {"kr": "kr", "reais": "BRL", "руб": "RUB", "zł": "PLN", "tl": "TRY"}
+_ALL_MULTIPLIERS = {**_MULTIPLIERS, **_MONEY_MULTIPLIERS}
 
 
 def _money_word(word: str) -> str | None:
@@ -214,8 +215,9 @@ def _money_word(word: str) -> str | None:
     if word.upper() in _CURRENCY_CODES:
         return word.upper()
     folded = word.casefold()
-    if folded in _MONEY_WORDS:
-        return _MONEY_WORDS[folded]
+    named = _MONEY_WORDS.get(folded) or _CURRENCY_WORDS.get(folded, "?")
+    if not named.endswith("?"):  # "pounds" may weigh: not money by the word alone
+        return named
     return next((code for start, code in _MONEY_WORD_STARTS if folded.startswith(start)), None)
 
 
@@ -227,7 +229,7 @@ def _money_follows(text: str, end: int) -> bool:
     """Is the number followed by a multiplier word and money ("Aidat 4 bin lira": after a capitalised word, still
     an amount, not a label)? A unit alone does not say so: "L'objectif 85 mm" names a lens."""
     unit, stop = _unit_token(text, end)
-    return unit.casefold() in (*_MULTIPLIERS, *_MONEY_MULTIPLIERS) and _scaled_money(text, stop)[0] is not None
+    return unit.casefold() in _ALL_MULTIPLIERS and _scaled_money(text, stop)[0] is not None
 
 
 def _scaled_money(text: str, stop: int) -> tuple[str | None, int]:
@@ -582,18 +584,21 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             continue  # a year ("in 2022", "the 2019 Barolo", "2024 peak season")
         if not currency and _in_code(text, start, end):
             continue  # part of a code: "SKU 44-1087", "A-12"
-        money = not _CURRENCY_WORDS.get(unit.casefold(), "?").endswith("?") or unit.upper() in _CURRENCY_CODES
-        if not money and unit.casefold() in (*_MULTIPLIERS, *_MONEY_MULTIPLIERS):
-            money = _scaled_money(text, stop)[0] is not None  # "worth 85k EUR": money, not a numbered thing
+        multiplier = _ALL_MULTIPLIERS.get(unit.casefold())
+        # The currency after a multiplier, read once: "worth 85k EUR" is money, not a numbered thing.
+        paid, after = _scaled_money(text, stop) if multiplier and not currency else (None, stop)
+        money = (
+            not _CURRENCY_WORDS.get(unit.casefold(), "?").endswith("?")
+            or unit.upper() in _CURRENCY_CODES
+            or paid is not None
+        )
         if not currency and not physical and not money and "." not in number_text and "," not in number_text:
             capitalised = unit[:1].isupper() and not unit[1:2].isupper()  # "3 Series", not "8 GPUs"
             if capitalised or (_english(text) and _after_noun(text, start)):
                 continue  # "variant 1 uses…", "3 Series": numbering something, not measuring it
-        if unit.casefold() in _MULTIPLIERS or unit.casefold() in _MONEY_MULTIPLIERS:
-            scale = _MULTIPLIERS.get(unit.casefold()) or _MONEY_MULTIPLIERS[unit.casefold()]
-            paid, after = (None, stop) if currency else _scaled_money(text, stop)
+        if multiplier:
             if unit.casefold() in _MULTIPLIERS or currency or paid:
-                value, half, unit = value * scale, half * scale, ""
+                value, half, unit = value * multiplier, half * multiplier, ""
                 if paid:
                     currency, stop = paid, after
                 else:
