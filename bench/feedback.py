@@ -1,6 +1,6 @@
 """Feedback: how the user's next message is read, per label, through `loop.observe()` as an app calls it.
 
-    python bench/feedback.py                       # bench/data/feedback/heldout*.jsonl
+    python bench/feedback.py                       # the held-outs never trained on (bench/data/feedback/)
     python bench/feedback.py --data FILE --json    # your own follow-ups
 
 Each row (JSONL: {"previous_user", "assistant", "follow_up", "label"}; labels: positive, refinement, new_topic,
@@ -32,7 +32,7 @@ from learnloop.embedders import resolve_embedder
 from learnloop.factory import build_engine
 from learnloop.loop import Loop
 from learnloop.stores.sqlite import SQLiteStore
-from train_feedback_model import load, scores
+from train_feedback_model import held_out, load, scores
 
 HERE = Path(__file__).resolve().parent
 #: A verdict as one of the nine labels (the seed's extra types read as the label they stand for).
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, nargs="*", help="follow-up JSONL files (default: the held-out sets)")
     parser.add_argument("--json", action="store_true", help="one JSON object of the figures on stdout")
     args = parser.parse_args(argv)
-    paths = args.data or sorted((HERE / "data" / "feedback").glob("heldout*.jsonl"))
+    paths = args.data or held_out()
     figures = asyncio.run(run(paths, args.json))
     if args.json:
         emit_json(figures)
