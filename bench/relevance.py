@@ -120,7 +120,7 @@ def main() -> None:
         "--data",
         type=Path,
         nargs="+",
-        default=[HERE / "data" / "relevance" / "no_answer.jsonl", HERE / "data" / "relevance" / "heldout.jsonl"],
+        default=[HERE / "data" / "relevance" / name for name in ("no_answer.jsonl", "heldout.jsonl", "heldout2.jsonl")],
     )
     parser.add_argument("--locomo", type=Path, default=None, help="LoCoMo-format JSON (default: the dev split)")
     parser.add_argument("--no-locomo", action="store_true", help="only the no-answer set")
