@@ -280,7 +280,9 @@ def test_documented_refusals(text: str, rule: str) -> None:
 
 
 def test_luhn_and_mod97_reject_near_misses() -> None:
-    assert GATE.check("Use card 4111 1111 1111 1112 for the deposit.").allowed
+    assert GATE.check("Use 4111 1111 1111 1112 for the deposit.").allowed
+    # Named as a card, a brand's prefix and length is enough: a mistyped digit does not make it nobody's card.
+    assert GATE.check("Use card 4111 1111 1111 1112 for the deposit.").rule == "personal_data.card.labelled"
     assert GATE.check("Wire it to DE89 3704 0044 0532 0130 01 please.").rule != "personal_data.iban"
     assert GATE.check("The account is DE89370400440532013001.").allowed
 

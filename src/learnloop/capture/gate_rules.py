@@ -456,6 +456,16 @@ def _test_value(text: str, start: int) -> bool:
 
 _context_rule("personal_data.card", "contains a payment card number",
               r"[0-9](?<![\d.,-][0-9])(?:[ -]?[0-9]){13,20}(?![\d-])", card_ok, 14, _test_value)
+# Named as a card, a number of a card brand's prefix and length is someone's card even when a digit is mistyped (the
+# Luhn check fails): "ma carte bleue : 4970 1283 5567 2048", "kredi kartım 5168 …", "银行卡号是 6222 …".
+_CARD_WORDS = (
+    r"(?:\bcard|\bvisa|mastercard|\bamex|carte|tarjeta|cart[ãa]o|carta di (?:credito|debito)|bancomat|karte\b"
+    r"|kartennummer|creditcard|bankpas|pinpas|\bkaart|\bkart\w*|kártya|карт|卡号|卡號|银行卡|信用卡"
+    r"|储蓄卡|借记卡|カード|카드|บัตร|thẻ|כרטיס|بطاقة|κάρτα|\bkort(?:et|nummer)?\b|kortti)"
+)
+_context_rule("personal_data.card.labelled", "contains a payment card number",
+              _CARD_WORDS + r"[^\d\n]{0,30}?(?P<value>(?<!\d)\d(?:[ -]?\d){12,18})(?![\d-])",
+              lambda v: _card_brand_ok(_digits(v)), 13, _test_value, re.IGNORECASE)
 _context_rule("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
               iban_ok, 4, _test_value)
 # Named as an IBAN, a known country's IBAN of its length is someone's account even with a mistyped check digit.

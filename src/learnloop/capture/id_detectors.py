@@ -71,9 +71,14 @@ ID_WORDS = re.compile(
     r"|numéro de sécu|\bsécu\b|személyi szám|taj[- ]szám|\bemšo\b|\boib\b|\begn\b|\bjmbg\b"
     r"|\bird (?:number|no)\b|رقم الهوية|الهوية الوطنية|هويتي|بطاقة الهوية|رقم هوية"
     r"|جواز السفر|رقم الجواز|תעודת זהות|מספר זהות|आधार|पैन|पासपोर्ट"
+    r"|рнокпп|\bіпн\b|ідентифікаційн\w* (?:код|номер)|податков\w* номер|ταυτότητ\w*|\bαδτ\b|บัตรประชาชน"
+    r"|เลขประจำตัวประชาชน|občansk\w* průkaz|személyi igazolvány|buletin\w*|carte de identitate|henkilökortt\w*"
 )
 _PASSPORT_WORDS = re.compile(
-    r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte", re.IGNORECASE
+    r"passport|pasaporte|reisepass|passnummer|passeport|여권|パスポート|旅券|passaporto|passaporte|paspoort|paszport"
+    r"|pasaport|pașaport|paspor\b|hộ chiếu|útlevél|cestovní pas|passinumero|διαβατ[ηή]ρ[ιί]|דרכון|หนังสือเดินทาง"
+    r"|закордонн\w* паспорт|загранпаспорт|护照|護照",
+    re.IGNORECASE,
 )
 _PASSPORT_VALUE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d{5})[A-Z]{0,2}[0-9][A-Z0-9]{5,8}(?![A-Za-z0-9])")
 _PRODUCT = re.compile(
@@ -81,7 +86,9 @@ _PRODUCT = re.compile(
     r"|número de serie|numéro de série|numero di serie|seriennummer|serienummer|ersatzteil|articolo|artigo"
     r"|artículo|teil|artikel|bestell|pièce|référence|filtre|filter|부품|품번|모델|部品|品番|型番|商品"
     r"|tracking|resi|awb|waybill|sendungsnummer|numéro de suivi|número de seguimiento|rastreio|운송장|송장"
-    r"|快递单号|运单号|追跡番号|お問い合わせ番号)[^\n]{0,40}$",
+    r"|快递单号|运单号|追跡番号|お問い合わせ番号|číslo dílu|objednací číslo|katalogové číslo|numer części"
+    r"|numer katalogowy|cikkszám|alkatrész|номер детали|артикул|каталожн\w* номер|номер запчаст\w*|parça no"
+    r"|parça numarası|ürün kodu|codice articolo|código de pieza|número de pieza)[^\n]{0,40}$",
     re.IGNORECASE,
 )
 _MRZ = re.compile(
@@ -234,6 +241,20 @@ _PASSPORT_NEEDLES = (
     "パスポート",
     "旅券",
     "passaport",
+    "paspoort",
+    "paszport",
+    "pasaport",
+    "pașaport",
+    "paspor",
+    "hộ chiếu",
+    "útlevél",
+    "cestovní pas",
+    "διαβατ",
+    "דרכון",
+    "หนังสือเดินทาง",
+    "паспорт",
+    "护照",
+    "護照",
 )
 _NATIONAL = "contains a national identity or tax number (SIN, TFN, BSN, Steuer-ID, Aadhaar, My Number)"
 

@@ -39,7 +39,10 @@ _ADDRESS_WORDS = re.compile(
     r"|nhà (?:mình|tôi|em|anh|chị) ở|địa chỉ (?:nhà )?(?:mình|tôi|em|của tôi|của mình)"
     r"|\bở số|mieszka\w* (?:na|przy|w)\b|(?:mój|mój domowy) adres"
     r"|adres (?:zamieszkania|domowy)|ev adresi|adresim|oturuyor\w*|живу|живёт|живет|живут|мой адрес|домашний адрес"
-    r"|мой дом|घर का पता|का पता|रहते हैं|रहती है|रहता है|عنواني|عنوان منزل|يسكن في|تسكن في|أسكن في",
+    r"|мой дом|घर का पता|का पता|रहते हैं|रहती है|रहता है|عنواني|عنوان منزل|يسكن في|تسكن في|أسكن في"
+    r"|\badresa\b|locuie(?:ște|ste|sc) (?:în|pe|la)|domiciliat\w*|моя адреса|домашня адреса|адреса\s*[:：]"
+    r"|мешка\w* (?:на|в|у)\b|прожива\w* (?:на|в|у|за)\b|כתובת|\bגר(?:ה|ים|ות)? ב|מתגורר\w* ב|διεύθυνσ\w*"
+    r"|μένω στ|μένει στ|bydl(?:í|ím|íme) (?:v|na)\b|lakcím\w*|lakik|ที่อยู่",
     re.IGNORECASE,
 )
 _ADDRESS_VALUE = re.compile(
@@ -49,7 +52,8 @@ _ADDRESS_VALUE = re.compile(
     r"\d{1,5}|\d{1,4}(?:[-−/]\d{1,4}){1,3}|\d+\s*(?:丁目|番地|番|번지|호|号|號)|[가-힣]+(?:로|길)\s*\d+"
     r"|[A-Za-zÀ-ÿ]*(?:gatan|vägen|gata|väg|gade|vej|veien|gaten|straat|laan|plein|gracht)\s+\d{1,4}"
     r"|(?:jl\.?|jalan|ul\.|ulica|al\.|aleja|ул\.|улица|пр\.|проспект|ngõ|phố|đường|sokak|sok\.|cad\.|caddesi"
-    r"|mahallesi|mah\.|شارع)\s+[^\d\n]{0,30}?\d{1,5}|số\s+\d{1,5}",
+    r"|mahallesi|mah\.|شارع|str\.|strada|bulevardul|calea|aleea|вул\.|вулиця|רחוב|רח'|οδός|οδ\.|ulice|utca"
+    r"|ถนน|ซอย)\s+[^\d\n]{0,30}?\d{1,5}|số\s+\d{1,5}",
     re.IGNORECASE,
 )
 # Korean and Japanese put the word after the date: "1985年9月14日生まれ".
@@ -211,7 +215,8 @@ _ADDRESS_NEEDLES = (
     "|配送先|お届け先|place|flat|apartment|house|home|ship|deliver|send|vivo|vivimos|habitamos|habitons|maison"
     "|abit|resident|indirizzo|spedisc|consegna|mor|endereço|reside|envi|entrega|casa|woont|住在|住址|地址"
     "|bor|adress|alamat|tinggal|nhà|địa chỉ|ở số|mieszka|adres|oturuyor|живу|живёт|живет|живут|дом|पता|रहत|عنوان"
-    "|يسكن|تسكن|أسكن"
+    "|يسكن|تسكن|أسكن|adresa|locuie|domiciliat|адреса|мешка|прожива|כתובת|גר|מתגורר|διεύθυνσ|μένω|μένει|bydl"
+    "|lakcím|lakik|ที่อยู่"
 )
 _BIRTH_NEEDLES = (
     "born|birth|dob|naci|cumpleaños|geburt|geboren|naissance|né|anniversaire|생년월일|생일|태어|生年月日|誕生日|生まれ"

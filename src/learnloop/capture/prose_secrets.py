@@ -95,7 +95,9 @@ _PIN_WORDS = (
     r"|\botp\b|einmalcode|bestätigungscode|código de verificación|code de vérification|codice di verifica"
     r"|código de verificação|認証コード|인증번호|验证码|код подтверждения|upi pin|पिन|συναγερμ\w*|κωδικός πανικού"
     r"|χρηματοκιβώτιο|כספת|אזעקה|קוד הכניסה|خزنة|رمز الإنذار|két sắt|mã báo động|brankas|\bpuk\b|puk code"
-    r"|kód (?:k|od|pro|na) \w+|kód alarmu|alarmu|الرقم السري|الرمز السري|رمز الدخول|رقم التعريف الشخصي)"
+    r"|kód (?:k|od|pro|na) \w+|kód alarmu|alarmu|الرقم السري|الرمز السري|رمز الدخول|رقم التعريف الشخصي"
+    r"|key ?(?:box|safe)|lock ?box|sleutelkluis|sleutelkastje|schlüsseltresor|schlüsselkasten|boîte à clés"
+    r"|caja de llaves|cassetta (?:delle chiavi|portachiavi)|cofre de chaves|nyckelbox|sejf na klucze)"
 )
 _CVV_WORDS = (
     r"(?:cvv2?|cvc2?|\bcid\b|card security code|código de seguridad|kartenprüfnummer|prüfnummer|cryptogramme"
@@ -104,7 +106,8 @@ _CVV_WORDS = (
 _PIN = re.compile(
     _PIN_WORDS + r"(?:[^\d\n]|(?<!\d)\d{1,2}(?![\d:.,/-])){0,60}"
     r"(?<![A-Za-z0-9+/=_])(?P<value>\d{4,8}(?!\d)|\d(?:-\d){3,7}|\d(?: \d){3,7}(?! ?\d)"
-    r"|\d{2}-\d{2}-\d{2}|\d{3} \d{3}|[A-Z]\d{3,6}|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z_-])"
+    r"|\d{1,2}-\d{1,2}-\d{1,2}(?:-\d{1,2}){0,3}|\d{3} \d{3}|[A-Z]\d{3,6}"
+    r"|(?=[0-9A-Z]*\d[0-9A-Z]*\d[0-9A-Z]*\d)[0-9A-Z]{4,8})(?![\dA-Za-z_-])"
     + r"|"
     + _CVV_WORDS
     + r"[^\d\n]{0,20}(?P<cvv>\d{3,4})\b",
@@ -443,6 +446,9 @@ _RECOVERY_WORDS = Folded(
         r"|リカバリーコード|バックアップコード|復旧コード"
         r"|codici di (?:recupero|backup)|códigos de (?:recuperação|backup)|kode (?:pemulihan|cadangan)"
         r"|mã (?:khôi phục|dự phòng)|kurtarma kod\w*|yedek kod\w*|коды восстановления|резервные коды"
+        r"|резервні коди|коди відновлення|záložní kódy|kódy pro obnovení|kódy obnovenia|helyreállítási kódok"
+        r"|tartalék kódok|coduri de (?:rezervă|recuperare)"
+        r"|εφεδρικοί κωδικοί|κωδικοί ανάκτησης|קודי גיבוי|קודי שחזור|รหัสสำรอง|รหัสกู้คืน"
         r"|kody (?:zapasowe|odzyskiwania)|herstelcodes|back-?upcodes|återställningskoder|reservkoder|恢复码|备用码"
         r"|復原碼|備用碼|رموز الاسترداد|رموز الاحتياط|रिकवरी कोड|बैकअप कोड",
         re.IGNORECASE,
