@@ -75,7 +75,8 @@ class RowCache:
         for learning in learnings:
             held = rows.get(learning.id)
             if held is not None:
-                rows[learning.id] = (learning, held[1])  # a touch leaves the gate version as it was
+                # A copy: the commit's own objects go on to its follow-ups. A touch leaves the gate version alone.
+                rows[learning.id] = (served(learning), held[1])
 
     def watch(self, batch: list[tuple[Any, Future[Any]]]) -> tuple[list[tuple[Any, Future[Any]]], Written]:
         """The batch of bookkeeping writes with its follow-ups wrapped to note what they write too."""
