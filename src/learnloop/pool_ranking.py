@@ -53,14 +53,15 @@ def rank_pool(
         return floors
 
     if span is None:
-        rows = np.flatnonzero(kept & relevant(1.0))
+        # Methods rather than numpy's function wrappers (`np.flatnonzero`: 3.5 against 1 µs on a pool of 100).
+        rows = (kept & relevant(1.0)).nonzero()[0]
         relevance = _fused(pool, rows, config)
         chosen = relevance >= limits.min_relevance
         rows, relevance = rows[chosen], relevance[chosen]
         timely = np.zeros(len(rows), dtype=bool)
     else:
         in_span = _timely(pool, now, span)
-        rows = np.flatnonzero(kept & (relevant(1.0) | (in_span & relevant(config.timely_floor))))
+        rows = (kept & (relevant(1.0) | (in_span & relevant(config.timely_floor)))).nonzero()[0]
         relevance = _fused(pool, rows, config)
         chosen = relevance >= limits.min_relevance
         rows, relevance, timely = rows[chosen], relevance[chosen], in_span[rows[chosen]]

@@ -127,7 +127,7 @@ class PostgresStore(SqlStore[PgConnection]):
         self._source.commit_stamp_seen = version
 
     def _search(
-        self, conn: PgConnection, scope: Scope, request: SearchRequest, select: Select | None
+        self, conn: PgConnection, scope: Scope, request: SearchRequest, select: Select | None, seen: list[Hashable]
     ) -> list[Candidate]:
         # One statement reads the stamp, and a user's rows whose partition is not loaded yet, before the cache
         # asks for them one by one (see `partitions`). The cache's table of loaded partitions is read directly:
@@ -135,7 +135,7 @@ class PostgresStore(SqlStore[PgConnection]):
         key = (scope.tenant, scope.user or "")
         self._source.prefetch(conn, key, cold=key not in self._partitions._partitions)
         try:
-            return super()._search(conn, scope, request, select)
+            return super()._search(conn, scope, request, select, seen)
         finally:
             self._source.done()
 

@@ -172,7 +172,7 @@ def _one_partition(
         found = map(index.get, t_slot.tolist(), itertools.repeat(-1, texts))
         joined = np.fromiter(found, dtype=np.int64, count=texts)
     else:
-        joined = np.full(texts, -1, dtype=np.int64)
+        joined = _filled(texts, -1, np.int64)
     text_only = joined < 0
     extra_slots = t_slot[text_only]
     size = vectors + len(extra_slots)
@@ -187,7 +187,7 @@ def _one_partition(
         similarity[vectors:] = np.nan
     vector_rank = np.arange(1, size + 1)
     vector_rank[vectors:] = 0
-    text_score = np.full(size, np.nan)
+    text_score = _filled(size, np.nan, np.float64)
     text_score[joined] = t_score
     text_rank = np.zeros(size, dtype=np.int64)
     text_rank[joined] = np.arange(1, texts + 1)
@@ -198,7 +198,7 @@ def _one_partition(
         vector_rank=vector_rank,
         text_score=text_score,
         text_rank=text_rank,
-        coverage=np.full(size, np.nan) if shares is None else shares,
+        coverage=_filled(size, np.nan, np.float64) if shares is None else shares,
         status=partition.status[slots],
         statuses=_STATUSES,
         hits=partition.hits[slots],
@@ -208,6 +208,13 @@ def _one_partition(
         event_until=partition.event_until[slots],
         tags=partition.tags[slots],
     )
+
+
+def _filled(size: int, value: float, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """`np.full(size, value, dtype)` without its Python wrapper (half its cost at a pool's size)."""
+    array = np.empty(size, dtype=dtype)
+    array.fill(value)
+    return array
 
 
 def _joined(v_part: Slots, v_slot: Slots, t_part: Slots, t_slot: Slots) -> Slots:

@@ -547,22 +547,28 @@ class Partition:
         self._weighed = ((tuple(terms), self.version), matched)  # what `coverage` of the same query reads
         if scores is None:
             return _NO_SLOTS, _NO_SCORES
-        return self._top(scores[: self.size], k, selection.mask, positive_only=True)
+        # Every slot live and passing (no dead slots, no filter): the mask would change nothing, and ANDing it in is
+        # a pass over every slot (about 15 µs at 100k).
+        everything = selection.count == self.size
+        return self._top(scores[: self.size], k, None if everything else selection.mask, positive_only=True)
 
-    def _top(self, scores: Scores, k: int, mask: Mask, *, positive_only: bool) -> tuple[Slots, Scores]:
+    def _top(self, scores: Scores, k: int, mask: Mask | None, *, positive_only: bool) -> tuple[Slots, Scores]:
         if positive_only:
             # One boolean mask, then its nonzero slots: numpy finds the nonzero entries of a bool array several times
             # faster than those of a float32 one (10k slots: 11 against 52 µs; 100k: 103 against 587 µs).
-            slots = np.flatnonzero((scores > 0) & mask[: len(scores)])
+            positive = scores > 0
+            slots = (positive if mask is None else positive & mask[: len(scores)]).nonzero()[0]
         else:
-            slots = np.flatnonzero(mask)
+            assert mask is not None
+            slots = mask.nonzero()[0]
         if slots.size == 0:
             return _NO_SLOTS, _NO_SCORES
         values = scores[slots]
+        # The arrays' methods: numpy's function wrappers (`np.argsort` and the like) cost microseconds each.
         if slots.size > k:
-            best = np.argpartition(-values, k - 1)[:k]
+            best = (-values).argpartition(k - 1)[:k]
             slots, values = slots[best], values[best]
-        order = np.argsort(-values, kind="stable")
+        order = (-values).argsort(kind="stable")
         return slots[order], values[order]
 
     def near_simhash(self, simhash: int, max_distance: int, selection: Selection) -> list[tuple[int, int]]:

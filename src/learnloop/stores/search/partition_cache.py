@@ -125,39 +125,51 @@ class PartitionCache(Generic[Conn]):
 
     # -- queries -------------------------------------------------------------------------------------
 
-    def search(self, conn: Conn, scope: Scope, request: SearchRequest) -> CandidatePool:
+    def search(self, conn: Conn, scope: Scope, request: SearchRequest, stamp: Hashable | None = None) -> CandidatePool:
         """Vector and keyword hits of the scope's partitions, filtered before top-k, with their ranks and scores
-        and what ranking reads of each hit (status, hits, updated_at, tags, dates), as of this search."""
+        and what ranking reads of each hit (status, hits, updated_at, tags, dates), as of this search (`stamp`:
+        the source's, just read by the caller on this connection)."""
         # One stamp for every partition of the search: nothing is committed between their checks (this thread or
         # the caller holding the connection runs them back to back).
-        stamp = self.source.stamp(conn)
+        if stamp is None:
+            stamp = self.source.stamp(conn)
         partitions = [self.get(conn, key, stamp) for key in partition_keys(scope, request.filters.include_global)]
         return fuse_hits(partitions, request, self.codebook, self.terms, self.dimension)
 
-    def current(self, conn: Conn, scope: Scope, include_global: bool) -> bool:
+    def current(self, conn: Conn, scope: Scope, include_global: bool, seen: list[Hashable] | None = None) -> bool:
         """Whether a search of the scope would find its partitions loaded and up to date (nothing to read or
-        replay first: it runs in memory, in a millisecond or two)."""
+        replay first: it runs in memory, in a millisecond or two). If so, the stamp read is added to `seen`, for
+        the search that runs next on the same connection and thread (one PRAGMA less on the caller's thread)."""
         keys = partition_keys(scope, include_global)
         if any(key not in self._partitions for key in keys):
             return False
         stamp = self.source.stamp(conn)
-        return all(self._partitions[key].synced == stamp for key in keys)
+        if all(self._partitions[key].synced == stamp for key in keys):
+            if seen is not None:
+                seen.append(stamp)
+            return True
+        return False
 
-    def keep_current(self, conn: Conn, write: Callable[[], None]) -> None:
+    def keep_current(
+        self, conn: Conn, write: Callable[[], None], also: Hashable | None = None
+    ) -> tuple[Hashable, Hashable] | None:
         """Run `write`, this process's bookkeeping (hit counts, which `touch` applies to the partitions in place).
         Its commit moves the source's stamp, so every partition would look stale and the next search of each
         would leave the caller's thread only to find nothing to replay. When the change log stood still across
-        it (nothing to replay, no prune, no forget), the partitions current before are current after."""
+        it (nothing to replay, no prune, no forget), the partitions current before are current after. Returns the
+        stamps before and after it when a partition or another holder (current at `also`, a stamp) was current
+        before it, else None."""
         before, bounds = self.source.stamp(conn), self.source.log_bounds(conn)
         write()
-        if not any(p.synced == before for p in self._partitions.values()):
-            return
-        if self.source.log_bounds(conn) != bounds:
-            return
+        held = [p for p in self._partitions.values() if p.synced == before]
+        if also != before and not held:
+            return None
+        # The stamp before the bounds: a commit of another process between the two reads moves the bounds too.
         after = self.source.stamp(conn)
-        for partition in self._partitions.values():
-            if partition.synced == before:
+        if self.source.log_bounds(conn) == bounds:
+            for partition in held:
                 partition.synced = after
+        return before, after
 
     def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
         """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.

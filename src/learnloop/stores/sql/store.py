@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from typing import Any, Generic, TypeVar, cast
@@ -42,6 +42,7 @@ from .conversations import SqlConversationStore
 from .dialect import Connection
 from .listing import list_learnings
 from .quarantine import SqlQuarantineStore
+from .row_cache import RowCache
 from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
 from .service import SqlServiceStore
 from .tools import TOOL_USER_TABLES, SqlToolStore, ToolJobs
@@ -87,6 +88,8 @@ class SqlStore(Generic[C]):
         self.dimension = dimension
         self.clock = clock
         self._partitions = partitions
+        # Decoded rows kept between retrievals, where the stamp moves with every commit (see `row_cache`).
+        self._rows: RowCache | None = None
         self._worker: ConnectionWorker[C] = ConnectionWorker(
             self._connect, self._apply_deferred, name=thread_name, idle=self._partitions.housekeeping
         )
@@ -188,9 +191,26 @@ class SqlStore(Generic[C]):
         return self._worker.defer(Bookkeeping(scope, list(operations), then))
 
     def _apply_deferred(self, conn: C, batch: list[tuple[Any, Future[Any]]]) -> None:
-        self._partitions.keep_current(
-            conn, lambda: apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
-        )
+        rows = self._rows
+        if rows is None:
+            self._partitions.keep_current(
+                conn, lambda: apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
+            )
+            return
+        watched, written = rows.watch(batch)
+
+        def touched(scope: Scope, learnings: list[Learning]) -> None:
+            self._partitions.touch(scope, learnings)
+            rows.refresh(learnings)
+
+        try:
+            stamps = self._partitions.keep_current(
+                conn, lambda: apply_bookkeeping(conn, watched, self.clock(), touched), also=rows.stamp
+            )
+        except BaseException:
+            rows.clear()
+            raise
+        rows.carry(stamps, written)
 
     # -- simple reads --------------------------------------------------------------------------------
 
@@ -235,15 +255,28 @@ class SqlStore(Generic[C]):
     async def search(self, scope: Scope, request: SearchRequest, *, select: Select | None = None) -> list[Candidate]:
         # Ranking may trail the gathering hit counts by a few milliseconds; not waiting for them is the point.
         include_global = request.filters.include_global
+        # The stamp the inline check read, if it passed: the search runs right after it, on the same thread.
+        seen: list[Hashable] = []
         return await self._worker.run(
-            self._guarded(self._search, (scope, request, select)),
+            self._guarded(self._search, (scope, request, select, seen)),
             stale_ok=True,
             # On the caller's thread when the partitions are loaded and current (see `ConnectionWorker.run`).
-            inline=(lambda conn: self._partitions.current(conn, scope, include_global)) if self.inline_search else None,
+            inline=(
+                (lambda conn: self._partitions.current(conn, scope, include_global, seen))
+                if self.inline_search
+                else None
+            ),
         )
 
-    def _search(self, conn: C, scope: Scope, request: SearchRequest, select: Select | None) -> list[Candidate]:
-        return candidates(conn, scope, self._partitions.search(conn, scope, request), select)
+    def _search(
+        self, conn: C, scope: Scope, request: SearchRequest, select: Select | None, seen: list[Hashable]
+    ) -> list[Candidate]:
+        stamp = seen[0] if seen else self._partitions.source.stamp(conn)
+        pool = self._partitions.search(conn, scope, request, stamp)
+        rows = self._rows
+        if rows is not None:
+            rows.at(stamp)
+        return candidates(conn, scope, pool, select, rows)
 
     async def near_duplicates(
         self, scope: Scope, simhash64: str, max_distance: int, namespace: str | None, *, include_global: bool = True

@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_limits
 from ...errors import StoreError, ValidationError
 from ...models import utcnow
 from ..retention import DEFAULT_RETENTION
+from ..sql.row_cache import RowCache
 from ..sql.store import SqlStore
 from .connection import connect
 from .partitions import SQLitePartitionSource, sqlite_partitions
@@ -68,6 +69,9 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
             ),
             thread_name="learnloop-sqlite",
         )
+        # The stamp here moves with every commit of any connection (data_version: another's; the change count:
+        # this one's), so rows read at a stamp are current while it stands still.
+        self._rows = RowCache(foreign=_another_committed)
 
     # A search on current partitions runs on the caller's thread: "current" is a PRAGMA on the open file.
     inline_search = True
@@ -103,3 +107,8 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
                 raise ValidationError(f"a number is out of range: {exc}") from exc
 
         return job
+
+
+def _another_committed(before: Hashable, after: Hashable) -> bool:
+    """Whether another connection committed between two stamps (`SQLitePartitionSource.stamp`)."""
+    return not (isinstance(before, tuple) and isinstance(after, tuple) and before[0] == after[0])
