@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from .admin import TenantAdmin
 from .agent import AgentService, ExperienceContext, QueuedInteraction
-from .agent.runtime import runtime_of
+from .agent.registry import workers_of
 from .capture.observe import ObserveResult, observe
 from .capture.tool import (
     DEFAULT_TOOL_NAME,
@@ -82,9 +82,9 @@ class Loop(TenantAdmin):
         await self.aclose()
 
     async def aclose(self) -> None:
-        runtime = runtime_of(self._engine, create=False)
-        if runtime is not None:  # learning-agent workers first: they write to the store closed next
-            await runtime.workers.stop()
+        workers = workers_of(self._engine, create=False)
+        if workers is not None:  # learning-agent workers first: they write to the store closed next
+            await workers.stop()
         await close_turn_runner(self._engine)  # turns' work writes to every part below
         await close_tools(self._engine)  # tool-layer background passes, for the same reason
         await self._engine.aclose()

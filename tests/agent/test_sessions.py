@@ -30,7 +30,7 @@ async def test_closing_a_session_cancels_its_worker_and_a_restart_resumes_open_o
     await first.agent.open_session("keep", user="alice")
     await first.agent.open_session("gone", user="bob")
     assert sorted((await first.agent.status()).workers) == ["gone", "keep"]
-    worker = first.agent.runtime.workers._tasks[("acme", "gone")]
+    worker = first.agent._workers._tasks[("acme", "gone")]
 
     closed = await first.agent.close_session("gone", user="bob")
     assert closed.status == "closed" and worker.cancelled()
@@ -57,7 +57,7 @@ async def test_closing_a_session_cancels_its_worker_and_a_restart_resumes_open_o
     await restarted.agent.open_session("gone", user="bob")
     assert sorted((await restarted.agent.status()).workers) == ["gone", "keep"]
     await restarted.aclose()
-    assert restarted.agent.runtime.workers.sessions() == []
+    assert restarted.agent._workers.sessions() == []
 
 
 async def test_packages_are_handled_in_order_once_and_failures_do_not_stop_the_worker(

@@ -59,7 +59,7 @@ async def test_an_idle_worker_polls_without_writing(
     loop = agent_loop
     scripted_openai.chat.respond(LearningScript([Reply.text("ok")]))
     await loop.agent.open_session("quiet", user="alice")
-    assert loop.agent.runtime.workers.serves("acme", "quiet")
+    assert loop.agent._workers.serves("acme", "quiet")
     statements: list[str] = []
     store = _sqlite(loop)
     await store._run(lambda conn: conn.set_trace_callback(statements.append))
@@ -71,7 +71,7 @@ async def test_an_idle_worker_polls_without_writing(
         await store._run(lambda conn: conn.set_trace_callback(None))
     writes = [s for s in statements if s.lstrip().upper().startswith(("BEGIN IMMEDIATE", "INSERT", "UPDATE", "DELETE"))]
     assert writes == []
-    assert loop.agent.runtime.workers.serves("acme", "quiet")  # still there: it has not been idle long enough
+    assert loop.agent._workers.serves("acme", "quiet")  # still there: it has not been idle long enough
 
 
 async def test_an_idle_worker_retires_and_the_next_package_brings_it_back(
@@ -81,7 +81,7 @@ async def test_an_idle_worker_retires_and_the_next_package_brings_it_back(
     db = database_target(backend, tmp_path, "retire.db")
     loop = build_loop(db, scripted_openai.settings(), idle_polls=3)
     elsewhere = build_loop(db, scripted_openai.settings(), run_workers=False)
-    workers = loop.agent.runtime.workers
+    workers = loop.agent._workers
     try:
         await loop.agent.open_session("s", user="alice")
         await _until(lambda: not workers.serves("acme", "s"), "the idle worker to retire")
@@ -129,7 +129,7 @@ async def _busy_with_alice(loop: Loop, scripted_openai: ScriptedOpenAI) -> _Held
 async def test_a_worker_busy_for_a_forgotten_user_writes_nothing_more(
     agent_loop: Loop, scripted_openai: ScriptedOpenAI
 ) -> None:
-    loop, workers = agent_loop, agent_loop.agent.runtime.workers
+    loop, workers = agent_loop, agent_loop.agent._workers
     held = await _busy_with_alice(loop, scripted_openai)
     assert (await _rows_of(loop, "alice"))["agent_messages"] == 1  # the package, as the agent's user message
     await loop.forget("alice")  # stops the worker without waiting for the model (the store refuses it anyway)

@@ -22,9 +22,8 @@ from .gating import content_gate
 from .knowledge import DocumentKnowledgeBase, KnowledgePort, ReanalysisHandler
 from .records import check_path, check_project
 from .store import AgentStore, agent_store_of
-from .worker import Workers
 
-__all__ = ["AgentConfig", "AgentRuntime", "runtime_of"]
+__all__ = ["AgentConfig", "AgentRuntime"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,6 @@ class AgentRuntime:
         self._model: ChatModel | None = None
         self._knowledge: KnowledgePort | None = None
         self.reanalysis: ReanalysisHandler | None = None
-        self.workers = Workers(self)
 
     @property
     def engine(self) -> Engine:
@@ -148,17 +146,3 @@ class AgentRuntime:
             except TypeError as exc:
                 raise ValidationError(f"unknown agent option: {exc}") from exc
         return self.config
-
-
-_runtimes: dict[int, AgentRuntime] = {}
-
-
-def runtime_of(engine: Engine, *, create: bool = True) -> AgentRuntime | None:
-    """The engine's runtime (made on first use). Engines are unhashable dataclasses, so they are keyed by
-    id and dropped from the registry when collected."""
-    key = id(engine)
-    runtime = _runtimes.get(key)
-    if runtime is None and create:
-        runtime = _runtimes[key] = AgentRuntime(engine)
-        weakref.finalize(engine, _runtimes.pop, key, None)
-    return runtime

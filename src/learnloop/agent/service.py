@@ -46,7 +46,9 @@ from .records import (
     check_path,
     check_project,
 )
-from .runtime import AgentConfig, AgentRuntime, runtime_of
+from .registry import runtime_of, workers_of
+from .runtime import AgentConfig, AgentRuntime
+from .worker import Workers
 
 __all__ = ["AgentService", "AgentStatus"]
 
@@ -82,6 +84,12 @@ class AgentService:
         runtime = runtime_of(self._engine)
         assert runtime is not None
         return runtime
+
+    @property
+    def _workers(self) -> Workers:
+        workers = workers_of(self._engine)
+        assert workers is not None
+        return workers
 
     @property
     def config(self) -> AgentConfig:
@@ -124,7 +132,7 @@ class AgentService:
     async def start(self) -> int:
         """Serve every open session of every tenant from this process; returns how many workers started.
         NotConfigured without a learning model."""
-        return await self.runtime.workers.start()
+        return await self._workers.start()
 
     async def rehydrate(self) -> int:
         """After a restart: a worker for every open session (what `start` does; it is idempotent)."""
@@ -132,30 +140,30 @@ class AgentService:
 
     async def stop(self) -> None:
         """Cancel this process's workers; their packages stay queued for the next start."""
-        await self.runtime.workers.stop()
+        await self._workers.stop()
 
     async def reap_workers(self) -> int:
         """Stop this process's workers whose session no longer exists, e.g. right after `loop.forget(user)`
         (a worker busy for that user would otherwise stop only at its next write, which the store refuses).
         Returns how many were stopped."""
-        runtime = runtime_of(self._engine, create=False)
-        if runtime is None:
+        workers = workers_of(self._engine, create=False)
+        if workers is None:
             return 0
-        return await runtime.workers.reap(self.tenant)
+        return await workers.reap(self.tenant)
 
     async def status(self, *, user: str | None = None) -> AgentStatus:
         """The agent's state for the tenant, or (`user`) only what concerns that user: their sessions'
         workers and their packages, so one user learns nothing of the others' activity."""
         await self._engine.ensure_started()
         runtime = self.runtime
-        workers = [session for tenant, session in runtime.workers.sessions() if tenant == self.tenant]
+        workers = [session for tenant, session in self._workers.sessions() if tenant == self.tenant]
         if user is not None:
             own = {s.session for s in await runtime.store.list_sessions(self._scope(user), None)}
             workers = [session for session in workers if session in own]
         return AgentStatus(
             configured=runtime.model is not None,
             model=None if runtime.model is None else runtime.model.model_id,
-            running=runtime.workers.running,
+            running=self._workers.running,
             run_workers=runtime.config.run_workers,
             workers=workers,
             queue=await runtime.store.queue_counts(self._scope(user)),
@@ -175,7 +183,7 @@ class AgentService:
             await asyncio.sleep(0.02)
 
     async def _serve(self, session: str) -> None:
-        workers = self.runtime.workers
+        workers = self._workers
         if not workers.running:
             await workers.start()
         await workers.spawn(self.tenant, session)
@@ -210,7 +218,7 @@ class AgentService:
         """Close a session and cancel its worker; packages still queued stay for a reopened session."""
         await self._engine.ensure_started()
         closed = await self.runtime.store.close_session(self._scope(user), session, self._engine.clock())
-        await self.runtime.workers.cancel(self.tenant, session)
+        await self._workers.cancel(self.tenant, session)
         return closed
 
     async def get_session(self, session: str, *, user: str | None = None) -> AgentSession:
@@ -247,9 +255,9 @@ class AgentService:
             self._engine.clock(),
         )
         if config.run_workers:
-            if not runtime.workers.serves(self.tenant, package.session):
+            if not self._workers.serves(self.tenant, package.session):
                 await self._serve(package.session)
-            runtime.workers.wake(self.tenant, package.session)
+            self._workers.wake(self.tenant, package.session)
         return receipt
 
     async def submit_interaction(

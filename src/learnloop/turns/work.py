@@ -20,7 +20,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..agent import AgentService
-from ..agent.runtime import runtime_of
+from ..agent.registry import runtime_of
 from ..capture.observe import ObserveResult, ShownLearning, observe
 from ..models import DEFAULT_NAMESPACE
 from ..stores.conversations import ConversationStore, ConversationTurn
