@@ -230,6 +230,7 @@ _r("injection.ignore_instructions_multilingual", "tells the model to ignore its 
    r"|instrukcj\w*|consignes|indicaciones|regeln|règles|reglas)|(?:tout|todo|alles|tutto|tudo|wszystko|всё|все)\W+"
    r"(?:ce qui précède|lo anterior|vorherige|oben|precedente|anterior|powyżej|выше))"
    r"|(?:忽略|无视|無視|忘记|忽視)[^。.!?]{0,12}?(?:指令|指示|说明|說明|提示|命令)"
+   r"|\bignoruj\w*\s+(?:\w+\s+){0,2}?(?:předchozí|dosavadní|všechn\w*)\s+(?:\w+\s+)?(?:pravidla|pokyny|instrukce)"
    r"|(?:指示|命令|指令)[^。.!?]{0,8}?(?:無視|忘れ)"
    # Indonesian, Vietnamese, Turkish, Swedish, Korean, Hindi, Arabic: with "previous", "all" or "above", so that
    # "don't forget the instructions" is not one.

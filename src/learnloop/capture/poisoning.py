@@ -167,7 +167,8 @@ _ORDERS = _any(
     r"|polece\w*|instrukcj\w*|instruktion\w*|kommando\w*|order|talimat\w*|komut\w*|emir\w*|инструкци\w*"
     r"|команд\w*|указани\w*|приказ\w*)",
     r"指令|命令|指示|要求|지시|명령",
-    r"\b(?:perintah|instruksi|arahan)\b|تعليمات|التعليمات|أوامر|الأوامر|निर्देश|आदेश",
+    r"\b(?:perintah|instruksi|arahan)\b|تعليمات|التعليمات|أوامر|الأوامر|أمر|निर्देश|आदेश"
+    r"|\butasítás\w*",
     r"הוראה|הוראות|פקודה|פקודות|\b(?:інструкці\w*|вказівк\w*|οδηγί\w*|εντολ\w*|pokyn\w*|instrukc\w*"
     r"|příkaz\w*)|คำสั่ง",
 )
@@ -190,7 +191,8 @@ _FOREIGN_SOURCE = _any(
     r"\b(?:halaman web|situs|surel|hasil pencarian|keluaran alat|dokumen|uitvoer|e?-?mail(?:i|ach|ami)|wiadomości\w*"
     r"|писем|почт\w*)\b|صفحات الويب|الويب"
     r"|البريد|المواقع|نتائج البحث|مخرجات الأدوات|वेब पेज|वेबसाइट|ईमेल|दस्तावेज़|खोज परिणाम",
-    r"פלט|אתרים|אתר|דפי אינטרנט|מיילים|מסמכים|כלים|\b(?:сторінк\w*|лист\w*|ιστοσελίδ\w*|ιστότοπ\w*"
+    r"بريد|رسائل|مواقع|\bweboldal\w*|\blevelek\w*|\blevélben|\be-?mail\w*|פלט|אתרים|אתר|דפי אינטרנט|מיילים|מסמכים|כלים"
+    r"|\b(?:сторінк\w*|лист\w*|ιστοσελίδ\w*|ιστότοπ\w*"
     r"|έγγραφ\w*|εργαλεί\w*|stránk\w*|nástroj\w*)|เว็บไซต์|หน้าเว็บ|อีเมล|เอกสาร|เครื่องมือ",
 )
 _BLANKET = _any(
@@ -211,7 +213,8 @@ _BLANKET = _any(
     r"|vanaf nu|voortaan|od teraz|od tej chwili|bundan (?:sonra|böyle)|från och med nu|hädanefter|с этого момента"
     r"|отныне|впредь|mulai sekarang|mulai saat ini|apa pun|tanpa konfirmasi)\b|从现在起|从今以后|今後|これから|앞으로"
     r"|지금부터|من الآن|أي تعليمات|अब से|आगे से",
-    r"\bכל\b|תמיד|מעכשיו|גם אם|\b(?:завжди|будь-як\w*|відтепер|κάθε|πάντα|όλες|vždy|každ\w*|všechn\w*|odteď)\b"
+    r"دون (?:سؤال|أن تسأل|الرجوع إلى)|فورًا|دائمًا|mostantól|\bכל\b|תמיד|מעכשיו|גם אם"
+    r"|\b(?:завжди|будь-як\w*|відтепер|κάθε|πάντα|όλες|vždy|každ\w*|všechn\w*|odteď)\b"
     r"|ทุก|เสมอ|ตั้งแต่นี้",
 )
 # Outside content declared to outrank the user: the priority claim is itself the blanket word
@@ -225,7 +228,7 @@ _OUTRANKS = _any(
     r"|hanno (?:la )?(?:precedenza|priorità) su|sono più importanti d|ważniejsze (?:niż|od)|mają pierwszeństwo"
     r"|belangrijker dan|gaan voor|viktigare än|daha önemli|öncelikli|より(?:優先|重要)|优先于|比[^。]{0,12}更重要"
     r"|보다 (?:우선|중요)|חשוב\w* יותר מ|קודמ\w* ל|أهم من|لها الأولوية على|σημαντικότερ\w*|προηγ\w* (?:των|του)"
-    r"|důležitější než|mají přednost|lebih penting dari|quan trọng hơn|सबसे ऊपर|से ज़्यादा ज़रूरी|สำคัญกว่า",
+    r"|důležitější než|mají přednost|felülír\w*|lebih penting dari|quan trọng hơn|सबसे ऊपर|से ज़्यादा ज़रूरी|สำคัญกว่า",
 )
 
 # -- commercial steering ----------------------------------------------------------------------------------------
@@ -407,7 +410,8 @@ _HIDE = _any(
     r" uživateli|neříkej (?:to )?uživateli|bez vědomí uživatele|nu (?:îi )?spune (?:niciodată )?utilizatorului"
     r"|fără ca utilizatorul să știe|ne mondd el a felhasználónak|a felhasználó tudta nélkül|jangan (?:pernah )?"
     r"(?:beri ?tahu|memberi ?tahu|katakan kepada|bilang ke) pengguna|tanpa sepengetahuan pengguna|diam-diam"
-    r"|đừng (?:bao giờ )?(?:nói|báo) (?:với|cho) người dùng|không (?:cho|để) người dùng biết|âm thầm|lén lút"
+    r"|đừng (?:bao giờ )?(?:nói|báo) (?:với|cho) người dùng"
+    r"|đừng (?:bao giờ )?(?:cho|để) người dùng biết|không (?:cho|để) người dùng biết|âm thầm|lén lút"
     r"|μην (?:το )?(?:πεις|αναφέρεις) (?:ποτέ )?στον χρήστη|χωρίς να (?:το )?(?:ξέρει|μάθει) ο χρήστης|κρυφά"
     r"|nic (?:mu|jej|im) nie mów|nie mów (?:mu|jej|im)|не (?:повідомляй|кажи|говори) (?:користувач\w*|клієнт\w*)"
     r"|(?:користувачу|клієнту) не (?:повідомляй|кажи)|без відома користувача|потай)\b",
@@ -574,7 +578,7 @@ def _outranked_by_others(s: str, _: str) -> bool:
 
 _OUTRANKED_USER = re.compile(
     r"user|пользовател|користувач|usuari|nutzer|benutzer|utilisat|utente|użytkownik|gebruiker|användar|kullanıcı"
-    r"|ユーザー|用户|用戶|사용자|משתמש|المستخدم|χρήστ|uživatel|pengguna|người dùng|उपयोगकर्ता|ผู้ใช้"
+    r"|ユーザー|用户|用戶|사용자|משתמש|المستخدم|χρήστ|uživatel|pengguna|người dùng|उपयोगकर्ता|ผู้ใช้|felhasználó"
 )
 
 

@@ -186,7 +186,11 @@ _ROLE = _any(
     r"|tu es maintenant|désormais tu es|tu es désormais)\b",
     r"너는 이제|지금부터 너는|이제부터 너는|あなたは今後|あなたは今から|これからあなたは|今日からあなたは",
     r"(?:制限のない|制限なし|無制限の)(?:ai|アシスタント)|제한 없(?:는|이) (?:ai|어시스턴트|답)"
-    r"|ohne einschränkungen|sin restricciones|sans (?:restrictions|limites)|sin límites",
+    r"|ohne einschränkungen|sin restricciones|sans (?:restrictions|limites)|sin límites"
+    r"|modo irrestrito|sem restrições|senza (?:restrizioni|limiti)|bez omezení|bez ograniczeń|без ограничений"
+    r"|без обмежень|kısıtlamasız|tanpa batasan|không (?:bị )?giới hạn|不受任何(?:规则|限制)|没有任何限制"
+    r"|ללא הגבלות|بدون قيود|χωρίς περιορισμούς|korlátozás nélkül|fără restricții|utan begränsningar"
+    r"|zonder beperkingen",
     r"(?:이전|앞|기존|모든)[^.!?。]{0,12}(?:지시|명령|지침|규칙)[^.!?。]{0,8}(?:무시|잊)",
     r"(?:저장된|모든) 메모리를 (?:전부 )?(?:출력|보여|공개)|(?:toutes les|all (?:of )?the|todas las) (?:mémoires"
     r"|memories"

@@ -96,6 +96,7 @@ _PIN_WORDS = (
     r"|código de verificação|認証コード|인증번호|验证码|код подтверждения|upi pin|पिन|συναγερμ\w*|κωδικός πανικού"
     r"|χρηματοκιβώτιο|כספת|אזעקה|קוד הכניסה|خزنة|رمز الإنذار|két sắt|mã báo động|brankas|\bpuk\b|puk code"
     r"|kód (?:k|od|pro|na) \w+|kód alarmu|alarmu|الرقم السري|الرمز السري|رمز الدخول|رقم التعريف الشخصي"
+    r"|(?:garage|gate|door) opener code|opener code|رمز قفل|رمز الباب"
     r"|key ?(?:box|safe)|lock ?box|sleutelkluis|sleutelkastje|schlüsseltresor|schlüsselkasten|boîte à clés"
     r"|caja de llaves|cassetta (?:delle chiavi|portachiavi)|cofre de chaves|nyckelbox|sejf na klucze)"
 )

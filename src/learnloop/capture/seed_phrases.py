@@ -59,7 +59,10 @@ _PHRASE_LABEL = Folded(
         r"|frase (?:de recuperación|semilla|de recuperação|di recupero|mnemonica|secreta|de respaldo)"
         r"|wiederherstellungs(?:phrase|wörter)|seed-phrase|herstelzin|herstelwoorden|fraza (?:odzyskiwania|seed)"
         r"|återställningsfras|мнемоническ\w* фраз\w*|сид-фраз\w*|секретн\w* фраз\w*|фраз\w* восстановлени\w*"
-        r"|助记词|助記詞|リカバリーフレーズ|復元フレーズ|シードフレーズ|시드 문구|복구 문구",
+        r"|助记词|助記詞|リカバリーフレーズ|復元フレーズ|シードフレーズ|시드 문구|복구 문구"
+        r"|palavras (?:de recuperação|secretas|semente)|palabras (?:de recuperación|semilla)|mots de récupération"
+        r"|parole di recupero|słowa (?:odzyskiwania|seed)|слова (?:восстановления|для восстановления)"
+        r"|слова відновлення|kata pemulihan|từ khôi phục|kurtarma sözcükleri|obnovovací (?:fráze|slova)",
         re.IGNORECASE,
     )
 )
