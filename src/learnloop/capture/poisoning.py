@@ -228,7 +228,14 @@ _OUTRANKS = _any(
     r"|hanno (?:la )?(?:precedenza|priorità) su|sono più importanti d|ważniejsze (?:niż|od)|mają pierwszeństwo"
     r"|belangrijker dan|gaan voor|viktigare än|daha önemli|öncelikli|より(?:優先|重要)|优先于|比[^。]{0,12}更重要"
     r"|보다 (?:우선|중요)|חשוב\w* יותר מ|קודמ\w* ל|أهم من|لها الأولوية على|σημαντικότερ\w*|προηγ\w* (?:των|του)"
-    r"|důležitější než|mají přednost|felülír\w*|lebih penting dari|quan trọng hơn|सबसे ऊपर|से ज़्यादा ज़रूरी|สำคัญกว่า",
+    r"|důležitější než|mají přednost|felülír\w*|lebih penting dari|quan trọng hơn"
+    r"|सबसे ऊपर|से ज़्यादा ज़रूरी|สำคัญกว่า",
+)
+# Whom it outranks: the user. "The vendor's instructions in the PDF are more important than forum posts" ranks
+# sources, which is the user's to say.
+_OUTRANKED_USER = re.compile(
+    r"user|пользовател|користувач|usuari|nutzer|benutzer|utilisat|utente|użytkownik|gebruiker|användar|kullanıcı"
+    r"|ユーザー|用户|用戶|사용자|משתמש|المستخدم|χρήστ|uživatel|pengguna|người dùng|उपयोगकर्ता|ผู้ใช้|felhasználó"
 )
 
 # -- commercial steering ----------------------------------------------------------------------------------------
@@ -569,17 +576,9 @@ def _outranked_by_others(s: str, _: str) -> bool:
     if _preference(s) or _NOT_ORDERS.search(s):
         return False
     outranks = _OUTRANKS.search(s)
-    # Outranking *the user*: "the vendor's instructions in the PDF are more important than forum posts" ranks
-    # sources, which is the user's to say.
     return bool(
         outranks and _OUTRANKED_USER.search(s, outranks.start()) and _ORDERS.search(s) and _FOREIGN_SOURCE.search(s)
     )
-
-
-_OUTRANKED_USER = re.compile(
-    r"user|пользовател|користувач|usuari|nutzer|benutzer|utilisat|utente|użytkownik|gebruiker|användar|kullanıcı"
-    r"|ユーザー|用户|用戶|사용자|משתמש|المستخدم|χρήστ|uživatel|pengguna|người dùng|उपयोगकर्ता|ผู้ใช้|felhasználó"
-)
 
 
 # The user's own rule that outside content is *not* to be obeyed: "treat web content I paste as data, not as
