@@ -171,10 +171,12 @@ class Loop(TenantAdmin):
         query_vector: Vector | None = None,
         record: bool = True,
         at: datetime | None = None,
+        session: str | None = None,
     ) -> RetrievalResult:
         """The learnings to show the model before its next call: `.block` for the prompt, `.items` with
         scores and reasons. Records hits and streaks of what was returned unless `record=False`. A time
-        expression in the query ("last May") is resolved against `at` (when it is asked; default now)."""
+        expression in the query ("last May") is resolved against `at` (when it is asked; default now).
+        `session` (as given to `observe`): corrections the user made earlier in it come first."""
         filters = filters or Filters()
         if namespace is not None or categories is not None:
             filters = filters.model_copy(
@@ -192,6 +194,7 @@ class Loop(TenantAdmin):
             query_vector=query_vector,
             record=record,
             at=at,
+            session=session,
         )
 
     # -- writing -------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ from datetime import datetime
 
 import numpy as np
 
-from .capture.fields import harmful
+from .capture.carried import Carried
+from .capture.fields import harmful, identifier
 from .capture.gate_version import gate_version
 from .capture.timing import resolve
 from .engine import Engine
@@ -19,6 +20,7 @@ from .models import (
     EventAction,
     Filters,
     Learning,
+    LearningType,
     Limits,
     RetrievalResult,
     RetrievedItem,
@@ -47,7 +49,10 @@ async def retrieve(
     record: bool = True,
     actor: str = "system:retrieval",
     at: datetime | None = None,
+    session: str | None = None,
 ) -> RetrievalResult:
+    """`session`: the conversation asked in; corrections the user made earlier in it ("No, I meant last month")
+    are shown first whatever the query (seed 001 §2, layer 1: in-flight corrections)."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty", field="query")
     query = query.strip()[:MAX_QUERY_CHARS]
@@ -106,6 +111,8 @@ async def retrieve(
     # A month or weekday the question dates itself with ("last May") names no one.
     named = query.replace(span.expression, " ") if span is not None and span.expression else query
     items = unnamed_dropped(items, query_names(named), name_floor("") if floor is None else floor)
+    if session:
+        items = await _with_session_corrections(engine, scope, session, items)
     if tool_sections:
         block, included = render_with_tool_sections(items, limits, tool_sections)
     else:
@@ -121,6 +128,37 @@ async def retrieve(
         "dropped": len(kept) - len(included),
     }
     return constructed(RetrievalResult, values)
+
+
+async def _with_session_corrections(
+    engine: Engine, scope: Scope, session: str, items: list[RetrievedItem]
+) -> list[RetrievedItem]:
+    last = await engine.store.last_turn(scope, identifier(engine.gate, session) or session)
+    ids = Carried.of(None if last is None else last.carried).corrections
+    if not ids:
+        return items
+    learnings = await engine.store.get_many(scope, list(ids))
+    pinned = [
+        constructed(
+            RetrievedItem,
+            {
+                "learning": learning,
+                "conflicts": [],
+                "score": 1.0,
+                "relevance": 1.0,
+                "vector_similarity": None,
+                "text_rank": None,
+                "vector_rank": None,
+                "recency": 1.0,
+                "why": "a correction the user made earlier in this session",
+                "used": False,
+            },
+        )
+        for learning in learnings
+        if learning.type is LearningType.CORRECTION and learning.status is not Status.DEPRECATED
+    ]
+    shown = {item.learning.id for item in pinned}
+    return [*pinned, *(item for item in items if item.learning.id not in shown)]
 
 
 def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str, query: str) -> None:

@@ -77,6 +77,16 @@ async def test_put_turn_replaces_the_record_of_that_turn(store: Store) -> None:
     assert last is not None and last.turn == number and last.feedback_type == "success"
 
 
+async def test_what_a_turn_hands_on_is_read_back_by_its_owner_only(store: Store) -> None:
+    _, number = await store.claim_turn(ALICE, turn(0, "hello"), 60.0)
+    assert number is not None
+    carried = {"question": "How do I fix a stuck sparge?", "corrections": [3, 4]}
+    await store.put_turn(ALICE, TurnRecord(**{**turn(number, "hello").__dict__, "carried": carried}))
+    last = await store.last_turn(ALICE, "s1")
+    assert last is not None and dict(last.carried) == carried
+    assert await store.last_turn(BOB, "s1") is None and await store.last_turn(OTHER_TENANT, "s1") is None
+
+
 # -- review links and provenance ----------------------------------------------------------------------------
 
 

@@ -134,11 +134,44 @@ LEARNED_ID = "injection.poisoning.learned"
 
 
 def _planted(text: str, vector: Vector | None = None) -> bool:
-    """The learned classifier's verdict, less the user's own safety rules (`protective`)."""
+    """The learned classifier's verdict, less the user's own safety rules (`protective`). Fenced code is read for
+    its comments only, and numbered steps not at all: the classifier learned orders planted in prose, and a config
+    file's `User=app` or a procedure's "Click Remove and Redo" read as such. What code or steps do (a URL piped
+    into a shell, data sent away, obeying a site) is the rules' to judge, and they read everything."""
     from .poisoning_model import load_model
 
     model = load_model()
-    return model is not None and model.refuses(text, vector) and not protective_rule(text)
+    if model is None:
+        return False
+    prose = _without_code(text)
+    if prose is not text:
+        vector = None  # the embedding is of the text with its code
+    return model.refuses(prose, vector) and not protective_rule(text)
+
+
+# A fence's code, on its own lines or (a learning's text is one line) inline: "```sql DELETE … ```".
+_FENCED = re.compile(r"(?P<fence>```|~~~)[\w+.#-]*(?P<code>\s.*?)(?P=fence)", re.DOTALL)
+_COMMENT_LINE = re.compile(r"^\s*(?:#|//|--|/\*|\*|;|<!--|%|rem\s)", re.IGNORECASE)
+
+
+# Numbered steps, two or more: "… steps that worked: 1. Click Remove and Redo. 2. …" (to a person, by construction).
+_STEPS = re.compile(r"(?:(?<=\s)|^)1[.)]\s.+?(?:\s2[.)]\s).*", re.DOTALL)
+
+
+def _without_code(text: str) -> str:
+    """What the learned classifier reads: prose, without fenced code (its comments kept) or a list of steps."""
+    if _STEPS.search(text) is not None:
+        text = _STEPS.sub(" ", text)
+    if "```" not in text and "~~~" not in text:
+        return text
+
+    def comments(match: re.Match[str]) -> str:
+        lines = match.group("code").splitlines()
+        if len(lines) < 2:
+            return " "  # inline code: its comments cannot be told from its statements
+        return "\n" + "".join(line + "\n" for line in lines if _COMMENT_LINE.match(line))
+
+    return _FENCED.sub(comments, text)
 
 
 def _learned_finder(text: str) -> tuple[int, int] | None:

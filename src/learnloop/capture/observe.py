@@ -35,10 +35,20 @@ from ..stores.base import Operation, TurnRecord, Update
 from ..terms import query_terms
 from ..tools.intelligence import live_tools
 from .artifacts import Artifact, ObserveContext
+from .carried import Carried
 from .evidence import GENERIC, profile
 from .feedback import DISCREDITING, Feedback, FeedbackType, PreviousTurn
 from .fields import identifier, redact_text
 from .poisoning_model import VECTOR_MODELS
+from .whole_turn import (
+    calibration,
+    carry,
+    confirmed_answer,
+    measured_outcome,
+    recurring_preference,
+    retracted,
+    session_correction,
+)
 from .write import SaveAction, SaveRequest, SaveResult, save
 
 __all__ = ["FeedbackOutcome", "ObserveResult", "ShownLearning", "observe"]
@@ -169,8 +179,11 @@ async def observe(
             vector=vector,
         )
 
+    handed = Carried.of(None if previous is None else previous.carried)
     if refused:  # nothing is learned from a message the gate refuses
         outcome = await _judged(engine, scope, session, previous, feedback, ())
+        kept = carry(engine, "", "", handed, feedback=feedback, confirmed=(), corrections=(), refused=True)
+        await _hand_on(engine, scope, replace(claim, turn=turn_number), kept)
         return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=0, saved=[])
     vocabulary = await engine.vocabulary(scope.tenant, namespace)
     context = ObserveContext(
@@ -179,19 +192,78 @@ async def observe(
         category_descriptions={c.name: c.description for c in vocabulary.categories},
         meta=meta,
     )
-    artifacts = engine.observer.extract(user_message, assistant_message, context=context)
+    # The message answers the previous reply: its predictions are what "I measured 1.046" is measured against.
+    replied_to = "\n".join(part for part in (handed.claims, assistant_message) if part)
+    artifacts = engine.observer.extract(user_message, replied_to, context=context)
     extractor = engine.extractor
     if extractor is not None:
         artifacts = _distinct([*artifacts, *await extractor.extract(user_message, assistant_message, context=context)])
+    correction = session_correction(user_message, handed, artifacts, context)
+    measured = measured_outcome(user_message, handed, artifacts, context)
+    answer = confirmed_answer(handed, user_message, feedback, context)
+    extra = [a for a in (correction, measured, answer) if a is not None]
     run_tags = tuple(tags)
     results = [
-        await _save_artifact(engine, scope, artifact, session, meta, namespace, run_tags, now) for artifact in artifacts
+        await _save_artifact(engine, scope, artifact, session, meta, namespace, run_tags, now)
+        for artifact in [*artifacts, *extra]
     ]
+    results.extend(await _derived(engine, scope, results, session, namespace))
     saved_ids = tuple(r.learning.id for r in results if r.action in _STORED and r.learning is not None)
-    if saved_ids:
-        await engine.store.put_turn(scope, replace(claim, turn=turn_number, saved_ids=saved_ids))
     outcome = await _judged(engine, scope, session, previous, feedback, saved_ids)
-    return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=len(artifacts), saved=results)
+    if previous is not None:
+        undone = await retracted(
+            engine, scope, handed, user_message, feedback, f"session {session}, turn {previous.turn}"
+        )
+        if outcome is not None and undone:
+            outcome.deprecated = sorted({*outcome.deprecated, *undone})
+    # The answer's artifact is saved last of the turn's own (before what `_derived` adds).
+    from_answer = results[len(artifacts) + len(extra) - 1] if answer is not None else None
+    confirmed = (
+        [from_answer.learning.id] if from_answer is not None and from_answer.stored and from_answer.learning else []
+    )
+    corrections = [
+        r.learning.id
+        for r in results
+        if r.learning is not None
+        and r.learning.type is LearningType.CORRECTION
+        and (r.stored or r.action is SaveAction.SKIPPED)
+    ]
+    kept = carry(
+        engine,
+        user_message,
+        assistant_message,
+        handed,
+        feedback=feedback,
+        confirmed=confirmed,
+        corrections=corrections,
+        refused=False,
+    )
+    await _hand_on(engine, scope, replace(claim, turn=turn_number, saved_ids=saved_ids), kept)
+    return ObserveResult(
+        session=session, turn=turn_number, feedback=outcome, artifacts=len(artifacts) + len(extra), saved=results
+    )
+
+
+async def _hand_on(engine: Engine, scope: Scope, record: TurnRecord, kept: Carried) -> None:
+    data = kept.data()
+    if data or record.saved_ids:
+        await engine.store.put_turn(scope, replace(record, carried=data))
+
+
+async def _derived(
+    engine: Engine, scope: Scope, results: list[SaveResult], session: str, namespace: str
+) -> list[SaveResult]:
+    """What this turn's learnings add up to with earlier ones: a correction made in a second session becomes a
+    preference; a second measurement off the prediction the same way becomes a calibration."""
+    derived: list[SaveResult] = []
+    for result in results:
+        if result.learning is None or not (result.stored or result.action is SaveAction.SKIPPED):
+            continue  # a correction made again is skipped as a duplicate of the first, and still counts
+        for step in (recurring_preference, calibration):
+            made = await step(engine, scope, result, session, namespace)
+            if made is not None:
+                derived.append(made)
+    return derived
 
 
 async def _judged(
@@ -265,12 +337,18 @@ async def _save_artifact(
                 session=session,
                 message=None if message_id is None else str(message_id),
                 interaction=None if interaction_id is None else str(interaction_id),
-                context=f"observed by rule {artifact.rule}",
+                context=_context(artifact),
             ),
             actor=f"observer:{artifact.rule}" if artifact.rule else "observer",
             at=at,
         ),
     )
+
+
+def _context(artifact: Artifact) -> str:
+    if artifact.rule.startswith("answer.") and artifact.evidence:
+        return f"the answer to: {artifact.evidence}"[:200]
+    return f"observed by rule {artifact.rule}"
 
 
 def _topic(artifact: Artifact) -> str:

@@ -27,7 +27,12 @@ _PREDICTED = _r(
     rf"(?:(?:you|the recipe|the calculator|the app|the software|the model|your estimate|it)\s+"
     rf"(?:predicted|said|estimated|expected|calculated|projected|assumed|quoted|gave|told me)"
     rf"(?:\s+(?:it would be|it'd be|would be|of|me|was|it was))?"
-    rf"|(?:predicted|expected|estimated|target|planned|calculated|projected)(?:\s+[\w-]+){{0,2}}?"
+    rf"|(?:you|the recipe|the calculator|the app|the software|the model|it)\s+(?:predicted|said|estimated|expected|"
+    rf"calculated|projected|quoted)\s+(?:that\s+)?(?:the\s+|an?\s+|my\s+|our\s+)?"
+    rf"(?P<psubj>[a-z][\w./-]*(?:\s[a-z][\w./-]*){{0,2}}?)"
+    rf"(?:\s+(?:would be|will be|would come in at|would take|will take|would need|of|at|is|was|to be|=|:))?"
+    rf"|(?:predicted|expected|estimated|estimate|prediction|forecast|projection|target|planned|calculated|"
+    rf"projected)(?:\s+[\w-]+){{0,2}}?"
     rf"(?:\s+(?:was|is|of|at|:))?"
     rf"|instead of|rather than|not|vs\.?|versus|compared to|against|than)\s+(?:the\s+)?"
     rf"(?:predicted\s+|expected\s+|listed\s+|estimated\s+)?(?:about\s+|~)?(?P<pred>{VALUE})"
@@ -50,12 +55,15 @@ def _predicted(match: re.Match[str], observed: Value, turn: TurnView, hint: str)
     """What this observation is measured against — stated in the sentence, else the assistant's claim — and
     the subject (the sentence's own, else the subject of the assistant's matching claim)."""
     stated: Value | None = None
+    named = ""
     for found in _PREDICTED.finditer(match.string):
         values = parse_values(found.group("pred"))
         if values and values[0].compatible(observed) and found.start("pred") != match.start("obs"):
-            stated = values[0]
+            stated, named = values[0], found.group("psubj") or ""
             break
     if stated is not None:
+        if not hint and named and named.split()[0].casefold() not in PRONOUN_HEADS:
+            hint = named
         if not hint:
             same = [c for c in turn.claims() if c.value.compatible(stated) and c.value.number == stated.number]
             hint = same[0].subject if same else ""
@@ -63,7 +71,15 @@ def _predicted(match: re.Match[str], observed: Value, turn: TurnView, hint: str)
     # Without a stated prediction only a claim with a real unit will do: "you should buy 2 packs" is not a
     # prediction that "I got 3 of them" measures against.
     claim = turn.claim_for(observed, hint)
-    return (hint or claim.subject, claim.value) if claim and claim.value.unit else None
+    if claim is None or not (claim.value.unit or _same_precision(observed, claim.value)):
+        return None
+    return hint or claim.subject, claim.value
+
+
+def _same_precision(observed: Value, predicted: Value) -> bool:
+    """Unitless readings of one instrument ("1.046" against "1.050"): both decimals, to the same places."""
+    places = [text.partition(".")[2] for text in (observed.text, predicted.text) if "." in text]
+    return len(places) == 2 and len(places[0]) == len(places[1]) and places[0].isdigit() and places[1].isdigit()
 
 
 def _measured(match: re.Match[str], turn: TurnView, *, plain: bool = False) -> Draft | None:
@@ -87,13 +103,19 @@ def _measured(match: re.Match[str], turn: TurnView, *, plain: bool = False) -> D
     comparison = _compare(observed[0], predicted)
     if not subject or comparison is None:
         return None
-    if verb:
+    if _TOOK.search(match.string[: match.start("obs")]):  # "it took 5 hours": a duration is longer, not higher
+        head, comparison = (
+            f"{capitalize(subject)} took",
+            comparison.replace("higher", "longer").replace("lower", "shorter"),
+        )
+    elif verb:
         head = f"{capitalize(subject)} {verb} {'to' if verb in ('attenuated', 'fermented', 'dropped') else 'at'}"
     else:  # "Mash efficiency came in at 68%…" names its subject; "I got 82%" borrows the assistant's
         head = f"{capitalize(subject)} was" if plain else f"Measured {subject} was"
     return Draft(f"{head} {observed[0].text}, {comparison} the predicted {predicted.text}", topic=subject)
 
 
+_TOOK = re.compile(r"\btook\s+(?:about\s+|around\s+|~)?$", re.IGNORECASE)
 _COUNTED = re.compile(r"\s+([a-z][\w-]{2,}s)\b")
 
 
@@ -167,7 +189,7 @@ _MEASURED_MEASURED = (
     rf"came out at|came out|ended at|ended up at|finished at|of|at|=|:)\s*(?P<obs>{VALUE})"
 )
 _MEASURED_GOT = (
-    rf"\b(?:I|we)\s+(?:got|measured|hit|saw|reached|ended up with|ended up at|came in at)\s+(?:about\s+|~)?"
+    rf"\b(?:I|we|it)\s+(?:got|measured|hit|saw|reached|ended up with|ended up at|came in at|took)\s+(?:about\s+|~)?"
     rf"(?P<obs>{VALUE})"
 )
 _MEASURED_TOOK = (
@@ -216,7 +238,7 @@ OUTCOME_RULES: tuple[Rule, ...] = (
         F,
         _r(_MEASURED_GOT),
         _measured,
-        ("got", "measured", "hit", "saw", "reached", "ended up", "came in"),
+        ("got", "measured", "hit", "saw", "reached", "ended up", "came in", "took"),
         0.7,
     ),
     Rule("measured.took", F, _r(_MEASURED_TOOK), _took, ("took",), 0.65),

@@ -213,6 +213,13 @@ def _decimal(text: str) -> bool:
     return number is not None and "." in number.group(0)
 
 
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:  # "192.168.1.50", "1.2.3": a version or an address, not a quantity
+        return None
+
+
 def parse_values(text: str) -> list[Value]:
     found = []
     for match in _VALUE.finditer(text):
@@ -220,7 +227,7 @@ def parse_values(text: str) -> list[Value]:
         number = _NUMBER.search(raw)
         unit = raw[number.end() :].strip().casefold() if number else ""
         unit = unit.lstrip("-– 0123456789.,").strip() if unit[:1] in "-–" else unit
-        value = float(number.group(0).replace(",", "")) if number else None
+        value = _number(number.group(0)) if number else None
         found.append(Value(raw, value, _UNIT_ALIASES.get(unit, unit)))
     return found
 

@@ -101,7 +101,8 @@ class PoisoningModel:
             long = counts >= _MIN_NGRAMS
             if long.any():
                 best = max(best, float((sums[long] / np.sqrt(counts[long])).max()))
-            if len(weights) > _WHOLE_NGRAMS:  # an order split over two sentences ("Note from IT. From now on …")
+            # An order split over two sentences ("Note from IT. From now on …"); a text of one sentence has no pair.
+            if len(weights) > _WHOLE_NGRAMS and len(sums) > 1:
                 pairs = (sums[:-1] + sums[1:]) / np.sqrt(np.maximum(counts[:-1] + counts[1:], 1))
                 best = max(best, float(pairs.max()))
         return float(best)

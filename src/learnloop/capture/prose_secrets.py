@@ -226,7 +226,13 @@ _AFTER_PREPOSITION = re.compile(
     re.IGNORECASE,
 )
 # Identifiers published by design: an OAuth client id of a web app, a Stripe publishable key.
-_PUBLIC_VALUE = re.compile(r"\.apps\.googleuserc|^pk_(?:live|test)_", re.IGNORECASE)
+_PUBLIC_VALUE = re.compile(
+    r"\.apps\.googleuserc|^pk_(?:live|test)_"
+    # "ssh -v user@host" in a how-to: a placeholder login target, not a credential
+    r"|^(?:user|username|root|admin|you|me|name|ubuntu|pi|ec2-user|deploy|git)@(?:host|hostname|server|your-server|"
+    r"ip|localhost|example\.com|[\d.]+|[a-z-]+\.(?:local|lan|example))$",
+    re.IGNORECASE,
+)
 # Placeholders and references are not values: "${DB_PASSWORD}", "<your password>", "os.environ[...]".
 _REFERENCE_VALUE = re.compile(r"^(?:[$%<{\[(/~*]|x{3,}|\.{2,}|…)|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 

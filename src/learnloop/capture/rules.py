@@ -24,6 +24,7 @@ from .phrasing import (
     third_person,
     user_clause,
 )
+from .setup_languages import SETUP_IN_OTHER_LANGUAGES
 from .turn import EVENT_NOUNS, PERSONAL_NOUNS, Draft, Rule, TurnView, clean_object, content_terms, hedged, one_off
 
 __all__ = ["ACTION_VERBS", "DEFAULT_RULES"]
@@ -191,7 +192,8 @@ _PREFERENCE_TOO = (
 _ENVIRONMENT_FIRST_PERSON = (
     rf"{_CLAUSE}(?P<clause>(?:I|we)(?:'re|'m|\s+are|\s+am)?{_ADV}(?:\s+|(?='))(?P<verb>use|using|run|running|"
     r"'ve got|have got|have|own|brew|brewing|deploy|deploying|work with|store|host|keep|ship|target|track|measure|"
-    r"report|bill|sell|maintain|develop|code|program|test|on)\s+"
+    r"report|bill|sell|maintain|develop|code|program|test|shoot with|shoot on|cook on|cook with|print with|"
+    r"print on|ride|fly|farm|grow|on)\s+"
     rf"(?P<obj>{_OBJECT_TEXT}))"
 )
 _ENVIRONMENT_POSSESSIVE = (
@@ -242,4 +244,5 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     ),
     Rule("environment.possessive", F, _r(_ENVIRONMENT_POSSESSIVE), _possessive, ("my ", "our "), 0.6, True),
     *OUTCOME_RULES,
+    SETUP_IN_OTHER_LANGUAGES,
 )

@@ -207,6 +207,9 @@ class RetrieveIn(Strict):
     at: AwareDatetime | None = Field(
         default=None, description="When the question is asked (default now): the anchor of 'last May' in it"
     )
+    session: Short | None = Field(
+        default=None, description="The conversation (as given to observe): its earlier corrections come first"
+    )
 
 
 class CategoryIn(Strict):

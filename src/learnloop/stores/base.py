@@ -165,6 +165,10 @@ class TurnLog(Protocol):
         """Insert or replace the record of (owner, session, turn)."""
         ...
 
+    async def last_turn(self, owner: Scope, session: str) -> TurnRecord | None:
+        """The session's latest turn record, if any."""
+        ...
+
 
 @runtime_checkable
 class EventLog(Protocol):

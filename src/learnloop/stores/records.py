@@ -3,7 +3,7 @@ in one transaction, and the queries and results of its reads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -302,3 +302,5 @@ class TurnRecord:
     at: datetime
     feedback_type: str | None = None
     feedback_score: float | None = None
+    # What this turn hands to the next one of its session (`capture.carried.Carried`, as JSON data).
+    carried: Mapping[str, Any] = field(default_factory=dict)

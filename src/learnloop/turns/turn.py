@@ -108,7 +108,9 @@ class TurnService:
             filters = filters.model_copy(update={"tags": [*(filters.tags or []), *tags]})
         now = at or engine.clock()
         vector = await engine.embed_one(message.strip()[:2_000], purpose="query")
-        retrieval = await retrieve(engine, scope, message, filters=filters, limits=limits, query_vector=vector, at=now)
+        retrieval = await retrieve(
+            engine, scope, message, filters=filters, limits=limits, query_vector=vector, at=now, session=session
+        )
         routed: list[RoutedTool] = []
         if engine.tools is not None:
             routed = await tools_of(engine, self.tenant).route(message, user=user, query_vector=vector)

@@ -151,5 +151,5 @@ async def retrieve(api: ApiDep, body: RetrieveIn) -> RetrievalResult:
     )
     limits = Limits(**body.limits.model_dump())
     return await api.loop.retrieve_context(
-        user, body.query, filters=filters, limits=limits, record=body.record, at=body.at
+        user, body.query, filters=filters, limits=limits, record=body.record, at=body.at, session=body.session
     )

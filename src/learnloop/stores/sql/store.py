@@ -355,6 +355,9 @@ class SqlStore(Generic[C]):
     async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:
         await self._run(turns.put_turn, owner, turn)
 
+    async def last_turn(self, owner: Scope, session: str) -> TurnRecord | None:
+        return await self._run(turns.last_turn, owner, session)
+
     # -- events --------------------------------------------------------------------------------------
 
     async def history(self, scope: Scope, learning_id: int) -> list[Event]:

@@ -17,7 +17,8 @@ __all__ = ["claim_turn", "last_turn", "put_turn"]
 def last_turn(conn: Connection, owner: Scope, session: str) -> TurnRecord | None:
     row = conn.execute(
         "SELECT session, turn, message_hash, topic_terms, retrieved_ids, saved_ids, at, feedback_type, "
-        "feedback_score FROM turns WHERE tenant = ? AND user_id = ? AND session = ? ORDER BY turn DESC LIMIT 1",
+        "feedback_score, carried FROM turns WHERE tenant = ? AND user_id = ? AND session = ? "
+        "ORDER BY turn DESC LIMIT 1",
         (owner.tenant, owner.user or "", session),
     ).fetchone()
     if row is None:
@@ -32,6 +33,7 @@ def last_turn(conn: Connection, owner: Scope, session: str) -> TurnRecord | None
         at=datetime.fromtimestamp(row[6], UTC),
         feedback_type=row[7],
         feedback_score=row[8],
+        carried=json.loads(row[9]),
     )
 
 
@@ -60,10 +62,12 @@ def put_turn(conn: Connection, owner: Scope, turn: TurnRecord) -> None:
 def _insert(conn: Connection, owner: Scope, turn: TurnRecord) -> None:
     conn.execute(
         "INSERT INTO turns (tenant, user_id, session, turn, message_hash, topic_terms, "
-        "retrieved_ids, saved_ids, feedback_type, feedback_score, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "retrieved_ids, saved_ids, feedback_type, feedback_score, at, carried) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (tenant, user_id, session, turn) DO UPDATE SET message_hash = excluded.message_hash, "
         "topic_terms = excluded.topic_terms, retrieved_ids = excluded.retrieved_ids, saved_ids = excluded.saved_ids, "
-        "feedback_type = excluded.feedback_type, feedback_score = excluded.feedback_score, at = excluded.at",
+        "feedback_type = excluded.feedback_type, feedback_score = excluded.feedback_score, at = excluded.at, "
+        "carried = excluded.carried",
         (
             owner.tenant,
             owner.user or "",
@@ -76,5 +80,6 @@ def _insert(conn: Connection, owner: Scope, turn: TurnRecord) -> None:
             turn.feedback_type,
             turn.feedback_score,
             turn.at.timestamp(),
+            json.dumps(dict(turn.carried), ensure_ascii=False),
         ),
     )
