@@ -45,6 +45,7 @@ from .whole_turn import (
     carry,
     confirmed_answer,
     measured_outcome,
+    own_part,
     recurring_preference,
     retracted,
     session_correction,
@@ -150,6 +151,7 @@ async def observe(
     refused = refused or safe_message is not user_message
     digest = _message_hash(safe_message)
     recalled_texts, recalled_ids = _recalled(retrieved, assistant_message)
+    own = Carried() if refused else own_part(engine, user_message, assistant_message)
     claim = TurnRecord(
         session=session,
         turn=0,
@@ -158,6 +160,7 @@ async def observe(
         retrieved_ids=tuple(recalled_ids),
         saved_ids=(),
         at=now,
+        carried=own.data(),
     )
     # Claiming the turn is atomic: the same message sent twice at once (a client retry) counts once.
     previous, turn_number = await engine.store.claim_turn(scope, claim, DUPLICATE_WINDOW_SECONDS)
@@ -182,8 +185,8 @@ async def observe(
     handed = Carried.of(None if previous is None else previous.carried)
     if refused:  # nothing is learned from a message the gate refuses
         outcome = await _judged(engine, scope, session, previous, feedback, ())
-        kept = carry(engine, "", "", handed, feedback=feedback, confirmed=(), corrections=(), refused=True)
-        await _hand_on(engine, scope, replace(claim, turn=turn_number), kept)
+        kept = carry(own, handed, "", feedback=feedback, confirmed=(), corrections=())
+        await _hand_on(engine, scope, replace(claim, turn=turn_number), own, kept)
         return ObserveResult(session=session, turn=turn_number, feedback=outcome, artifacts=0, saved=[])
     vocabulary = await engine.vocabulary(scope.tenant, namespace)
     context = ObserveContext(
@@ -228,26 +231,17 @@ async def observe(
         and r.learning.type is LearningType.CORRECTION
         and (r.stored or r.action is SaveAction.SKIPPED)
     ]
-    kept = carry(
-        engine,
-        user_message,
-        assistant_message,
-        handed,
-        feedback=feedback,
-        confirmed=confirmed,
-        corrections=corrections,
-        refused=False,
-    )
-    await _hand_on(engine, scope, replace(claim, turn=turn_number, saved_ids=saved_ids), kept)
+    kept = carry(own, handed, user_message, feedback=feedback, confirmed=confirmed, corrections=corrections)
+    await _hand_on(engine, scope, replace(claim, turn=turn_number, saved_ids=saved_ids), own, kept)
     return ObserveResult(
         session=session, turn=turn_number, feedback=outcome, artifacts=len(artifacts) + len(extra), saved=results
     )
 
 
-async def _hand_on(engine: Engine, scope: Scope, record: TurnRecord, kept: Carried) -> None:
-    data = kept.data()
-    if data or record.saved_ids:
-        await engine.store.put_turn(scope, replace(record, carried=data))
+async def _hand_on(engine: Engine, scope: Scope, record: TurnRecord, own: Carried, kept: Carried) -> None:
+    """Rewrite the turn's record only when the turn added to what it was claimed with."""
+    if kept != own or record.saved_ids:
+        await engine.store.put_turn(scope, replace(record, carried=kept.data()))
 
 
 async def _derived(

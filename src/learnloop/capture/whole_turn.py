@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from statistics import mean
 
 from ..engine import Engine
@@ -36,6 +37,7 @@ __all__ = [
     "confirmed_answer",
     "confirms",
     "measured_outcome",
+    "own_part",
     "recurring_preference",
     "retracted",
     "session_correction",
@@ -243,37 +245,35 @@ def _decimals(text: str) -> int:
     return max(places, default=0)
 
 
+def own_part(engine: Engine, user_message: str, assistant_message: str) -> Carried:
+    """What this turn hands on of its own (the question, the answer's numbers and artifact): known before the turn
+    is recorded, so it is written with the record and a plain turn costs no second write."""
+    proposed = answer_artifact(assistant_message, user_message)
+    if proposed is not None and harmful(engine.gate, proposed.text):
+        proposed = None  # the gate would refuse it when confirmed: nothing of it is held meanwhile
+    return Carried(
+        question=" ".join(redact_text(engine.gate, user_message).split())[:300],
+        claims=redact_text(engine.gate, numbered_sentences(assistant_message)),  # the gate reads only these
+        artifact=proposed,
+    )
+
+
 def carry(
-    engine: Engine,
-    user_message: str,
-    assistant_message: str,
+    own: Carried,
     previous: Carried,
+    user_message: str,
     *,
     feedback: Feedback | None,
     confirmed: Sequence[int],
     corrections: Sequence[int],
-    refused: bool,
 ) -> Carried:
-    """What this turn hands to the next: texts only as the write gate's redact policy allows them. An answer's
-    artifact not yet confirmed waits through follow-up questions (up to `_MAX_WAIT` turns) unless this message
-    took it back, confirmed it, or a new answer brought an artifact of its own."""
+    """What this turn hands to the next: its own part, and what the session still holds. An answer's artifact not
+    yet confirmed waits through follow-up questions (up to `_MAX_WAIT` turns) unless this message took it back,
+    confirmed it, or a new answer brought an artifact of its own."""
     in_force = tuple(dict.fromkeys([*corrections, *previous.corrections]))[:_MAX_CORRECTIONS]
-    if refused:
-        return Carried(confirmed=tuple(confirmed), corrections=in_force)
-    answer = redact_text(engine.gate, assistant_message)
-    proposed = answer_artifact(assistant_message, user_message)
-    if proposed is not None and harmful(engine.gate, proposed.text):
-        proposed = None  # the gate would refuse it when confirmed: nothing of it is held meanwhile
-    waited = 0
+    artifact, waited = own.artifact, 0
     settled = confirmed or taken_back(user_message)
     settled = settled or (feedback is not None and (feedback.type in _RETRACTING or feedback.score < 0))
-    if proposed is None and previous.artifact is not None and not settled and previous.waited < _MAX_WAIT:
-        proposed, waited = previous.artifact, previous.waited + 1
-    return Carried(
-        question=" ".join(redact_text(engine.gate, user_message).split())[:300],
-        claims=numbered_sentences(answer),
-        artifact=proposed,
-        waited=waited,
-        confirmed=tuple(confirmed),
-        corrections=in_force,
-    )
+    if artifact is None and previous.artifact is not None and not settled and previous.waited < _MAX_WAIT:
+        artifact, waited = previous.artifact, previous.waited + 1
+    return replace(own, artifact=artifact, waited=waited, confirmed=tuple(confirmed), corrections=in_force)
