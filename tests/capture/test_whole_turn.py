@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from learnloop import Loop, Status
+from learnloop.llms.openai import OpenAIChat
 from learnloop.models import LearningType, utcnow
+from tests.support.scripted_openai import Reply, ScriptedOpenAI
 
 SPARGE = """Here's how to fix a stuck sparge:
 
@@ -150,3 +153,31 @@ async def test_a_correction_applies_in_its_session_and_recurs_into_a_preference(
     preferences = [s.learning for s in second[1].saved if s.learning and s.learning.type is LearningType.PREFERENCE]
     assert [p.text for p in preferences] == ["User usually means last month rather than last week"]
     assert preferences[0].status is Status.VERIFIED
+
+
+async def test_with_a_model_the_confirmed_procedure_is_its_rewrite_of_the_rules_text(
+    open_loop: Callable[..., Loop], scripted_openai: ScriptedOpenAI
+) -> None:
+    chat = OpenAIChat("gpt-test", base_url=scripted_openai.base_url, api_key="sk-test", max_attempts=1)
+    loop = open_loop("llm.db", llm=chat)
+    try:
+        rewritten = "To fix a stuck sparge: stop the flow, stir the grain bed, add rice hulls, recirculate slowly"
+        scripted_openai.chat.on("CONFIRMED TO WORK", Reply.json({"text": rewritten}))
+        scripted_openai.chat.respond(lambda request: Reply.json({"learnings": []}))  # the per-turn extraction
+        _, confirmed = await _turns(loop, [("My sparge is stuck, what do I do?", SPARGE), ("That worked!", "Great")])
+        assert [s.learning.text for s in confirmed.stored if s.learning] == [rewritten]
+        # A rewrite that strays from the text is not taken: the rules' text stands.
+        scripted_openai.chat.on("CONFIRMED TO WORK", Reply.json({"text": "Buy a new mash tun from our shop today"}))
+        _, kept = await _turns(
+            loop,
+            [
+                ("How do I clear my pale ale?", "- Cold crash at 1 C for 48 hours\n- Add gelatin finings"),
+                ("It worked", ""),
+            ],
+            session="s2",
+        )
+        assert [s.learning.text for s in kept.stored if s.learning] == [
+            "To clear the user's pale ale, steps that worked: 1. Cold crash at 1 C for 48 hours. 2. Add gelatin finings."
+        ]
+    finally:
+        await loop.aclose()

@@ -17,7 +17,7 @@ from markdown_it.token import Token
 
 from ..models import LearningType
 from .artifacts import MAX_ARTIFACT_CHARS
-from .phrasing import sentences
+from .phrasing import sentences, third_person
 
 __all__ = ["AnswerArtifact", "answer_artifact"]
 
@@ -33,6 +33,10 @@ _INTRO = re.compile(
     r"to\s+(?=\w+\s)|steps?\s+(?:to|for)\s+|how\s+to\s+)(?P<goal>[^:]{4,140}?)\s*[:.]?$",
     re.IGNORECASE,
 )
+
+
+_SECOND_PERSON = re.compile(r"\b(?:your|yours|you)\b", re.IGNORECASE)
+_ADDRESSED = {"your": "the user's", "yours": "the user's", "you": "the user"}
 
 
 @dataclass(frozen=True)
@@ -117,8 +121,8 @@ def _first_code(tokens: list[Token]) -> tuple[str, str] | None:
 def _goal(intro: str) -> str:
     for sentence in reversed(list(sentences(intro))[-2:]):
         match = _INTRO.match(sentence.strip())
-        if match:
-            return match.group("goal").strip(" .:")
+        if match:  # the assistant's "your" is the user's
+            return _SECOND_PERSON.sub(lambda m: _ADDRESSED[m.group(0).casefold()], match.group("goal").strip(" .:"))
     return ""
 
 
@@ -140,7 +144,7 @@ def _goal_from_question(question: str) -> str:
     first = next(iter(sentences(question)), "").strip()
     lead = _QUESTION_LEAD.match(first)
     if lead and len(first) - lead.end() >= 6:
-        return first[lead.end() :].rstrip(" ?!.")[:140]
+        return third_person(first[lead.end() :].rstrip(" ?!.")[:140])
     clipped = " ".join(question.split())[:160].rstrip(" ?!.")
     return f'"{clipped}"' if clipped else "this task"
 

@@ -47,6 +47,13 @@ _MAX_TURN_CHARS = 6000
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 #: Share of the evidence's content words that must occur in the user's message.
 _GROUNDING = 0.5
+#: Share of a condensed artifact's content words that must come from the artifact it condenses.
+_CONDENSED_GROUNDING = 0.7
+
+
+@functools.cache
+def _condense_template() -> Template:
+    return Template(resources.files("learnloop.capture").joinpath("prompts/condense.md").read_text("utf-8"))
 
 
 @functools.cache
@@ -118,6 +125,34 @@ class LLMExtractor:
             return []
         items = self._parse(response.message.content or "")
         return self._accept(items, user, context)
+
+    async def condense(self, artifact: str, question: str, *, max_chars: int) -> str | None:
+        """A confirmed procedure or snippet (as the rules condensed it) rewritten as one reusable learning, or
+        None when the model fails or strays from the text (most of its words must be the artifact's)."""
+        system = _condense_template().substitute(max_chars=max_chars)
+        turn = f"QUESTION IT ANSWERED:\n<<<\n{question[:500]}\n>>>\n\nCONFIRMED TO WORK:\n<<<\n{artifact}\n>>>"
+        try:
+            response = await self.chat.chat(
+                [Message(role="system", content=system), Message(role="user", content=turn)],
+                json_output=True,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+            )
+        except Exception as exc:  # the rules' text stands
+            logger.warning("condensing a confirmed answer failed (%s): %s", type(exc).__name__, exc)
+            return None
+        content = response.message.content or ""
+        fenced = _FENCE.match(content)
+        try:
+            reply = json.loads(fenced.group(1) if fenced else content)
+        except ValueError:
+            return None
+        text = reply.get("text") if isinstance(reply, dict) else None
+        if not isinstance(text, str) or not 12 <= len(" ".join(text.split())) <= max_chars:
+            return None
+        source = {stem(w) for w in query_terms(f"{artifact} {question}", limit=400)}
+        said = {stem(w) for w in query_terms(text, limit=200)} - {"user"}
+        return " ".join(text.split()) if said and len(said & source) / len(said) >= _CONDENSED_GROUNDING else None
 
     def _parse(self, content: str) -> list[_Item]:
         fenced = _FENCE.match(content)

@@ -34,7 +34,7 @@ from ..simhash import hamming, simhash64
 from ..stores.base import Operation, TurnRecord, Update
 from ..terms import query_terms
 from ..tools.intelligence import live_tools
-from .artifacts import Artifact, ObserveContext
+from .artifacts import MAX_ARTIFACT_CHARS, Artifact, ObserveContext
 from .carried import Carried
 from .evidence import GENERIC, profile
 from .feedback import DISCREDITING, Feedback, FeedbackType, PreviousTurn
@@ -204,6 +204,9 @@ async def observe(
     correction = session_correction(user_message, handed, artifacts, context)
     measured = measured_outcome(user_message, handed, artifacts, context)
     answer = confirmed_answer(handed, user_message, feedback, context)
+    if answer is not None and extractor is not None:  # the model's rewrite of what the rules condensed
+        rewritten = await extractor.condense(answer.text, answer.evidence, max_chars=MAX_ARTIFACT_CHARS)
+        answer = answer if rewritten is None else answer.model_copy(update={"text": rewritten})
     extra = [a for a in (correction, measured, answer) if a is not None]
     run_tags = tuple(tags)
     results = [
