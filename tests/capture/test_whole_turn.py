@@ -176,8 +176,10 @@ async def test_with_a_model_the_confirmed_procedure_is_its_rewrite_of_the_rules_
             ],
             session="s2",
         )
-        assert [s.learning.text for s in kept.stored if s.learning] == [
-            "To clear the user's pale ale, steps that worked: 1. Cold crash at 1 C for 48 hours. 2. Add gelatin finings."
-        ]
+        [text] = [s.learning.text for s in kept.stored if s.learning]
+        assert text == (
+            "To clear the user's pale ale, steps that worked: 1. Cold crash at 1 C for 48 hours. "
+            "2. Add gelatin finings."
+        )
     finally:
         await loop.aclose()

@@ -499,7 +499,8 @@ _phone_rule("personal_data.phone.international",
             r"[+0](?<![\w+][+0])(?:(?<=\+)|(?<=0)0)[1-9](?:[ .-]?\(?[0-9]\)?){6,14}(?![\d])", _phone(8, 15), 8)
 _phone_rule("personal_data.phone.north_american",
             r"[(0-9](?<![\w+$.-][(0-9])(?:(?<=\()[0-9]{3}\)\s?|(?<=[0-9])[0-9]{2}[-. ])[0-9]{3}[-. ][0-9]{4}"
-            r"(?![\w-]|[.,]\d)", lambda v: len(d := _digits(v)) == 10 and d[0] > "1" and d[3] > "1", 10)
+            r"(?![\w-]|[.,]\d)",
+            lambda v: len(d := _digits(v)) == 10 and d[0] > "1" and d[3] > "1" and not business_line(v), 10)
 _NATIONAL_PHONE = re.compile(
     r"[(0](?<![\w+$.,/:-][(0])(?:(?<=\()0[0-9]{1,4}\)\s?|(?<=0)[0-9]{1,4}[ .-])[0-9]{2,8}"
     r"(?:[ .-][0-9]{2,4}){0,3}(?![\w-]|[.,]\d)"

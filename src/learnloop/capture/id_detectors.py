@@ -66,7 +66,8 @@ ID_WORDS = re.compile(
     r"|carteira de motorista|運転免許|운전면허|驾驶证|驾照|身份证|护照"
     r"|\b(?:nin|ppsn?|pps number|bvn|nip|id-kort|personnr|tc kimlik\w*|kimlik\w*)\b|dowód osobist\w*|dowodu"
     r"|паспорт\w*|снилс|\bинн\b|удостоверени\w* личности|\ba-number|alien (?:registration )?number|uscis"
-    r"|\brfc\b|personnumret|\b(?:nik|ktp|npwp|cccd|cmnd)\b|căn cước|rodné číslo|\bamka\b|\bafm\b|αφμ|αμκα"
+    r"|\brfc\b(?!\s*\d{1,5}\b)|personnumret|\b(?:nik|ktp|npwp|cccd|cmnd)\b|căn cước|rodné číslo|\bamka\b"
+    r"|\bafm\b|αφμ|αμκα"
     r"|henkilötunnu\w*|\bhetu\b|\bsotu\b|\bcnp\b|cod numeric personal|\bcpr\b|cpr-nummer|fødselsnummer"
     r"|numéro de sécu|\bsécu\b|személyi szám|taj[- ]szám|\bemšo\b|\boib\b|\begn\b|\bjmbg\b"
     r"|\bird (?:number|no)\b|رقم الهوية|الهوية الوطنية|هويتي|بطاقة الهوية|رقم هوية"
@@ -166,6 +167,9 @@ def _us_ssn(text: str) -> tuple[int, int] | None:
 _LABELLED_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z0-9][A-Z0-9.\- ]{4,20}[A-Z0-9](?![a-z])")
 
 
+_IP_ADDRESS = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?")
+
+
 def _labelled_id(text: str) -> tuple[int, int] | None:
     """An identity word of any of the languages, then within 60 characters a number with 5+ digits (or a mixed
     code: "carta d'identità n. CA48291KL")."""
@@ -177,7 +181,12 @@ def _labelled_id(text: str) -> tuple[int, int] | None:
             mixed = digits >= 2 and len(value.replace(" ", "").replace("-", "")) >= 6
             dummy = len({c for c in value if c.isdigit()}) == 1  # "000-00-0000": a placeholder, nobody's number
             company = COMPANY.search(text, max(0, word.start() - 40), m.start())  # its tax or registration number
-            if (digits >= 5 or mixed) and not dummy and not company and not product_number_before(text, m.start()):
+            address = _IP_ADDRESS.fullmatch(value) is not None  # a host's, in the same sentence as the id word
+            if (
+                (digits >= 5 or mixed)
+                and not (dummy or company or address)
+                and not product_number_before(text, m.start())
+            ):
                 return m.start(), m.start() + len(value)
     return None
 

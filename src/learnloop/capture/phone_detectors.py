@@ -48,7 +48,9 @@ _OTHER_NUMBER = re.compile(
     r"\b(?:confirmation|booking|reservation|ticket|invoice|receipt|serial|serie\w*|seriennummer|lot|batch|udi|imei"
     r"|isbn|issn|ean|upc|gtin|barcode|vat|p\. ?iva|partita iva|ičo|ico|dič|regon|krs|kvk|siren|siret|cif|cnpj|abn"
     r"|acn|ein|ust-?id\w*|company (?:number|no\.?|registration)|registration (?:number|no\.?)|reservierung\w*"
-    r"|buchung\w*|réservation|reserva|prenotazione|numéro de série|número de serie|numero di serie)\b"
+    r"|buchung\w*|réservation|reserva|prenotazione|numéro de série|número de serie|numero di serie"
+    r"|tracking|tracciamento|spedizione|sendungs\w*|seguimiento|envío|suivi|colis|rastreio|rastreamento|przesyłk\w*"
+    r"|zending|pakket|spårning\w*|kolli\w*|order|bestell\w*|pedido|commande|ordine|zamówieni\w*)\b"
     r"[^\n\d]{0,30}$",
     re.IGNORECASE,
 )
@@ -177,7 +179,9 @@ def business_line(candidate: str) -> bool:
 
 # How toll-free and shared-cost numbers start across regions: 0800/0808/084x/087x, 0120/0570, 1800/1300,
 # and North America's 8XX.
-_SERVICE_PREFIX = re.compile(r"^(?:0(?:800|808|84\d|87\d|120|570)|1[38]00|1?8(?:00|33|44|55|66|77|88)\d{7}$)")
+_SERVICE_PREFIX = re.compile(
+    r"^(?:0(?:800|808|84\d|87\d|120|570)|1[38]00|1?8(?:00|33|44|55|66|77|88)\d{7}$|90[0-2]\d{6}$)"
+)
 _BUSINESS_LINES = frozenset(
     (
         phonenumbers.PhoneNumberType.TOLL_FREE,
@@ -213,7 +217,8 @@ def _phone(text: str) -> tuple[int, int] | None:
 # How an organisation's line is introduced: its switchboard, front desk, customer service — nobody's own phone.
 _BUSINESS_WORDS = re.compile(
     r"switchboard|main (?:line|number|office|phone)|front desk|reception|customer (?:service|care|support)"
-    r"|support (?:line|number|desk)|helpline|help ?desk|service desk|hotline"
+    r"|support (?:line|number|desk)|help ?line|help ?desk|service desk|hotline|public (?:number|line|phone)"
+    r"|(?:order|orders|reservations?|info|information|enquiries|inquiries) (?:line|number)|toll[- ]free|freephone"
     r"|booking line|sales line|dispatch|대표 ?번호|대표 ?전화|고객 ?센터|代表番号|代表電話|客服|总机|總機|zentrale"
     r"|kundenservice|kundendienst|centralita|atención al cliente|standard téléphonique|service client|centralino"
     r"|servizio clienti|central de atendimento|atendimento ao cliente|klantenservice|receptie|obsługa klienta"
