@@ -14,6 +14,7 @@ from .capture.timing import resolve
 from .engine import Engine
 from .errors import ValidationError
 from .governance import status_update
+from .holdback.assignment import Assignment, context_assignment
 from .lifecycle import evidence_promotion
 from .models import (
     EventAction,
@@ -47,10 +48,18 @@ async def retrieve(
     record: bool = True,
     actor: str = "system:retrieval",
     at: datetime | None = None,
+    assignment: Assignment | None = None,
 ) -> RetrievalResult:
+    """`assignment` is the user's holdback arm when the caller has it already (`loop.turn()`); a user held back
+    gets an empty result and records no hits."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty", field="query")
     query = query.strip()[:MAX_QUERY_CHARS]
+    if assignment is None:
+        await engine.ensure_started()
+        assignment = await context_assignment(engine, scope, filters.namespace)
+    if not assignment.shows_memory:
+        return constructed(RetrievalResult, {"query": query, "items": [], "block": "", "tokens": 0, "dropped": 0})
     if filters.categories is not None and filters.namespace is not None:
         vocabulary = await engine.vocabulary(scope.tenant, filters.namespace)
         for category in filters.categories:
