@@ -323,6 +323,7 @@ def test_metrics_page_shows_whether_memory_helps(context: Any, service: RunningS
     page = _login(context, service, key)
     page.goto(f"{service.url}/metrics")
     page.locator("#chart-holdback svg polyline").first.wait_for()
+    page.locator("#chart-holdback-days svg polyline, #chart-holdback-days svg circle").first.wait_for()
     assert page.locator("#holdback-outcomes tbody tr").count() == 5
     assert page.locator("#holdback-outcomes tbody tr svg line").count() >= 5  # the zero line of every row
     assert page.locator("#holdback-verdict").inner_text() == verdict

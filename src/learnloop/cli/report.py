@@ -37,6 +37,12 @@ def _print(report: HoldbackReport) -> None:
         click.echo("  learning curve (feedback score by the user's turn number):")
         for p in experiment.curve:
             click.echo(f"    turn {p.turns:<6} memory {_figure(p.memory):>7}   holdback {_figure(p.holdback):>7}")
+        click.echo("  by day (feedback score; share of turns corrected):")
+        for d in experiment.series:
+            click.echo(
+                f"    {d.t:%Y-%m-%d}  memory {_figure(d.memory):>7} {_figure(d.memory_corrections):>7}   "
+                f"holdback {_figure(d.holdback):>7} {_figure(d.holdback_corrections):>7}"
+            )
         click.echo(printable(f"  verdict: {experiment.verdict}"))
 
 

@@ -67,6 +67,8 @@ class SeriesPoint(BaseModel):
     t: datetime
     memory: float | None  # mean feedback score of the day's turns
     holdback: float | None
+    memory_corrections: float | None  # the share of the day's judged turns that were corrected
+    holdback_corrections: float | None
     samples: dict[str, int]
 
 
@@ -185,19 +187,25 @@ def _curve(turns: Sequence[TurnOutcome]) -> list[CurvePoint]:
 
 
 def _series(turns: Sequence[TurnOutcome]) -> list[SeriesPoint]:
-    days: dict[datetime, dict[Arm, list[float]]] = defaultdict(lambda: defaultdict(list))
+    scores: dict[datetime, dict[Arm, list[float]]] = defaultdict(lambda: defaultdict(list))
+    corrections: dict[datetime, dict[Arm, list[float]]] = defaultdict(lambda: defaultdict(list))
     for turn in turns:
-        if turn.feedback is not None:
-            day = turn.started_at.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-            days[day][turn.arm].append(turn.feedback)
+        if turn.feedback is None:
+            continue
+        day = turn.started_at.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        scores[day][turn.arm].append(turn.feedback)
+        if turn.correction is not None:
+            corrections[day][turn.arm].append(turn.correction)
     return [
         SeriesPoint(
             t=day,
             memory=_mean(arms.get("memory", [])),
             holdback=_mean(arms.get("holdback", [])),
+            memory_corrections=_mean(corrections[day].get("memory", [])),
+            holdback_corrections=_mean(corrections[day].get("holdback", [])),
             samples={arm: len(arms.get(arm, [])) for arm in ARMS},
         )
-        for day, arms in sorted(days.items())
+        for day, arms in sorted(scores.items())
     ]
 
 

@@ -4,7 +4,7 @@
   const charts = window.learnloopCharts;
   const select = document.getElementById("days");
   const verdict = document.getElementById("holdback-verdict");
-  const figure = document.querySelector("#holdback .chart");
+  const figures = document.querySelectorAll("#holdback .chart");
   const table = document.getElementById("holdback-outcomes");
   const NS = "http://www.w3.org/2000/svg";
 
@@ -68,7 +68,8 @@
         .then((r) => r.ok ? r.json() : r.json().then((e) => { throw new Error(e.error.message); }));
       verdict.textContent = report.verdict;
       const main = report.experiments.find((e) => e.experiment === "holdback") || report.experiments[0];
-      figure.hidden = table.hidden = !main;
+      for (const node of figures) node.hidden = !main;
+      table.hidden = !main;
       if (!main) return;
       const suffix = main.experiment === "aa" ? " (A/A: both arms get memory)" : "";
       // The share of turns the user corrected, by their turn number: a learning curve falls where memory helps.
@@ -81,10 +82,20 @@
           { name: "holdback" + suffix, color: "#b91c1c", values: main.curve.map((p) => p.holdback_corrections) },
         ],
       });
+      charts.lines(document.getElementById("chart-holdback-days"), {
+        labels: main.series.map((p) => { const d = new Date(p.t); return (d.getMonth() + 1) + "/" + d.getDate(); }),
+        yMax: 1,
+        format: (v) => Math.round(v * 100) + "%",
+        series: [
+          { name: "memory" + suffix, color: "#2563eb", values: main.series.map((p) => p.memory_corrections) },
+          { name: "holdback" + suffix, color: "#b91c1c", values: main.series.map((p) => p.holdback_corrections) },
+        ],
+      });
       outcomes(report);
     } catch (error) {
       verdict.textContent = error.message;
-      figure.hidden = table.hidden = true;
+      for (const node of figures) node.hidden = true;
+      table.hidden = true;
     }
   }
 
