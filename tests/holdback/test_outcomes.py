@@ -43,3 +43,21 @@ async def test_outcomes_of_real_turns(held_loop: learnloop.Loop, advance: Callab
     tools = next(o for o in report.experiments[0].outcomes if o.outcome == "tool_first_try")
     assert (tools.memory, tools.holdback, tools.difference) == (1.0, 0.0, 1.0)
     assert tools.samples == {"memory": 2, "holdback": 2} and tools.users == {"memory": 2, "holdback": 2}
+
+
+async def test_a_report_of_one_namespace_counts_its_turns_only(
+    held_loop: learnloop.Loop, advance: Callable[[timedelta], None]
+) -> None:
+    loop = held_loop
+    await loop.holdback.configure(share=0.5)
+    await loop.holdback.pin("ann", "memory")
+    for namespace in ("learning", "support", "support"):
+        async with loop.turn("ann", f"A question about {namespace}?", session="s1", namespace=namespace) as turn:
+            await turn.finish("An answer.")
+        await loop.turns.drain()
+        advance(timedelta(minutes=1))
+    rows = await loop.engine.holdback.armed_turns(loop.tenant, None, 100)  # type: ignore[union-attr]
+    assert [row.namespace for row in rows] == ["learning", "support", "support"]
+    assert [o.user_turn for o in turn_outcomes(rows, "support")] == [2, 3]  # numbered among all the user's turns
+    whole, support = await loop.holdback.report(), await loop.holdback.report(namespace="support")
+    assert whole.experiments[0].turns["memory"] == 3 and support.experiments[0].turns["memory"] == 2

@@ -48,18 +48,25 @@ def _print(report: HoldbackReport) -> None:
 
 @click.command("report")
 @click.option("--days", type=click.FloatRange(min=0, min_open=True), help="Only turns begun in this many days.")
+@click.option("--namespace", help="Only turns of this namespace.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--resamples", type=click.IntRange(100, 20_000), default=2_000, show_default=True)
 @click.option("--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the chart as SVG.")
 @click.option("--png", "png_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the chart as PNG.")
 @pass_context
 def report(
-    ctx: CliContext, days: float | None, seed: int, resamples: int, svg_path: Path | None, png_path: Path | None
+    ctx: CliContext,
+    days: float | None,
+    namespace: str | None,
+    seed: int,
+    resamples: int,
+    svg_path: Path | None,
+    png_path: Path | None,
 ) -> None:
     """Does memory help? The holdback arm against the memory arm, with 95% intervals and a verdict."""
 
     async def work(loop: Loop) -> HoldbackReport:
-        return await loop.holdback.report(days=days, seed=seed, resamples=resamples)
+        return await loop.holdback.report(days=days, namespace=namespace, seed=seed, resamples=resamples)
 
     found = run(ctx, work)
     if svg_path is not None:

@@ -75,14 +75,17 @@ def _resolution(turns: Sequence[ArmedTurn]) -> float | None:
     return None
 
 
-def turn_outcomes(turns: Sequence[ArmedTurn]) -> list[TurnOutcome]:
-    """Outcomes of the armed turns among `turns` (oldest first; abandoned turns count in the numbering only)."""
+def turn_outcomes(turns: Sequence[ArmedTurn], namespace: str | None = None) -> list[TurnOutcome]:
+    """Outcomes of the armed turns among `turns` (oldest first), of `namespace` only when given; abandoned turns
+    and other namespaces' count in the users' turn numbers only."""
     numbers: dict[str, int] = defaultdict(int)
     sessions: dict[tuple[str, str], list[ArmedTurn]] = defaultdict(list)
     numbered: list[tuple[ArmedTurn, int]] = []
     for turn in turns:
         numbers[turn.user] += 1
         if turn.arm is None or turn.experiment is None or turn.status == "abandoned":
+            continue
+        if namespace is not None and turn.namespace != namespace:
             continue
         numbered.append((turn, numbers[turn.user]))
         sessions[(turn.user, turn.session)].append(turn)

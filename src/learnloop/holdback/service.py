@@ -123,10 +123,17 @@ class HoldbackService:
         return await context_assignment(self._engine, Scope(tenant=self.tenant, user=_user(user)), namespace)
 
     async def report(
-        self, *, days: float | None = None, resamples: int = 2_000, seed: int = 0, now: datetime | None = None
+        self,
+        *,
+        days: float | None = None,
+        namespace: str | None = None,
+        resamples: int = 2_000,
+        seed: int = 0,
+        now: datetime | None = None,
     ) -> HoldbackReport:
         """Both arms compared on every outcome (see `learnloop.holdback.report`); `days` limits it to the turns
-        begun in that window (user turn numbers still count from the start of the window)."""
+        begun in that window (user turn numbers count from the start of the window), `namespace` to the turns
+        of one namespace."""
         if days is not None and (isinstance(days, bool) or not isinstance(days, int | float) or not days > 0):
             raise ValidationError("days must be a positive number", field="days")
         if isinstance(resamples, bool) or not isinstance(resamples, int) or not 100 <= resamples <= _MAX_RESAMPLES:
@@ -140,7 +147,7 @@ class HoldbackService:
         settings = [_settings_view(s) for s in await self.store.list_settings(self.tenant)]
         return build_report(
             self.tenant,
-            turn_outcomes(turns),
+            turn_outcomes(turns, None if namespace is None else _namespace(namespace)),
             now=now,
             since=since,
             settings=settings,

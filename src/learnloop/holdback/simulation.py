@@ -63,6 +63,14 @@ class SimulationRun:
     right_with_memory: int = 0  # answers right because the figure was in the context
 
 
+@dataclass(frozen=True)
+class _Person:
+    user: str
+    rng: random.Random
+    figures: list[str]
+    values: dict[str, int]
+
+
 async def simulate(loop: Loop, population: Population, *, advance: Callable[[timedelta], None]) -> SimulationRun:
     """Run the population's sessions (day by day, every user once a day); `advance` moves the loop's clock."""
     run = SimulationRun()
@@ -71,39 +79,50 @@ async def simulate(loop: Loop, population: Population, *, advance: Callable[[tim
         rng = random.Random(f"{population.seed}:{index}")
         figures = rng.sample(FIGURES, len(FIGURES))
         values = {figure: rng.randrange(12, 60) for figure in figures}
-        people.append((f"{population.prefix}{index:03d}", rng, figures, values))
-    for session in range(population.sessions):
-        for user, rng, figures, values in people:
-            figure = figures[0] if population.memory_helps else figures[session]
-            value = values[figure]
-            wrong = value + rng.choice((-7, -5, -3, 3, 5, 7))
-            name = f"d{session}"
-
-            async def say(message: str, answer: str, user: str = user, name: str = name) -> str:
-                async with loop.turn(user, message, session=name) as turn:
-                    context = turn.context
-                    await turn.finish(answer)
-                await loop.turns.drain()
-                advance(timedelta(minutes=1))
-                run.turns += 1
-                return context
-
-            question = f"What's my {figure}? I need it for today's brew."
-            # The agent decides before it answers, from what its context holds: draw both chances every time, so
-            # a user's draws do not depend on the arm.
-            slip, lucky = rng.random(), rng.random()
-            async with loop.turn(user, question, session=name) as turn:
-                knows = population.memory_helps and f"{figure} is {value} litres" in turn.context
-                right = (knows and slip >= population.noise) or (not knows and lucky < population.guess)
-                run.right_with_memory += knows and right
-                await turn.finish(f"Your {figure} is {value if right else wrong} litres.")
-            await loop.turns.drain()
-            advance(timedelta(minutes=1))
-            run.turns += 1
-            if not right:
-                run.corrections += 1
-                await say(f"No, that's wrong: my {figure} is {value} litres, not {wrong}.", f"Sorry — {value} litres.")
-            await say("Perfect, thanks!", "Glad to help.")
+        people.append(_Person(f"{population.prefix}{index:03d}", rng, figures, values))
+    for day in range(population.sessions):
+        for person in people:
+            await _session(loop, population, person, day, run, advance)
         advance(timedelta(days=1))
     await loop.turns.housekeeping()  # the last turn of each day is judged by its silence
     return run
+
+
+async def _session(
+    loop: Loop,
+    population: Population,
+    person: _Person,
+    day: int,
+    run: SimulationRun,
+    advance: Callable[[timedelta], None],
+) -> None:
+    """One user's session of the day: a question, a correction when the answer was wrong, then thanks."""
+    rng, session = person.rng, f"d{day}"
+    figure = person.figures[0] if population.memory_helps else person.figures[day]
+    value = person.values[figure]
+    wrong = value + rng.choice((-7, -5, -3, 3, 5, 7))
+    # Both chances are drawn every time, so a user's draws do not depend on the arm they are in.
+    slip, lucky = rng.random(), rng.random()
+
+    async def say(message: str, decide: Callable[[str], str]) -> None:
+        async with loop.turn(person.user, message, session=session) as turn:
+            await turn.finish(decide(turn.context))  # the agent answers from what its context holds
+        await loop.turns.drain()
+        advance(timedelta(minutes=1))
+        run.turns += 1
+
+    right = False
+
+    def answer(context: str) -> str:
+        nonlocal right
+        knows = population.memory_helps and f"{figure} is {value} litres" in context
+        right = (knows and slip >= population.noise) or (not knows and lucky < population.guess)
+        run.right_with_memory += knows and right
+        return f"Your {figure} is {value if right else wrong} litres."
+
+    await say(f"What's my {figure}? I need it for today's brew.", answer)
+    if not right:
+        run.corrections += 1
+        correction = f"No, that's wrong: my {figure} is {value} litres, not {wrong}."
+        await say(correction, lambda context: f"Sorry — {value} litres.")
+    await say("Perfect, thanks!", lambda context: "Glad to help.")

@@ -45,6 +45,7 @@ class ArmedTurn:
     feedback_type: str | None
     feedback_score: float | None
     tool_calls: list[dict[str, Any]]
+    namespace: str = ""
 
 
 class HoldbackStore(Protocol):

@@ -21,6 +21,7 @@ UserPath = Annotated[str, Path(pattern=IDENT, max_length=128)]
 Days = Annotated[float | None, Query(gt=0, le=3660, description="Only turns begun in this many days")]
 Seed = Annotated[int, Query(ge=0, le=2**32 - 1, description="Bootstrap seed: the same data and seed, the same report")]
 Resamples = Annotated[int, Query(ge=100, le=20_000, description="Bootstrap resamples")]
+Namespace = Annotated[str | None, Query(pattern=NAME, max_length=64, description="Only this namespace's turns")]
 
 
 class HoldbackSettingsIn(BaseModel):
@@ -58,20 +59,24 @@ async def _settings(api: Api) -> HoldbackSettingsOut:
     )
 
 
-async def _report(api: Api, days: float | None, seed: int, resamples: int) -> HoldbackReport:
+async def _report(api: Api, days: float | None, namespace: str | None, seed: int, resamples: int) -> HoldbackReport:
     # The report compares users of the whole tenant: a user-bound key does not see it.
     api.principal.require_tenant_key("the holdback report")
-    return await api.loop.holdback.report(days=days, seed=seed, resamples=resamples, now=api.now())
+    return await api.loop.holdback.report(days=days, namespace=namespace, seed=seed, resamples=resamples, now=api.now())
 
 
 @router.get("", summary="Does memory help? Both arms compared, with 95% intervals and a verdict")
-async def report(api: ApiDep, days: Days = None, seed: Seed = 0, resamples: Resamples = 2_000) -> HoldbackReport:
-    return await _report(api, days, seed, resamples)
+async def report(
+    api: ApiDep, days: Days = None, namespace: Namespace = None, seed: Seed = 0, resamples: Resamples = 2_000
+) -> HoldbackReport:
+    return await _report(api, days, namespace, seed, resamples)
 
 
 @router.get("/chart.svg", summary="The report's chart as SVG", response_class=Response)
-async def chart(api: ApiDep, days: Days = None, seed: Seed = 0, resamples: Resamples = 2_000) -> Response:
-    found = await _report(api, days, seed, resamples)
+async def chart(
+    api: ApiDep, days: Days = None, namespace: Namespace = None, seed: Seed = 0, resamples: Resamples = 2_000
+) -> Response:
+    found = await _report(api, days, namespace, seed, resamples)
     return Response(report_svg(found), media_type="image/svg+xml")
 
 

@@ -115,7 +115,8 @@ def _armed_turns(conn: Connection, tenant: str, since: float | None, limit: int)
     ).fetchall()
     out = []
     for user, session, started, status, context, feedback_type, feedback_score, calls in reversed(rows):
-        armed = json.loads(context).get("holdback") or {}
+        kept = json.loads(context)
+        armed = kept.get("holdback") or {}
         out.append(
             ArmedTurn(
                 user=user,
@@ -127,6 +128,7 @@ def _armed_turns(conn: Connection, tenant: str, since: float | None, limit: int)
                 feedback_type=feedback_type,
                 feedback_score=feedback_score,
                 tool_calls=json.loads(calls),
+                namespace=str(kept.get("namespace") or ""),
             )
         )
     return out
