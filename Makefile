@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[ann,server,mcp,postgres,openai-agents,pydantic-ai,dev]'
+	$(BIN)/python -m pip install -q -e '.[ann,server,mcp,postgres,openai-agents,pydantic-ai,report,dev]'
 	rm -f $(VENV)/.installed-*; touch $@
 
 # The service on the embedded default (learnloop.db here, the bundled embedder); prints its URL, and an admin

@@ -36,6 +36,7 @@ def build_engine(store: Store, embedder: Embedder, *, parts: StoreParts | None =
         service=parts.service,
         archive=parts.archive,
         conversations=parts.conversations,
+        holdback=parts.holdback,
         **options,
     )
 

@@ -25,6 +25,7 @@ from .capture.tool import (
     tool_schema,
 )
 from .capture.write import SaveRequest, SaveResult, normalise_tags, save
+from .holdback import HoldbackService
 from .models import (
     DEFAULT_NAMESPACE,
     Filters,
@@ -127,6 +128,14 @@ class Loop(TenantAdmin):
             "id": id,
         }
         return Turn(self.turns, begin=begin)
+
+    # -- the holdback experiment (learnloop.holdback) ------------------------------------------------
+
+    @functools.cached_property
+    def holdback(self) -> HoldbackService:
+        """Does memory help? `await loop.holdback.configure(share=0.1)` holds a tenth of the users back (no memory
+        in their context); `await loop.holdback.report()` compares the arms."""
+        return HoldbackService(self._engine, self.tenant)
 
     # -- the background learning agent (learnloop.agent) -------------------------------------------
 

@@ -15,6 +15,7 @@ from .capture.timing import resolve
 from .engine import Engine
 from .errors import ValidationError
 from .governance import status_update
+from .holdback.assignment import Assignment, context_assignment
 from .lifecycle import evidence_promotion
 from .models import (
     EventAction,
@@ -50,12 +51,20 @@ async def retrieve(
     actor: str = "system:retrieval",
     at: datetime | None = None,
     session: str | None = None,
+    assignment: Assignment | None = None,
 ) -> RetrievalResult:
     """`session`: the conversation asked in; corrections the user made earlier in it ("No, I meant last month")
-    are shown first whatever the query (seed 001 §2, layer 1: in-flight corrections)."""
+    are shown first whatever the query (seed 001 §2, layer 1: in-flight corrections). `assignment` is the user's
+    holdback arm when the caller has it already (`loop.turn()`); a user held back gets an empty result and records
+    no hits."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty", field="query")
     query = query.strip()[:MAX_QUERY_CHARS]
+    if assignment is None:
+        await engine.ensure_started()
+        assignment = await context_assignment(engine, scope, filters.namespace)
+    if not assignment.shows_memory:
+        return constructed(RetrievalResult, {"query": query, "items": [], "block": "", "tokens": 0, "dropped": 0})
     if filters.categories is not None and filters.namespace is not None:
         vocabulary = await engine.vocabulary(scope.tenant, filters.namespace)
         for category in filters.categories:

@@ -291,3 +291,12 @@ def test_feedback_reports_each_label_for_both_arms(tmp_path: Path) -> None:
     model = figures["follow_ups [model]"]
     assert model["positive"]["n"] == 1 and model["benign follow-ups"] == 2
     assert model["benign that deprecate"] == 0
+
+
+def test_holdback_reports_each_scenario_with_its_intervals() -> None:
+    figures = run_bench("holdback", "--users", "6", "--sessions", "2", "--seeds", "1", "--resamples", "100")
+    assert set(figures["scenarios"]) == {"memory helps", "A/A", "memory cannot help"}
+    for scenario in figures["scenarios"].values():
+        [run] = scenario["runs"]
+        assert run["turns"] > 0 and set(run["outcomes"]) >= {"feedback", "correction", "turns_to_resolution"}
+        assert scenario["summary"]["runs"] == 1

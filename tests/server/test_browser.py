@@ -307,3 +307,25 @@ def test_undo_of_a_merge_and_of_a_supersede_restores_both_texts(context: Any, se
         assert history == ["created", "merged", "undone"]
         assert old["learning_id"]
     page.close()
+
+
+def test_metrics_page_shows_whether_memory_helps(context: Any, service: RunningServer) -> None:
+    from learnloop.holdback.simulation import Population, simulate
+
+    tenant = "browser-holdback"
+    loop = service.loop.for_tenant(tenant)
+    service.call(loop.holdback.configure(share=0.5))
+    # Real time on the server's clock: the scripted users' turns follow each other as fast as they run.
+    service.call(simulate(loop, Population(users=12, sessions=3), advance=lambda delta: None))
+    key = service.key(tenant, "admin")
+    with service.client(key) as client:
+        verdict = client.get("/api/holdback").json()["verdict"]
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/metrics")
+    page.locator("#chart-holdback svg polyline").first.wait_for()
+    page.locator("#chart-holdback-days svg polyline, #chart-holdback-days svg circle").first.wait_for()
+    assert page.locator("#holdback-outcomes tbody tr").count() == 5
+    assert page.locator("#holdback-outcomes tbody tr svg line").count() >= 5  # the zero line of every row
+    assert page.locator("#holdback-verdict").inner_text() == verdict
+    page.locator("#holdback").screenshot(path=str(OUTPUT / "metrics-holdback.png"))
+    page.close()

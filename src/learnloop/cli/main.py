@@ -20,6 +20,7 @@ from .keys import keys
 from .learnings import learnings
 from .mcp import mcp
 from .proxy import proxy
+from .report import holdback, report
 from .serve import serve
 from .tenant import tenant
 from .terminal import printable, safe_json_line
@@ -49,6 +50,8 @@ cli.add_command(keys)
 cli.add_command(mcp)
 cli.add_command(proxy)
 cli.add_command(tenant)
+cli.add_command(report)
+cli.add_command(holdback)
 
 
 @cli.command()

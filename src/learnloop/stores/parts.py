@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .agent import AgentStore
     from .archive import TenantArchive
     from .conversations import ConversationStore
+    from .holdback import HoldbackStore
     from .quarantine import QuarantineStore
     from .service import ServiceStore
     from .tools import ToolStore
@@ -34,6 +35,7 @@ class StoreParts:
     service: ServiceStore | None = None
     archive: TenantArchive | None = None
     conversations: ConversationStore | None = None
+    holdback: HoldbackStore | None = None
 
 
 @runtime_checkable

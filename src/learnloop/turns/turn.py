@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent import AgentService, ExperienceContext
 from ..capture.fields import redact_text, redact_values
 from ..errors import ConfigurationError, NotFound, ValidationError
+from ..holdback.assignment import context_assignment
 from ..models import DEFAULT_NAMESPACE, Filters, Limits, RetrievalResult, Scope
 from ..recall import retrieve
 from ..sdk_edge import sdk_edge
@@ -107,16 +108,26 @@ class TurnService:
         if tags:
             filters = filters.model_copy(update={"tags": [*(filters.tags or []), *tags]})
         now = at or engine.clock()
+        # The holdback experiment's one gate: every part of the context below that holds memory asks it.
+        assignment = await context_assignment(engine, scope, filters.namespace)
         vector = await engine.embed_one(message.strip()[:2_000], purpose="query")
         retrieval = await retrieve(
-            engine, scope, message, filters=filters, limits=limits, query_vector=vector, at=now, session=session
+            engine,
+            scope,
+            message,
+            filters=filters,
+            limits=limits,
+            query_vector=vector,
+            at=now,
+            session=session,
+            assignment=assignment,
         )
         routed: list[RoutedTool] = []
         if engine.tools is not None:
             routed = await tools_of(engine, self.tenant).route(message, user=user, query_vector=vector)
         experience = (
             await self._experience(scope, session, message, limits, retrieval)
-            if agent_wanted(engine, runner.config)
+            if agent_wanted(engine, runner.config) and assignment.shows_memory
             else None
         )
         stored = redact_text(engine.gate, message)
@@ -132,7 +143,8 @@ class TurnService:
                 "namespace": filters.namespace or DEFAULT_NAMESPACE,
                 "tags": list(tags),
                 "refused": stored is not message,
-            },
+            }
+            | ({"holdback": assignment.record()} if assignment.record() else {}),
             started_at=now,
             expires_at=now + timedelta(seconds=runner.config.expire_seconds),
         )

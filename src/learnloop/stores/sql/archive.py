@@ -49,6 +49,8 @@ KINDS = (
     "agent_knowledge_pages",
     "agent_knowledge_pointers",
     "conversations",
+    "holdback_settings",
+    "holdback_pins",
 )
 KEYS = "api_keys"
 # Tables with a tenant column that are derived from the others (kept by triggers, or written by the import).

@@ -40,6 +40,7 @@ from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .candidates import candidates
 from .conversations import SqlConversationStore
 from .dialect import Connection
+from .holdback import SqlHoldbackStore
 from .listing import list_learnings
 from .quarantine import SqlQuarantineStore
 from .row_cache import RowCache
@@ -70,6 +71,7 @@ class SqlStore(Generic[C]):
         "learning_links",
         "learning_sources",
         "conversations",
+        "holdback_pins",
     )
     # Whether a search on current partitions may run on the caller's thread: only where telling "current" costs
     # no round trip to a server (the check runs on the caller's thread too).
@@ -131,6 +133,11 @@ class SqlStore(Generic[C]):
         """The conversation record and turn state of `loop.turn()`."""
         return SqlConversationStore(self._jobs)
 
+    @functools.cached_property
+    def holdback(self) -> SqlHoldbackStore:
+        """The holdback experiment's settings and pins, and the turns its report reads."""
+        return SqlHoldbackStore(self._jobs)
+
     def parts(self) -> StoreParts:
         """Every optional part this backend offers, for the engine's constructor."""
         return StoreParts(
@@ -140,6 +147,7 @@ class SqlStore(Generic[C]):
             service=self.service,
             archive=self.archive,
             conversations=self.conversations,
+            holdback=self.holdback,
         )
 
     # -- plumbing ------------------------------------------------------------------------------------
