@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .stores.agent import AgentStore
     from .stores.archive import TenantArchive
     from .stores.conversations import ConversationStore
+    from .stores.profiles import ProfileStore
     from .stores.quarantine import QuarantineStore
     from .stores.service import ServiceStore
     from .stores.tools import ToolStore
@@ -92,6 +93,7 @@ class Engine:
     service: ServiceStore | None = None
     archive: TenantArchive | None = None
     conversations: ConversationStore | None = None
+    profiles: ProfileStore | None = None
     startup: Sequence[StartupHook] = ()
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -109,6 +111,7 @@ class Engine:
         self.service = own.service if self.service is None else self.service
         self.archive = own.archive if self.archive is None else self.archive
         self.conversations = own.conversations if self.conversations is None else self.conversations
+        self.profiles = own.profiles if self.profiles is None else self.profiles
         # Cosine thresholds belong to one embedding model: unset ones take the embedder's calibration.
         model = self.embedder.model_id
         if self.dedupe is None:

@@ -36,6 +36,7 @@ from .models import (
     Status,
     choice,
 )
+from .profile import ProfileService
 from .recall import retrieve
 from .sdk_edge import sdk_edge
 from .stores.base import Vector
@@ -95,6 +96,11 @@ class Loop(TenantAdmin):
     def turns(self) -> TurnService:
         """Turns begun by any process: `await loop.turns.finish(turn_id, answer)`; housekeeping; settings."""
         return TurnService(self._engine, self.tenant)
+
+    @functools.cached_property
+    def profiles(self) -> ProfileService:
+        """User profiles (seed 001's user memory): `await loop.profiles.get("alice")`; edit, forget, configure."""
+        return ProfileService(self._engine, self.tenant)
 
     def turn(
         self,

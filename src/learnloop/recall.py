@@ -27,10 +27,12 @@ from .models import (
     constructed,
 )
 from .pool_ranking import rank_pool
+from .prompting import Section
 from .retrieval import Scored, name_floor, rank_candidates, render_memories, unnamed_dropped
 from .stores.base import AppendEvent, Candidate, EventDraft, Operation, SearchRequest, Touch, Vector
 from .stores.candidate_pool import CandidatePool
 from .terms import MAX_QUERY_CHARS, query_names, query_terms
+from .tokens import TokenCounter
 from .tools.context import may_add_sections, render_with_tool_sections, retrieval_sections
 
 __all__ = ["retrieve"]
@@ -47,7 +49,11 @@ async def retrieve(
     record: bool = True,
     actor: str = "system:retrieval",
     at: datetime | None = None,
+    sections: Sequence[Section] = (),
+    counter: TokenCounter | None = None,
 ) -> RetrievalResult:
+    """`sections` join the block under the same budget (a turn's user profile); `counter` makes `max_tokens` a
+    counted token budget (a turn's seed 001 budget) instead of an estimate."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty", field="query")
     query = query.strip()[:MAX_QUERY_CHARS]
@@ -106,10 +112,11 @@ async def retrieve(
     # A month or weekday the question dates itself with ("last May") names no one.
     named = query.replace(span.expression, " ") if span is not None and span.expression else query
     items = unnamed_dropped(items, query_names(named), name_floor("") if floor is None else floor)
-    if tool_sections:
-        block, included = render_with_tool_sections(items, limits, tool_sections)
+    shown_sections = [*tool_sections, *sections]
+    if shown_sections:
+        block, included = render_with_tool_sections(items, limits, shown_sections, counter)
     else:
-        block, included = render_memories(items, limits)
+        block, included = render_memories(items, limits, counter)
     if record:
         _record(engine, scope, included, actor, query)
     # Every field given and of its type (the items are built above): no validation pass over the items.

@@ -23,10 +23,12 @@ from ..agent import AgentService, ExperienceContext
 from ..capture.fields import redact_text, redact_values
 from ..errors import ConfigurationError, NotFound, ValidationError
 from ..models import DEFAULT_NAMESPACE, Filters, Limits, RetrievalResult, Scope
+from ..profile import ProfileService
 from ..recall import retrieve
 from ..sdk_edge import sdk_edge
 from ..stores.conversations import ConversationStore, ConversationTurn, NewTurn, TurnStatus
 from ..sync import SyncProxy, run_sync
+from ..tokens import default_counter
 from ..tools.intelligence import tools_of
 from ..tools.models import RoutedTool
 from .config import TurnConfig
@@ -41,6 +43,7 @@ __all__ = ["Turn", "TurnService"]
 _MAX_TEXT = 20_000  # message and response as kept on the conversation record
 _MAX_RESULT = 2_000  # a tool call's result as kept (the tool layer learns from outcomes, not payloads)
 _NAME = 200
+_UNCAPPED_CHARS = 1_000_000  # a turn's budget is in tokens; characters are not capped besides
 
 
 @sdk_edge
@@ -100,7 +103,7 @@ class TurnService:
         turn_id = _identifier(id, "id") if id is not None else uuid.uuid4().hex
         session = _identifier(session, "session")
         channel = channel if not channel else _identifier(channel, "channel")
-        limits = limits or Limits()
+        limits = _turn_limits(limits, runner.config)
         filters = filters or Filters()
         if namespace is not None:
             filters = filters.model_copy(update={"namespace": namespace})
@@ -108,7 +111,18 @@ class TurnService:
             filters = filters.model_copy(update={"tags": [*(filters.tags or []), *tags]})
         now = at or engine.clock()
         vector = await engine.embed_one(message.strip()[:2_000], purpose="query")
-        retrieval = await retrieve(engine, scope, message, filters=filters, limits=limits, query_vector=vector, at=now)
+        profile = await ProfileService(engine, self.tenant).section(user)
+        retrieval = await retrieve(
+            engine,
+            scope,
+            message,
+            filters=filters,
+            limits=limits,
+            query_vector=vector,
+            at=now,
+            sections=[profile] if profile else [],
+            counter=runner.config.token_counter or default_counter(),
+        )
         routed: list[RoutedTool] = []
         if engine.tools is not None:
             routed = await tools_of(engine, self.tenant).route(message, user=user, query_vector=vector)
@@ -324,6 +338,15 @@ class Turn:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def _turn_limits(limits: Limits | None, config: TurnConfig) -> Limits:
+    """Seed 001 §8.9's token budget unless the caller set one; characters stay capped only where they said so."""
+    if limits is None:
+        return Limits(max_chars=_UNCAPPED_CHARS, max_tokens=config.max_tokens)
+    if limits.max_tokens is None:
+        return limits.model_copy(update={"max_tokens": config.max_tokens})
+    return limits
 
 
 def _identifier(value: str, field: str) -> str:

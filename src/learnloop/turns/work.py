@@ -2,6 +2,9 @@
 
 Steps, in order, each recorded on the turn when it completes so that work resumed after a crash skips it:
 
+0. `profile` — the message counted into the user's profile (seed 001 §6.1, §7 step 5a); its coarse intent is
+   the intent the tool layer files this turn's templates and statistics under (unless the tool layer has its
+   own intent classifier);
 1. `signals` — the tool layer's window for the turn (the tools it was shown) and each tool call it reported:
    usage signals, templates, recovery patterns (seed 002, seed 001 §4.1–4.2);
 2. `observe` — the verdict on the session's previous turn from this message, and what this turn taught
@@ -23,6 +26,8 @@ from ..agent import AgentService
 from ..agent.registry import runtime_of
 from ..capture.observe import ObserveResult, ShownLearning, observe
 from ..models import DEFAULT_NAMESPACE
+from ..profile import ProfileService
+from ..profile.rules import OTHER
 from ..stores.conversations import ConversationStore, ConversationTurn
 from ..tools.intelligence import tools_of
 from .config import TurnConfig
@@ -34,7 +39,7 @@ __all__ = ["STEPS", "agent_wanted", "record_signals", "run_turn_work"]
 
 log = logging.getLogger("learnloop.turns")
 
-STEPS = ("signals", "observe", "agent", "log")
+STEPS = ("profile", "signals", "observe", "agent", "log")
 
 
 def agent_wanted(engine: Engine, config: TurnConfig) -> bool:
@@ -51,8 +56,10 @@ async def run_turn_work(engine: Engine, store: ConversationStore, turn: Conversa
     for step in STEPS:
         if step in done:
             continue
-        if step == "signals":
-            result: Any = await record_signals(engine, turn)
+        if step == "profile":
+            result: Any = await _profile(engine, turn)
+        elif step == "signals":
+            result = await record_signals(engine, turn, intent=(done.get("profile") or {}).get("intent"))
         elif step == "observe":
             result = await _observe(engine, store, turn)
         elif step == "agent":
@@ -63,13 +70,27 @@ async def run_turn_work(engine: Engine, store: ConversationStore, turn: Conversa
         done[step] = result
 
 
-async def record_signals(engine: Engine, turn: ConversationTurn) -> dict[str, Any]:
+async def _profile(engine: Engine, turn: ConversationTurn) -> dict[str, Any]:
+    if turn.user is None or engine.profiles is None:
+        return {"intent": None}
+    namespace = str(turn.context.get("namespace") or DEFAULT_NAMESPACE)
+    analysis = await ProfileService(engine, turn.tenant).learn(
+        turn.user, turn.message, namespace=namespace, at=turn.started_at
+    )
+    # "other" (not a question the vocabulary knows) files nothing under an intent.
+    intent = None if analysis.coarse == OTHER else analysis.coarse
+    return {"intent": intent, "fine": analysis.fine, "complexity": analysis.complexity}
+
+
+async def record_signals(engine: Engine, turn: ConversationTurn, *, intent: str | None = None) -> dict[str, Any]:
     """The turn's tool signals: the window with the tools it was shown, then each call in order."""
     routed: list[str] = list(turn.context.get("routed", []))
     if engine.tools is None or not (routed or turn.tool_calls):
         return {"calls": 0, "templates": []}
     tools = tools_of(engine, turn.tenant)
-    await tools.open_window(turn.session, turn.message, routed, user=turn.user)
+    if tools.config.intent_classifier is not None:
+        intent = None  # the tool layer's own classifier decides
+    await tools.open_window(turn.session, turn.message, routed, user=turn.user, intent=intent)
     templates: list[int] = []
     for call in turn.tool_calls:
         receipt = await tools.record_call(

@@ -127,7 +127,8 @@ async def begin_turn(api: ApiDep, body: TurnIn) -> TurnOut:
         session=body.session,
         channel=body.channel,
         namespace=body.namespace,
-        limits=Limits(**body.limits.model_dump()),
+        # Limits left out: the turn's token budget (seed 001 §8.9), not retrieve_context's characters.
+        limits=Limits(**body.limits.model_dump()) if body.limits.model_fields_set else None,
         tags=body.tags,
         at=body.at,
         id=body.id,

@@ -41,6 +41,7 @@ from .candidates import candidates
 from .conversations import SqlConversationStore
 from .dialect import Connection
 from .listing import list_learnings
+from .profiles import PROFILE_USER_TABLES, SqlProfileStore
 from .quarantine import SqlQuarantineStore
 from .row_cache import RowCache
 from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
@@ -70,6 +71,7 @@ class SqlStore(Generic[C]):
         "learning_links",
         "learning_sources",
         "conversations",
+        *PROFILE_USER_TABLES,
     )
     # Whether a search on current partitions may run on the caller's thread: only where telling "current" costs
     # no round trip to a server (the check runs on the caller's thread too).
@@ -131,6 +133,11 @@ class SqlStore(Generic[C]):
         """The conversation record and turn state of `loop.turn()`."""
         return SqlConversationStore(self._jobs)
 
+    @functools.cached_property
+    def profiles(self) -> SqlProfileStore:
+        """User profiles: pattern frequencies and what a person set by hand."""
+        return SqlProfileStore(self._jobs)
+
     def parts(self) -> StoreParts:
         """Every optional part this backend offers, for the engine's constructor."""
         return StoreParts(
@@ -140,6 +147,7 @@ class SqlStore(Generic[C]):
             service=self.service,
             archive=self.archive,
             conversations=self.conversations,
+            profiles=self.profiles,
         )
 
     # -- plumbing ------------------------------------------------------------------------------------
