@@ -40,6 +40,7 @@ from .bookkeeping import Bookkeeping, apply_bookkeeping
 from .candidates import candidates
 from .conversations import SqlConversationStore
 from .dialect import Connection
+from .learning_metrics import SqlLearningMetricsStore
 from .listing import list_learnings
 from .profiles import PROFILE_USER_TABLES, SqlProfileStore
 from .quarantine import SqlQuarantineStore
@@ -138,6 +139,11 @@ class SqlStore(Generic[C]):
         """User profiles: pattern frequencies and what a person set by hand."""
         return SqlProfileStore(self._jobs)
 
+    @functools.cached_property
+    def learning_metrics(self) -> SqlLearningMetricsStore:
+        """Reads for seed 001 §11's metrics and the feedback records."""
+        return SqlLearningMetricsStore(self._jobs)
+
     def parts(self) -> StoreParts:
         """Every optional part this backend offers, for the engine's constructor."""
         return StoreParts(
@@ -148,6 +154,7 @@ class SqlStore(Generic[C]):
             archive=self.archive,
             conversations=self.conversations,
             profiles=self.profiles,
+            learning_metrics=self.learning_metrics,
         )
 
     # -- plumbing ------------------------------------------------------------------------------------
