@@ -307,3 +307,44 @@ def test_undo_of_a_merge_and_of_a_supersede_restores_both_texts(context: Any, se
         assert history == ["created", "merged", "undone"]
         assert old["learning_id"]
     page.close()
+
+
+def test_metrics_page_shows_seed_001_s_learning_metrics(context: Any, service: RunningServer) -> None:
+    """Seed 001 §11: every metric has its card, and the two charts draw from a real history of turns."""
+    tenant = "browser-learning"
+    key = service.key(tenant, "admin")
+    top = {"resource": "products", "sort_key": "BEST_SELLING", "limit": 10}
+    with service.client(key) as c:
+        c.post("/api/tools/catalog", json={"tools": CATALOG, "server": "shop"}).raise_for_status()
+        for user, message in (("ann", "top products last month"), ("ann", "great, thanks! top products this week")):
+            begun = c.post("/api/turns", json={"message": message, "user": user, "session": user}).json()
+            c.post(f"/api/turns/{begun['id']}/tool-calls", json={"name": "shop_analytics", "arguments": top})
+            c.post(f"/api/turns/{begun['id']}/finish", json={"response": "Here."}).raise_for_status()
+    service.call(service.loop.for_tenant(tenant).turns.drain())
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/metrics")
+    page.locator("#chart-templates svg circle, #chart-templates svg polyline").first.wait_for()
+    page.locator("#chart-quality svg circle, #chart-quality svg polyline").first.wait_for()
+    cards = dict(
+        zip(
+            page.locator("#learning-totals div span").all_inner_texts(),
+            page.locator("#learning-totals div b").all_inner_texts(),
+            strict=True,
+        )
+    )
+    assert list(cards) == [
+        "Template hit rate",
+        "Template confidence",
+        "Error recovery rate",
+        "First-try success",
+        "Response quality",
+        "Tool selection accuracy",
+        "Cold start (turns)",
+        "Correction rate",
+    ]
+    assert cards["Template hit rate"] == "50%" and cards["First-try success"] == "100%"
+    assert cards["Response quality"] == "0.80" and cards["Cold start (turns)"] == "2.0"
+    assert cards["Correction rate"] == "0%" and cards["Error recovery rate"] == "–"
+    assert page.locator("#learning-empty").is_hidden()
+    page.screenshot(path=str(OUTPUT / "metrics-learning.png"), full_page=True)
+    page.close()

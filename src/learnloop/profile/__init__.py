@@ -2,10 +2,11 @@
 
 from .models import PatternShare, ProfileEdit, ProfilePattern, UserProfile
 from .rules import DEFAULT_RULES, IntentRules, QueryAnalysis
-from .service import PROFILE_TITLE, ProfileConfig, ProfileService
+from .service import KINDS, PROFILE_TITLE, ProfileConfig, ProfileService
 
 __all__ = [
     "DEFAULT_RULES",
+    "KINDS",
     "PROFILE_TITLE",
     "IntentRules",
     "PatternShare",
