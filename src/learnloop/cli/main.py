@@ -19,6 +19,7 @@ from .demo import demo
 from .keys import keys
 from .learnings import learnings
 from .mcp import mcp
+from .profile import profile
 from .proxy import proxy
 from .serve import serve
 from .tenant import tenant
@@ -49,6 +50,7 @@ cli.add_command(keys)
 cli.add_command(mcp)
 cli.add_command(proxy)
 cli.add_command(tenant)
+cli.add_command(profile)
 
 
 @cli.command()
