@@ -348,3 +348,29 @@ def test_metrics_page_shows_seed_001_s_learning_metrics(context: Any, service: R
     assert page.locator("#learning-empty").is_hidden()
     page.screenshot(path=str(OUTPUT / "metrics-learning.png"), full_page=True)
     page.close()
+
+
+def test_profiles_page_shows_edits_and_forgets_a_profile(context: Any, service: RunningServer) -> None:
+    tenant = "browser-profiles"
+    key = service.key(tenant, "admin")
+    with service.client(key) as c:
+        for n, message in enumerate(("revenue last month?", "revenue by channel last month", "orders last month")):
+            begun = c.post("/api/turns", json={"message": message, "user": "pat", "session": f"p{n}"}).json()
+            c.post(f"/api/turns/{begun['id']}/finish", json={"response": "Here."}).raise_for_status()
+    service.call(service.loop.for_tenant(tenant).turns.drain())
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/profiles?user=pat")
+    assert page.locator("header nav a[aria-current='page']").inner_text() == "Profiles"
+    assert page.locator("#favourites").inner_text() == "revenue, orders"
+    assert page.locator("#time-range").inner_text() == "last_month"
+    assert page.locator("#interactions").inner_text() == "3"
+    assert page.locator("#patterns tbody tr").count() >= 5
+    page.fill("#edit-range", "last_7_days")
+    page.click("#profile-edit button[type=submit]")
+    page.get_by_text("last_7_days", exact=True).first.wait_for()
+    assert page.locator("#time-range").inner_text() == "last_7_days"
+    page.screenshot(path=str(OUTPUT / "profiles.png"), full_page=True)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#profile-forget")
+    page.locator("#profile-empty").wait_for()
+    page.close()
