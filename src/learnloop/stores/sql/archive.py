@@ -49,6 +49,8 @@ KINDS = (
     "agent_knowledge_pages",
     "agent_knowledge_pointers",
     "conversations",
+    "user_profiles",
+    "user_patterns",
 )
 KEYS = "api_keys"
 # Tables with a tenant column that are derived from the others (kept by triggers, or written by the import).
