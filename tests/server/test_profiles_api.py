@@ -12,6 +12,12 @@ from tests.server.conftest import RunningServer, error_of
 pytestmark = pytest.mark.server
 
 
+@pytest.fixture(scope="module")
+def service(service_on_each_backend: RunningServer) -> RunningServer:
+    """SQLite and PostgreSQL: the profile and metrics tables are in the shared SQL layer."""
+    return service_on_each_backend
+
+
 def _ok(response: httpx.Response, status: int = 200) -> Any:
     assert response.status_code == status, response.text
     return response.json()
