@@ -67,3 +67,19 @@ async def test_a_turn_fills_two_thousand_tokens_and_retrieve_context_keeps_1500_
             assert 200 < WordCounter().count(t2.context) <= 300
     finally:
         await loop.aclose()
+
+
+async def test_limits_given_for_counts_keep_the_token_budget(open_loop: Callable[..., learnloop.Loop]) -> None:
+    loop = open_loop("counts.db")
+    loop.turns.configure(TurnConfig(agent=False))
+    try:
+        for fact in FACTS:
+            await loop.save(fact, user="alice", status="verified")
+        query = "how should the revenue report be split for the regional managers?"
+        async with loop.turn("alice", query, session="s", limits=learnloop.Limits(top_k=40, max_items=40)) as turn:
+            assert len(turn.context) > 1_500 and default_counter().count(turn.context) <= 2_000
+        capped = learnloop.Limits(top_k=40, max_items=40, max_chars=800)
+        async with loop.turn("alice", query, session="s2", limits=capped) as turn:
+            assert len(turn.context) <= 800  # a character cap the caller set still holds
+    finally:
+        await loop.aclose()

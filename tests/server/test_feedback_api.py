@@ -18,6 +18,7 @@ def service(service_on_each_backend: RunningServer) -> RunningServer:
     """SQLite and PostgreSQL: the profile and metrics tables are in the shared SQL layer."""
     return service_on_each_backend
 
+
 TOP = {"resource": "products", "sort_key": "BEST_SELLING", "limit": 10}
 
 

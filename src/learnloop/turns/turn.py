@@ -341,12 +341,16 @@ class Turn:
 
 
 def _turn_limits(limits: Limits | None, config: TurnConfig) -> Limits:
-    """Seed 001 §8.9's token budget unless the caller set one; characters stay capped only where they said so."""
-    if limits is None:
-        return Limits(max_chars=_UNCAPPED_CHARS, max_tokens=config.max_tokens)
+    """Seed 001 §8.9's token budget unless the caller set one; characters capped only where the caller said so
+    (limits given for counts alone, `Limits(top_k=3)`, keep the token budget and no character cap)."""
+    limits = limits or Limits()
+    given = limits.model_fields_set
+    update: dict[str, int] = {}
+    if "max_chars" not in given:
+        update["max_chars"] = _UNCAPPED_CHARS
     if limits.max_tokens is None:
-        return limits.model_copy(update={"max_tokens": config.max_tokens})
-    return limits
+        update["max_tokens"] = config.max_tokens
+    return limits.model_copy(update=update) if update else limits
 
 
 def _identifier(value: str, field: str) -> str:
