@@ -147,5 +147,6 @@ def render_block(
         return RenderedBlock(text="", tokens=0, kept={}, dropped=dropped)
     out.append(BLOCK_CLOSE)
     text = "\n".join(out)
-    tokens = tokens_of(text) if counter is not None else estimate_tokens(text)
+    # A counter's counts of lines add up (see `tokens.TokenCounter`): the sum is the block's count.
+    tokens = used_tokens if counter is not None else estimate_tokens(text)
     return RenderedBlock(text=text, tokens=tokens, kept=kept, dropped=dropped)
