@@ -8,6 +8,7 @@ import pytest
 import learnloop
 from learnloop.errors import NotFound, ValidationError
 from learnloop.profile import PROFILE_TITLE, ProfileConfig, ProfileEdit
+from learnloop.turns import TurnConfig
 from tests.support.clock import Clock
 
 REVENUE = [
@@ -121,3 +122,17 @@ async def test_the_turn_files_its_tool_calls_under_the_profile_s_intent(
     assert template.intent == "revenue"
     record = await loop.turns.get(turn.id)
     assert record.steps["profile"] == {"intent": "revenue", "fine": "revenue_last_month", "complexity": "simple"}
+
+
+async def test_the_profile_takes_its_place_in_the_shared_budget(profile_loop: learnloop.Loop, clock: Clock) -> None:
+    """Seed 001 §8.9: user preferences and patterns come before the user's learnings when the budget is short."""
+    loop = profile_loop
+    await _turns(loop, clock, "gus", ["revenue last month", "orders last month", "revenue last month by day"])
+    for n in range(6):
+        await loop.save(f"Revenue report number {n} for last month goes to the finance team by email", user="gus")
+    async with loop.turn("gus", "revenue report for last month?", session="roomy") as roomy:
+        assert PROFILE_TITLE in roomy.context and "Revenue report number" in roomy.context
+    assert roomy.context.index(PROFILE_TITLE) < roomy.context.index("Revenue report number")
+    loop.turns.configure(TurnConfig(agent=False, max_tokens=70))
+    async with loop.turn("gus", "revenue report for last month?", session="tight") as tight:
+        assert PROFILE_TITLE in tight.context and "Revenue report number" not in tight.context
