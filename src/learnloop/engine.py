@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .stores.archive import TenantArchive
     from .stores.conversations import ConversationStore
     from .stores.holdback import HoldbackStore
+    from .stores.learning_metrics import LearningMetricsStore
+    from .stores.profiles import ProfileStore
     from .stores.quarantine import QuarantineStore
     from .stores.service import ServiceStore
     from .stores.tools import ToolStore
@@ -94,6 +96,8 @@ class Engine:
     archive: TenantArchive | None = None
     conversations: ConversationStore | None = None
     holdback: HoldbackStore | None = None
+    profiles: ProfileStore | None = None
+    learning_metrics: LearningMetricsStore | None = None
     startup: Sequence[StartupHook] = ()
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -112,6 +116,8 @@ class Engine:
         self.archive = own.archive if self.archive is None else self.archive
         self.conversations = own.conversations if self.conversations is None else self.conversations
         self.holdback = own.holdback if self.holdback is None else self.holdback
+        self.profiles = own.profiles if self.profiles is None else self.profiles
+        self.learning_metrics = own.learning_metrics if self.learning_metrics is None else self.learning_metrics
         # Cosine thresholds belong to one embedding model: unset ones take the embedder's calibration.
         model = self.embedder.model_id
         if self.dedupe is None:

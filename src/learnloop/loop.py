@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from .admin import TenantAdmin
@@ -25,7 +25,9 @@ from .capture.tool import (
     tool_schema,
 )
 from .capture.write import SaveRequest, SaveResult, normalise_tags, save
+from .errors import ValidationError
 from .holdback import HoldbackService
+from .learning_metrics import LearningMetrics, compute_learning_metrics, feedback_records
 from .models import (
     DEFAULT_NAMESPACE,
     Filters,
@@ -37,9 +39,11 @@ from .models import (
     Status,
     choice,
 )
+from .profile import ProfileService
 from .recall import retrieve
 from .sdk_edge import sdk_edge
 from .stores.base import Vector
+from .stores.learning_metrics import FeedbackRecord
 from .sync import SyncProxy
 from .tools import ToolIntelligence
 from .tools.intelligence import close_tools, tools_of
@@ -96,6 +100,11 @@ class Loop(TenantAdmin):
     def turns(self) -> TurnService:
         """Turns begun by any process: `await loop.turns.finish(turn_id, answer)`; housekeeping; settings."""
         return TurnService(self._engine, self.tenant)
+
+    @functools.cached_property
+    def profiles(self) -> ProfileService:
+        """User profiles (seed 001's user memory): `await loop.profiles.get("alice")`; edit, forget, configure."""
+        return ProfileService(self._engine, self.tenant)
 
     def turn(
         self,
@@ -328,6 +337,31 @@ class Loop(TenantAdmin):
         removed = await self._engine.store.forget_user(self.tenant, self.scope(user).user or user)
         await self.agent.reap_workers()  # a worker still busy for them must not write anything back
         return removed
+
+    # -- seed 001 §11: is the agent getting better? ---------------------------------------------------
+
+    async def feedback(
+        self, *, user: str | None = None, days: float = 7.0, types: Sequence[str] = (), limit: int = 100
+    ) -> list[FeedbackRecord]:
+        """The verdicts on answers (from the next message, or silence), newest first."""
+        if not 0 < days <= 3660 or not 1 <= limit <= 10_000:
+            raise ValidationError("days must be in (0, 3660] and limit in [1, 10000]", field="days")
+        await self._engine.ensure_started()
+        since = self._engine.clock() - timedelta(days=days)
+        return await feedback_records(self._engine, self.scope(user), since=since, types=tuple(types), limit=limit)
+
+    async def learning_metrics(
+        self, *, user: str | None = None, days: float = 7.0, bucket: Literal["hour", "day"] = "day"
+    ) -> LearningMetrics:
+        """Template hit rate and confidence, error-recovery rate, first-try success, response quality, tool
+        selection accuracy, cold start and correction rate, in total and per bucket (`learnloop.learning_metrics`)."""
+        if not 0 < days <= 3660:
+            raise ValidationError("days must be in (0, 3660]", field="days")
+        await self._engine.ensure_started()
+        step = 3600 if bucket == "hour" else 86_400
+        return await compute_learning_metrics(
+            self._engine, self.scope(user), now=self._engine.clock(), days=days, bucket_seconds=step
+        )
 
 
 def _actor_for(origin: Origin) -> str:

@@ -15,6 +15,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tokens import TokenCounter
 
 __all__ = [
     "BLOCK_CLOSE",
@@ -79,33 +83,53 @@ def render_block(
     max_chars: int,
     max_tokens: int | None = None,
     max_items: int | None = None,
+    counter: TokenCounter | None = None,
 ) -> RenderedBlock:
     """Fit sections (in priority order) into the limits; lines that do not fit are dropped, not cut,
-    unless not even the first line fits, which is then shortened so the model still sees something."""
+    unless not even the first line fits, which is then shortened so the model still sees something.
+    With a `counter`, `max_tokens` is counted with it (a token budget); without, it is estimated at four
+    characters a token."""
     ordered = sorted((s for s in sections if s.lines), key=lambda s: s.priority)
     if not ordered:
         return RenderedBlock(text="", tokens=0, kept={}, dropped=0)
     char_budget = max_chars
-    if max_tokens is not None:
+    token_budget = max_tokens if counter is not None else None
+    if max_tokens is not None and counter is None:
         char_budget = min(char_budget, max_tokens * 4)
+
+    def tokens_of(text: str) -> int:
+        return counter.count(text) if counter is not None else 0
+
     used = len(BLOCK_OPEN) + len(MEMORY_NOTICE) + len(BLOCK_CLOSE) + 3
+    used_tokens = tokens_of(f"{BLOCK_OPEN}\n{MEMORY_NOTICE}\n{BLOCK_CLOSE}")
     out: list[str] = [BLOCK_OPEN, MEMORY_NOTICE]
     kept: dict[str, list[int]] = {}
     dropped = 0
     items = 0
     for section in ordered:
         header_cost = len(section.title) + 1
+        header_tokens = tokens_of(section.title) if token_budget is not None else 0
+        room_tokens = 0
         chosen: list[str] = []
         indices: list[int] = []
         for index, line in enumerate(section.lines):
             bullet = f"- {clean_line(line)}"
             cost = len(bullet) + 1 + (header_cost if not chosen else 0)
-            if (max_items is not None and items >= max_items) or used + cost > char_budget:
+            token_cost = tokens_of(bullet) + (header_tokens if not chosen else 0) if token_budget is not None else 0
+            over_tokens = token_budget is not None and used_tokens + token_cost > token_budget
+            if (max_items is not None and items >= max_items) or used + cost > char_budget or over_tokens:
                 room = char_budget - used - (header_cost if not chosen else 0) - 1
+                if token_budget is not None:
+                    room_tokens = token_budget - used_tokens - (header_tokens if not chosen else 0)
+                    room = min(room, room_tokens * 3)  # under three characters a token, then checked below
                 if items == 0 and room >= 24:
-                    chosen.append(bullet[: room - 1].rstrip() + _ELLIPSIS)
+                    cut = bullet[: room - 1].rstrip() + _ELLIPSIS
+                    while token_budget is not None and len(cut) > 24 and tokens_of(cut) > room_tokens:
+                        cut = cut[: int(len(cut) * 0.9)].rstrip() + _ELLIPSIS
+                    chosen.append(cut)
                     indices.append(index)
-                    used += room + (header_cost if len(chosen) == 1 else 0) + 1
+                    used += len(cut) + (header_cost if len(chosen) == 1 else 0) + 1
+                    used_tokens += tokens_of(cut) + (header_tokens if len(chosen) == 1 else 0)
                     items += 1
                 else:
                     dropped += 1
@@ -113,6 +137,7 @@ def render_block(
             chosen.append(bullet)
             indices.append(index)
             used += cost
+            used_tokens += token_cost
             items += 1
         if chosen:
             out.append(section.title)
@@ -122,4 +147,6 @@ def render_block(
         return RenderedBlock(text="", tokens=0, kept={}, dropped=dropped)
     out.append(BLOCK_CLOSE)
     text = "\n".join(out)
-    return RenderedBlock(text=text, tokens=estimate_tokens(text), kept=kept, dropped=dropped)
+    # A counter's counts of lines add up (see `tokens.TokenCounter`): the sum is the block's count.
+    tokens = used_tokens if counter is not None else estimate_tokens(text)
+    return RenderedBlock(text=text, tokens=tokens, kept=kept, dropped=dropped)

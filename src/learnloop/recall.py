@@ -30,10 +30,12 @@ from .models import (
     constructed,
 )
 from .pool_ranking import rank_pool
+from .prompting import Section
 from .retrieval import Scored, name_floor, rank_candidates, render_memories, unnamed_dropped
 from .stores.base import AppendEvent, Candidate, EventDraft, Operation, SearchRequest, Touch, Vector
 from .stores.candidate_pool import CandidatePool
 from .terms import MAX_QUERY_CHARS, query_names, query_terms
+from .tokens import TokenCounter
 from .tools.context import may_add_sections, render_with_tool_sections, retrieval_sections
 
 __all__ = ["retrieve"]
@@ -52,11 +54,14 @@ async def retrieve(
     at: datetime | None = None,
     session: str | None = None,
     assignment: Assignment | None = None,
+    sections: Sequence[Section] = (),
+    counter: TokenCounter | None = None,
 ) -> RetrievalResult:
     """`session`: the conversation asked in; corrections the user made earlier in it ("No, I meant last month")
     are shown first whatever the query (seed 001 §2, layer 1: in-flight corrections). `assignment` is the user's
     holdback arm when the caller has it already (`loop.turn()`); a user held back gets an empty result and records
-    no hits."""
+    no hits. `sections` join the block under the same budget (a turn's user profile); `counter` makes
+    `max_tokens` a counted token budget (a turn's seed 001 budget) instead of an estimate."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty", field="query")
     query = query.strip()[:MAX_QUERY_CHARS]
@@ -122,10 +127,11 @@ async def retrieve(
     items = unnamed_dropped(items, query_names(named), name_floor("") if floor is None else floor)
     if session:
         items = await _with_session_corrections(engine, scope, session, items)
-    if tool_sections:
-        block, included = render_with_tool_sections(items, limits, tool_sections)
+    shown_sections = [*tool_sections, *sections]
+    if shown_sections:
+        block, included = render_with_tool_sections(items, limits, shown_sections, counter)
     else:
-        block, included = render_memories(items, limits)
+        block, included = render_memories(items, limits, counter)
     if record:
         _record(engine, scope, included, actor, query)
     # Every field given and of its type (the items are built above): no validation pass over the items.

@@ -21,6 +21,7 @@ from .models import Filters, Learning, Limits, RetrievedItem, Status, constructe
 from .prompting import RenderedBlock, Section, clean_line, memory_line, quoted, render_block
 from .stores.base import Candidate
 from .terms import mentions_any
+from .tokens import TokenCounter
 
 __all__ = [
     "MEMORY_SECTION_TITLE",
@@ -347,7 +348,9 @@ def one_line_per_pair(items: Sequence[RetrievedItem]) -> list[RetrievedItem]:
     return unique
 
 
-def render_memories(items: Sequence[RetrievedItem], limits: Limits) -> tuple[RenderedBlock, list[RetrievedItem]]:
+def render_memories(
+    items: Sequence[RetrievedItem], limits: Limits, counter: TokenCounter | None = None
+) -> tuple[RenderedBlock, list[RetrievedItem]]:
     """The seed 004 block for `items`, and the items that made it into the block. A pair in possible conflict
     is one line, however many of its learnings were retrieved."""
     items = one_line_per_pair(items)
@@ -357,5 +360,6 @@ def render_memories(items: Sequence[RetrievedItem], limits: Limits) -> tuple[Ren
         max_chars=limits.max_chars,
         max_tokens=limits.max_tokens,
         max_items=limits.max_items,
+        counter=counter,
     )
     return block, [items[i] for i in block.kept.get(MEMORY_SECTION_TITLE, [])]

@@ -329,3 +329,70 @@ def test_metrics_page_shows_whether_memory_helps(context: Any, service: RunningS
     assert page.locator("#holdback-verdict").inner_text() == verdict
     page.locator("#holdback").screenshot(path=str(OUTPUT / "metrics-holdback.png"))
     page.close()
+
+
+def test_metrics_page_shows_seed_001_s_learning_metrics(context: Any, service: RunningServer) -> None:
+    """Seed 001 §11: every metric has its card, and the two charts draw from a real history of turns."""
+    tenant = "browser-learning"
+    key = service.key(tenant, "admin")
+    top = {"resource": "products", "sort_key": "BEST_SELLING", "limit": 10}
+    with service.client(key) as c:
+        c.post("/api/tools/catalog", json={"tools": CATALOG, "server": "shop"}).raise_for_status()
+        for user, message in (("ann", "top products last month"), ("ann", "great, thanks! top products this week")):
+            begun = c.post("/api/turns", json={"message": message, "user": user, "session": user}).json()
+            c.post(f"/api/turns/{begun['id']}/tool-calls", json={"name": "shop_analytics", "arguments": top})
+            c.post(f"/api/turns/{begun['id']}/finish", json={"response": "Here."}).raise_for_status()
+    service.call(service.loop.for_tenant(tenant).turns.drain())
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/metrics")
+    page.locator("#chart-templates svg circle, #chart-templates svg polyline").first.wait_for()
+    page.locator("#chart-quality svg circle, #chart-quality svg polyline").first.wait_for()
+    cards = dict(
+        zip(
+            page.locator("#learning-totals div span").all_inner_texts(),
+            page.locator("#learning-totals div b").all_inner_texts(),
+            strict=True,
+        )
+    )
+    assert list(cards) == [
+        "Template hit rate",
+        "Template confidence",
+        "Error recovery rate",
+        "First-try success",
+        "Response quality",
+        "Tool selection accuracy",
+        "Cold start (turns)",
+        "Correction rate",
+    ]
+    assert cards["Template hit rate"] == "50%" and cards["First-try success"] == "100%"
+    assert cards["Response quality"] == "0.80" and cards["Cold start (turns)"] == "2.0"
+    assert cards["Correction rate"] == "0%" and cards["Error recovery rate"] == "–"
+    assert page.locator("#learning-empty").is_hidden()
+    page.screenshot(path=str(OUTPUT / "metrics-learning.png"), full_page=True)
+    page.close()
+
+
+def test_profiles_page_shows_edits_and_forgets_a_profile(context: Any, service: RunningServer) -> None:
+    tenant = "browser-profiles"
+    key = service.key(tenant, "admin")
+    with service.client(key) as c:
+        for n, message in enumerate(("revenue last month?", "revenue by channel last month", "orders last month")):
+            begun = c.post("/api/turns", json={"message": message, "user": "pat", "session": f"p{n}"}).json()
+            c.post(f"/api/turns/{begun['id']}/finish", json={"response": "Here."}).raise_for_status()
+    service.call(service.loop.for_tenant(tenant).turns.drain())
+    page = _login(context, service, key)
+    page.goto(f"{service.url}/profiles?user=pat")
+    assert page.locator("header nav a[aria-current='page']").inner_text() == "Profiles"
+    assert page.locator("#favourites").inner_text() == "revenue, orders"
+    assert page.locator("#time-range").inner_text() == "last_month"
+    assert page.locator("#interactions").inner_text() == "3"
+    assert page.locator("#patterns tbody tr").count() >= 5
+    page.fill("#edit-range", "last_7_days")
+    page.click("#profile-edit button[type=submit]")
+    page.get_by_text("last_7_days", exact=True).first.wait_for()
+    assert page.locator("#time-range").inner_text() == "last_7_days"
+    page.screenshot(path=str(OUTPUT / "profiles.png"), full_page=True)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#profile-forget")
+    page.locator("#profile-empty").wait_for()
+    page.close()

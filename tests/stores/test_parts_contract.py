@@ -262,7 +262,7 @@ async def test_agent_sessions_and_files_are_scoped(store: Store) -> None:
     assert await agent.get_session(ALICE, "s1") is None
 
 
-@pytest.mark.parametrize("name", ["tools", "agent", "quarantine", "service", "archive"])
+@pytest.mark.parametrize("name", ["tools", "agent", "quarantine", "service", "archive", "profiles"])
 def test_parts_are_built_once(store: Store, name: str) -> None:
     """A part keeps in-memory state beside the store (the tool index, caches): the engine and anything else
     that asks must get the same instance."""

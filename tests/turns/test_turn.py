@@ -36,7 +36,7 @@ async def test_one_block_feeds_every_subsystem_once(
     await loop.turns.drain()
 
     record = await loop.turns.get(turn.id, user="alice")
-    assert record.status == "done" and set(record.steps) == {"signals", "observe", "agent", "log"}
+    assert record.status == "done" and set(record.steps) == {"profile", "signals", "observe", "agent", "log"}
     assert [c["name"] for c in record.tool_calls] == ["shop_analytics", "currency_convert"]
     # Tool layer: the list it saw and each call, once; a template from the successful call.
     calls = await _calls(loop, "s1")
@@ -79,7 +79,7 @@ async def test_work_that_fails_resumes_from_the_step_it_stopped_at(turns_loop: l
         await turn.finish("Here.")
     await loop.turns.drain()
     record = await loop.turns.get(turn.id)
-    assert record.status == "finished" and set(record.steps) == {"signals", "observe"} and record.error
+    assert record.status == "finished" and set(record.steps) == {"profile", "signals", "observe"} and record.error
     loop.agent.configure(run_workers=False)
     clock.advance(minutes=5)
     # This pass, or the periodic one `begin` started in the background, takes the retry: either way once.

@@ -56,7 +56,7 @@ def test_work_queued_by_a_killed_process_runs_once_in_the_next(tmp_path: Path) -
             assert (await loop.turns.housekeeping()).processed == 1
             assert (await loop.turns.housekeeping()).processed == 0
             after = await loop.turns.get(turn_id)
-            assert after.status == "done" and set(after.steps) == {"signals", "observe", "agent", "log"}
+            assert after.status == "done" and set(after.steps) == {"profile", "signals", "observe", "agent", "log"}
             calls = await loop.tools.signals(session="s1", kind="call")
             assert [(c.tool, c.ok) for c in calls] == [("shop_analytics", True), ("send_email", False)]
             assert (await loop.agent.queue("s1", user="alice")).pending == 1

@@ -19,6 +19,7 @@ from .demo import demo
 from .keys import keys
 from .learnings import learnings
 from .mcp import mcp
+from .profile import profile
 from .proxy import proxy
 from .report import holdback, report
 from .serve import serve
@@ -52,6 +53,7 @@ cli.add_command(proxy)
 cli.add_command(tenant)
 cli.add_command(report)
 cli.add_command(holdback)
+cli.add_command(profile)
 
 
 @cli.command()

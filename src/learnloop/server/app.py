@@ -23,7 +23,7 @@ from ..stores.service import ServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
-from .routes import admin, agent, capture, holdback, learnings, metrics, review, tools, turns
+from .routes import admin, agent, capture, feedback, holdback, learnings, metrics, profiles, review, tools, turns
 from .state import Service, ServiceOptions, service_store_for
 from .wire import BodySizeLimit, QueryTextCheck
 
@@ -155,6 +155,8 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         sse.router,
         metrics.router,
         holdback.router,
+        profiles.router,
+        feedback.router,
         pages.router,
     )
     for router in routers:

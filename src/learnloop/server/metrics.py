@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..learning_metrics import LearningMetrics
 from ..models import Scope
 from ..stores.service import MetricRows, ServiceStore
 
@@ -28,6 +29,8 @@ class Metrics(BaseModel):
     learnings: dict[str, Any]
     totals: dict[str, Any]
     series: list[dict[str, Any]]
+    # Seed 001 §11: is the agent getting better (templates, recoveries, first tries, feedback, cold start).
+    learning: LearningMetrics | None = None
 
 
 def _totals(rows: MetricRows) -> dict[str, Any]:
@@ -195,4 +198,42 @@ def prometheus_text(metrics: Metrics) -> str:
     family(
         "learnloop_retrieval_hit_ratio", "gauge", "Retrieval hits / retrievals.", [("", 0 if rate is None else rate)]
     )
+    if metrics.learning is not None:
+        lines += learning_families(metrics.learning, tenant)
     return "\n".join(lines) + "\n"
+
+
+# Seed 001 §11's figures as gauges: (name, help, attribute of LearningMetrics).
+_LEARNING_GAUGES = (
+    (
+        "template_hit_ratio",
+        "Successful tool calls whose query template existed / those with a template.",
+        "template_hit_rate",
+    ),
+    ("template_confidence", "Mean confidence of the active query templates.", "template_confidence"),
+    ("error_recovery_ratio", "Recovery patterns' times succeeded / times applied.", "error_recovery_rate"),
+    ("first_try_success_ratio", "Successful tool calls / tool calls.", "first_try_success_rate"),
+    ("response_quality", "Mean feedback score of answers (-1 to 1).", "average_response_quality"),
+    (
+        "tool_selection_accuracy",
+        "Calls with the intent's preferred tool / calls for the intent.",
+        "tool_selection_accuracy",
+    ),
+    ("cold_start_turns", "Turns a user took until their first template hit (mean).", "cold_start_queries"),
+    ("correction_ratio", "Feedback records that are corrections / feedback records.", "correction_rate"),
+)
+
+
+def learning_families(learning: LearningMetrics, tenant: str) -> list[str]:
+    """Seed 001 §11's metrics; a figure with nothing to measure yet is left out (no sample, not a zero)."""
+    lines: list[str] = []
+    for name, help_text, attribute in _LEARNING_GAUGES:
+        value = getattr(learning, attribute)
+        if value is None:
+            continue
+        lines += [f"# HELP learnloop_{name} {help_text}", f"# TYPE learnloop_{name} gauge"]
+        lines.append(f"learnloop_{name}{{{tenant}}} {value}")
+    lines += ["# HELP learnloop_feedback_total Feedback records, by type.", "# TYPE learnloop_feedback_total counter"]
+    for kind, count in sorted(learning.feedback_by_type.items()):
+        lines.append(f'learnloop_feedback_total{{{tenant},type="{_label(kind)}"}} {count}')
+    return lines

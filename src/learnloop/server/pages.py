@@ -15,7 +15,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..capture.dedupe import merged_text
-from ..errors import AuthenticationError
+from ..errors import AuthenticationError, NotFound
 from ..models import Status
 from .auth import COOKIE, Api, api_for, principal_of
 from .keys import Role
@@ -218,3 +218,21 @@ async def metrics_page(request: Request) -> Response:
     if api is None:
         return _to_login(request)
     return _render(request, "metrics.html", api)
+
+
+@router.get("/profiles")
+async def profiles_page(request: Request, user: Annotated[str | None, Query(max_length=128)] = None) -> Response:
+    """A user's profile (seed 001's user memory): what was learned of them, hand edits, forget."""
+    api = await _page_api(request)
+    if api is None:
+        return _to_login(request)
+    tenant_view = api.principal.role is not Role.USER
+    named = user.strip() if user and _IDENT.match(user.strip()) else None
+    owner = api.acting_for(named) if tenant_view else api.scope_user
+    found = None
+    if owner:
+        try:
+            found = await api.loop.profiles.get(owner)
+        except NotFound:
+            found = None
+    return _render(request, "profiles.html", api, user=owner or "", profile=found, tenant_view=tenant_view)

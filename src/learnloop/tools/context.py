@@ -26,6 +26,7 @@ from ..prompting import RenderedBlock, Section, render_block
 from ..retrieval import MEMORY_SECTION_TITLE, item_line, one_line_per_pair
 from ..stores.base import Vector
 from ..stores.tools import ToolStore
+from ..tokens import TokenCounter
 from .base import ToolKnowledge
 from .config import ToolConfig, configured
 from .decay import EXCLUDE_BELOW, Knowledge, decayed
@@ -173,14 +174,17 @@ async def tool_sections(
 
 
 def render_with_tool_sections(
-    items: Sequence[RetrievedItem], limits: Limits, sections: Sequence[Section]
+    items: Sequence[RetrievedItem],
+    limits: Limits,
+    sections: Sequence[Section],
+    counter: TokenCounter | None = None,
 ) -> tuple[RenderedBlock, list[RetrievedItem]]:
     """Like `retrieval.render_memories`, with the tool sections around the memories. `max_items` keeps
     limiting the memories (seed 004's MaxItems); the tool sections have their own caps (seed 001 §8.9)."""
     shown = one_line_per_pair(items)[: limits.max_items]
     lines = [item_line(i) for i in shown]
     memory = Section(MEMORY_SECTION_TITLE, lines, priority=MEMORY_PRIORITY)
-    block = render_block([*sections, memory], max_chars=limits.max_chars, max_tokens=limits.max_tokens)
+    block = render_block([*sections, memory], max_chars=limits.max_chars, max_tokens=limits.max_tokens, counter=counter)
     return block, [shown[i] for i in block.kept.get(MEMORY_SECTION_TITLE, [])]
 
 

@@ -18,6 +18,7 @@ templates, recovery patterns and learned pairs.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -32,6 +33,8 @@ from .shapes import Redactor, Shaper
 from .templates import compact_params
 
 __all__ = ["aggregate", "compute_insights", "insight_line", "insight_tools"]
+
+log = logging.getLogger("learnloop.tools")
 
 _BEST_PRACTICE_CONFIDENCE = 0.9
 _BEST_PRACTICE_SUCCESSES = 3
@@ -170,6 +173,9 @@ async def aggregate(
     stale = now - timedelta(days=HALF_LIFE_DAYS[Knowledge.INSIGHT])
     drafts = compute_insights(inputs, config, shaper)
     written, pruned = await store.put_insights(tenant, drafts, now, stale_before=stale)
+    for draft in drafts:  # seed 001 §11: one event per insight the aggregator wrote
+        extra = {"event": "insight_updated", "tenant": tenant, "type": draft.type, "key": draft.key}
+        log.info("insight_updated", extra=extra)
     templates, recoveries, pairs = await store.maintain(tenant, now)
     return AggregationReport(
         written=written,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..capture.feedback import SCORES, FeedbackType
 from ..errors import ValidationError
+from ..tokens import TokenCounter
 
 __all__ = ["TurnConfig"]
 
@@ -26,10 +27,17 @@ class TurnConfig:
     # None: hand each finished turn to the learning agent when one is configured (a model, or a queue-only
     # process); False never, True always (the package waits in the queue for a worker).
     agent: bool | None = None
+    # Seed 001 §8.9: a turn's context (learnings, tool sections, profile, experience files) within this many
+    # tokens, counted by `token_counter` (None: the local embedding model's bundled tokenizer, an approximation
+    # of the app's LLM's; see `learnloop.tokens`). `retrieve_context` keeps seed 004's 1,500 characters.
+    max_tokens: int = 2_000
+    token_counter: TokenCounter | None = None
 
     def __post_init__(self) -> None:
         for name in ("expire_seconds", "silence_seconds", "housekeeping_seconds", "lease_seconds", "retry_backoff"):
             if not getattr(self, name) > 0:
                 raise ValidationError(f"{name} must be positive", field=name)
+        if self.max_tokens < 10:
+            raise ValidationError("max_tokens must be at least 10", field="max_tokens")
         if self.max_attempts < 1 or self.max_tool_calls < 1:
             raise ValidationError("max_attempts and max_tool_calls must be at least 1", field="max_attempts")

@@ -24,10 +24,12 @@ from ..capture.fields import redact_text, redact_values
 from ..errors import ConfigurationError, NotFound, ValidationError
 from ..holdback.assignment import context_assignment
 from ..models import DEFAULT_NAMESPACE, Filters, Limits, RetrievalResult, Scope
+from ..profile import ProfileService
 from ..recall import retrieve
 from ..sdk_edge import sdk_edge
 from ..stores.conversations import ConversationStore, ConversationTurn, NewTurn, TurnStatus
 from ..sync import SyncProxy, run_sync
+from ..tokens import default_counter
 from ..tools.intelligence import tools_of
 from ..tools.models import RoutedTool
 from .config import TurnConfig
@@ -42,6 +44,7 @@ __all__ = ["Turn", "TurnService"]
 _MAX_TEXT = 20_000  # message and response as kept on the conversation record
 _MAX_RESULT = 2_000  # a tool call's result as kept (the tool layer learns from outcomes, not payloads)
 _NAME = 200
+_UNCAPPED_CHARS = 1_000_000  # a turn's budget is in tokens; characters are not capped besides
 
 
 @sdk_edge
@@ -101,7 +104,7 @@ class TurnService:
         turn_id = _identifier(id, "id") if id is not None else uuid.uuid4().hex
         session = _identifier(session, "session")
         channel = channel if not channel else _identifier(channel, "channel")
-        limits = limits or Limits()
+        limits = _turn_limits(limits, runner.config)
         filters = filters or Filters()
         if namespace is not None:
             filters = filters.model_copy(update={"namespace": namespace})
@@ -111,6 +114,7 @@ class TurnService:
         # The holdback experiment's one gate: every part of the context below that holds memory asks it.
         assignment = await context_assignment(engine, scope, filters.namespace)
         vector = await engine.embed_one(message.strip()[:2_000], purpose="query")
+        profile = await ProfileService(engine, self.tenant).section(user) if assignment.shows_memory else None
         retrieval = await retrieve(
             engine,
             scope,
@@ -121,6 +125,8 @@ class TurnService:
             at=now,
             session=session,
             assignment=assignment,
+            sections=[profile] if profile else [],
+            counter=runner.config.token_counter or default_counter(),
         )
         routed: list[RoutedTool] = []
         if engine.tools is not None:
@@ -338,6 +344,19 @@ class Turn:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def _turn_limits(limits: Limits | None, config: TurnConfig) -> Limits:
+    """Seed 001 §8.9's token budget unless the caller set one; characters capped only where the caller said so
+    (limits given for counts alone, `Limits(top_k=3)`, keep the token budget and no character cap)."""
+    limits = limits or Limits()
+    given = limits.model_fields_set
+    update: dict[str, int] = {}
+    if "max_chars" not in given:
+        update["max_chars"] = _UNCAPPED_CHARS
+    if limits.max_tokens is None:
+        update["max_tokens"] = config.max_tokens
+    return limits.model_copy(update=update) if update else limits
 
 
 def _identifier(value: str, field: str) -> str:

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
+from ...learning_metrics import compute_learning_metrics
 from ..auth import Api, ApiDep, api_for, principal_of
 from ..errors import ERROR_RESPONSES
 from ..keys import Role
@@ -22,7 +23,7 @@ router = APIRouter(tags=["metrics"], responses=ERROR_RESPONSES)
 async def _metrics(api: Api, user: str | None, days: float, bucket: Bucket | None) -> Metrics:
     scope_user = api.acting_for(user) if user is not None else api.scope_user
     # Write counters are tenant-wide; a user-bound key sees only what its own events show.
-    return await compute_metrics(
+    metrics = await compute_metrics(
         api.service.store,
         api.loop.scope(scope_user),
         now=api.now(),
@@ -30,6 +31,12 @@ async def _metrics(api: Api, user: str | None, days: float, bucket: Bucket | Non
         bucket=bucket,
         counters=api.principal.role is not Role.USER and scope_user is None,
     )
+    step = 3600 if metrics.bucket == "hour" else 86_400
+    scope = api.loop.scope(scope_user)
+    metrics.learning = await compute_learning_metrics(
+        api.loop.engine, scope, now=api.now(), days=days, bucket_seconds=step
+    )
+    return metrics
 
 
 @router.get("/api/metrics", summary="Learning metrics, in total and over time")

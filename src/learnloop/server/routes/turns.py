@@ -127,7 +127,8 @@ async def begin_turn(api: ApiDep, body: TurnIn) -> TurnOut:
         session=body.session,
         channel=body.channel,
         namespace=body.namespace,
-        limits=Limits(**body.limits.model_dump()),
+        # Only what the request sets: a turn's budget is in tokens (seed 001 §8.9), not retrieve_context's characters.
+        limits=Limits(**body.limits.model_dump(exclude_unset=True)),
         tags=body.tags,
         at=body.at,
         id=body.id,

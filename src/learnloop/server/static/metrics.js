@@ -80,6 +80,7 @@
       });
       table("refusals", Object.entries(m.totals.refusals_by_rule));
       table("origins", Object.entries(m.learnings.by_origin));
+      document.dispatchEvent(new CustomEvent("learnloop:metrics", { detail: m }));
     } catch (error) {
       errorNode.textContent = error.message;
       errorNode.hidden = false;

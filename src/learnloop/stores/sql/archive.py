@@ -51,6 +51,8 @@ KINDS = (
     "conversations",
     "holdback_settings",
     "holdback_pins",
+    "user_profiles",
+    "user_patterns",
 )
 KEYS = "api_keys"
 # Tables with a tenant column that are derived from the others (kept by triggers, or written by the import).

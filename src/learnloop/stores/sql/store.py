@@ -41,7 +41,9 @@ from .candidates import candidates
 from .conversations import SqlConversationStore
 from .dialect import Connection
 from .holdback import SqlHoldbackStore
+from .learning_metrics import SqlLearningMetricsStore
 from .listing import list_learnings
+from .profiles import PROFILE_USER_TABLES, SqlProfileStore
 from .quarantine import SqlQuarantineStore
 from .row_cache import RowCache
 from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
@@ -72,6 +74,7 @@ class SqlStore(Generic[C]):
         "learning_sources",
         "conversations",
         "holdback_pins",
+        *PROFILE_USER_TABLES,
     )
     # Whether a search on current partitions may run on the caller's thread: only where telling "current" costs
     # no round trip to a server (the check runs on the caller's thread too).
@@ -138,6 +141,16 @@ class SqlStore(Generic[C]):
         """The holdback experiment's settings and pins, and the turns its report reads."""
         return SqlHoldbackStore(self._jobs)
 
+    @functools.cached_property
+    def profiles(self) -> SqlProfileStore:
+        """User profiles: pattern frequencies and what a person set by hand."""
+        return SqlProfileStore(self._jobs)
+
+    @functools.cached_property
+    def learning_metrics(self) -> SqlLearningMetricsStore:
+        """Reads for seed 001 §11's metrics and the feedback records."""
+        return SqlLearningMetricsStore(self._jobs)
+
     def parts(self) -> StoreParts:
         """Every optional part this backend offers, for the engine's constructor."""
         return StoreParts(
@@ -148,6 +161,8 @@ class SqlStore(Generic[C]):
             archive=self.archive,
             conversations=self.conversations,
             holdback=self.holdback,
+            profiles=self.profiles,
+            learning_metrics=self.learning_metrics,
         )
 
     # -- plumbing ------------------------------------------------------------------------------------
