@@ -281,7 +281,7 @@ async def best_template(
     query: Annotated[str | None, Query(min_length=1, max_length=4000, description="Match by similar queries")] = None,
     tool: ToolFilter = None,
     user: UserQuery = None,
-    min_confidence: Annotated[float, Query(ge=0.0, le=1.0)] = 0.5,
+    min_confidence: Annotated[float, Query(ge=0.0, le=1.0)] = 0.7,
 ) -> BestTemplateOut:
     """Settled by confidence, then recency, then speed (seed 001 §8.3); `template` is null when none is
     good enough."""
