@@ -181,6 +181,9 @@ def test_seed_001_recovery_flow(service: RunningServer) -> None:
         other = {"tool": "shop_analytics", "arguments": FAILED, "error": "connection refused"}
         assert _ok(c.post("/api/tools/recoveries/suggest", json=other)) == {"suggestion": None}
         block = _ok(c.post("/api/retrieve", json={"query": "top products by revenue", "user": "bob"}))["block"]
+        assert "Error recovery patterns" not in block  # applied once: not a pattern to show yet (seed 001 §6.2)
+        _ok(c.post("/api/tools/calls", json=fixed | {"session": "s2", "user": "bob"}))
+        block = _ok(c.post("/api/retrieve", json={"query": "top products by revenue", "user": "bob"}))["block"]
         assert (
             "If invalid_argument occurs with shop_analytics: Changed sort_key from 'REVENUE' to 'BEST_SELLING'" in block
         )
