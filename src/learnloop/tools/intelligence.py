@@ -299,7 +299,9 @@ class ToolIntelligence(ToolKnowledgeView):
             if window is not None:
                 window.failed_templates.add(receipt.template_id)
                 failed = window.failed_templates
-            fallback = await self.best_template(intent=record.intent, user=user, exclude=failed)
+            # Without an intent, "the next best" is only meaningful among ways of calling the same tool.
+            same_tool = None if record.intent else tool
+            fallback = await self.best_template(intent=record.intent, tool=same_tool, user=user, exclude=failed)
             receipt = receipt.model_copy(update={"fallback": fallback})
         self._after_call(receipt)
         return receipt
