@@ -36,6 +36,11 @@ def test_the_gate_redacts_inside_a_query_and_natural_text_stays_text() -> None:
     assert shaper.shape("s", {"q": "note:buy milk"}) == {"q": "<text>"}
     assert not query_like("https://example.com/a:b") and query_like("{ shop { name } }")
     assert Shaper(None).shape("s", {"q": "{ shop { name } }"}) == {"q": "<text>"}  # no gate, nothing kept
+    # Someone's words inside a query are data too: quoted phrases and names become <text>, the API's terms stay.
+    assert shaper.shape("s", {"q": "customer:Alice status:paid"}) == {"q": "customer:<text> status:paid"}
+    named = shaper.shape("g", {"q": '{ customers(query: "name:\'Alice Liddell\'", sort: "NAME") { id } }'})
+    assert named == {"q": '{ customers(query: "<text>", sort: "NAME") { id } }'}
+    assert shaper.shape("g", {"q": '{ product(handle: "blue-shirt") { title } }'})["q"].count("blue-shirt") == 1
 
 
 def test_literals_and_fields() -> None:

@@ -19,8 +19,9 @@ A proven free-text *query* is the point of some calls (a GraphQL document, a SQL
 expression such as ``created_at:>2024-05-01 status:open``): reduced to ``<text>`` it would teach nothing. A
 string that reads as one (`query_like`) is kept in the shape after the gate's redaction, with its literal
 values parameterised — dates become ``<date>``, ids ``<id>``, amounts ``<amount>``, other numbers
-``<number>`` (`parameterise`) — so the query's structure and field names are shared, never a user's dates,
-order numbers or sums. Natural-language text stays ``<text>``.
+``<number>``, and quoted strings or ``field:value`` values that are not the API's lowercase terms or constants
+``<text>`` (`parameterise`) — so the query's structure and field names are shared, never a user's dates,
+order numbers, sums or names. Natural-language text stays ``<text>``.
 
 A shape is also what identifies a call pattern: the signature of a template and the fingerprint of a
 failure are hashes of it, so ``limit=10`` and ``limit=20`` reinforce the same template while
@@ -89,6 +90,10 @@ _LITERALS: tuple[tuple[re.Pattern[str], str], ...] = (
 _PARENS = re.compile(r"\([^()]*\)")
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A `field:value` term of a search expression (`created_at:><date>`, `status:open`), and a value that is the
+# API's word rather than someone's: a lowercase term, not a name.
+_TERM = re.compile(r"(?<![\w.<])([A-Za-z_][A-Za-z0-9_.]*):([<>=!]*?)(<[a-z_]+(?::[^<>\s]+)?>|[^\s\"'()<>,}\]]+)")
+_WORD_VALUE = re.compile(r"[a-z][a-z0-9_\-]{0,39}")
 _QUERY_WORDS = frozenset({"query", "mutation", "subscription", "fragment", "on", "true", "false", "null"})
 _MAX_DEPTH = 4
 _MAX_ITEMS = 16
@@ -216,12 +221,30 @@ def query_like(text: str) -> bool:
 
 
 def parameterise(text: str) -> str:
-    """`text` with its literal values (dates, ids, amounts, numbers) replaced by placeholders."""
+    """`text` with its literal values replaced by placeholders: dates, ids, amounts and numbers, then every
+    quoted string and `field:value` value that is not the API's own word (a lowercase term such as `open`, an
+    UPPER_SNAKE constant) — `name:'Alice Liddell'` is someone's data, which no gate can tell from a status."""
     parts = _TOKEN.split(text)
     for i in range(0, len(parts), 2):  # odd parts are placeholders already
         for pattern, placeholder in _LITERALS:
             parts[i] = pattern.sub(placeholder, parts[i])
-    return "".join(parts)
+    return _TERM.sub(_term, _QUOTED.sub(_quoted, "".join(parts)))
+
+
+def _kept_value(value: str) -> bool:
+    return bool(_TOKEN.fullmatch(value) or _constant(value) or _WORD_VALUE.fullmatch(value))
+
+
+def _quoted(match: re.Match[str]) -> str:
+    quote, inner = match.group(0)[0], match.group(0)[1:-1]
+    if _kept_value(inner) or (inner and query_like(inner)):
+        return match.group(0)  # a search expression inside is reduced by `_term` like any other
+    return f"{quote}<text>{quote}"
+
+
+def _term(match: re.Match[str]) -> str:
+    field, operator, value = match.groups()
+    return match.group(0) if _kept_value(value) else f"{field}:{operator}<text>"
 
 
 def query_fields(text: str) -> list[str]:
