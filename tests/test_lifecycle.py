@@ -106,3 +106,31 @@ def test_policy_validates_thresholds() -> None:
         LifecyclePolicy(promote_on_streak=0)
     with pytest.raises(ValidationError):
         LifecyclePolicy(auto_promotion_confidence=1.5)
+
+
+def test_a_preferences_confidence_halves_every_30_days_it_is_not_restated() -> None:
+    """Seed 001 §4.5: user preferences decay with a 30-day half-life (before: their confidence never moved)."""
+    from datetime import UTC, datetime, timedelta
+
+    from learnloop.lifecycle import LifecyclePolicy, effective_confidence
+    from learnloop.models import Learning, LearningType
+
+    said = datetime(2026, 1, 1, tzinfo=UTC)
+    preference = Learning(
+        id=1,
+        tenant="t",
+        user="alice",
+        type=LearningType.PREFERENCE,
+        text="Alice prefers revenue in euros",
+        confidence=0.8,
+        simhash64="0" * 16,
+        created_at=said,
+        updated_at=said,
+    )
+    assert effective_confidence(preference, said) == 0.8
+    assert effective_confidence(preference, said + timedelta(days=30)) == 0.4
+    assert round(effective_confidence(preference, said + timedelta(days=60)), 6) == 0.2
+    fact = preference.model_copy(update={"type": LearningType.FACT})
+    assert effective_confidence(fact, said + timedelta(days=60)) == 0.8  # other types keep theirs
+    steady = LifecyclePolicy(preference_half_life_days=None)
+    assert effective_confidence(preference, said + timedelta(days=60), steady) == 0.8

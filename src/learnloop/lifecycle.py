@@ -3,15 +3,20 @@
 One table says which actor kinds may move a learning from one status to another. Everything that changes
 a status (confirmation, retrieval evidence, negative feedback, supersession, a person in the review page)
 goes through `check_transition`, so the rules live in exactly one place.
+
+Confidence decays for preferences (seed 001 §4.5: "preferences can shift over time", 30-day half-life): the
+stored confidence is what a preference had when it was last stated, confirmed or merged (`updated_at`), and
+`effective_confidence` halves it for every 30 days since. Facts, procedures and the rest keep theirs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from .errors import InvalidTransition, ValidationError
-from .models import Learning, Status
+from .models import Learning, LearningType, Status
 
 __all__ = [
     "TRANSITIONS",
@@ -20,6 +25,7 @@ __all__ = [
     "Promotion",
     "actor_kind",
     "check_transition",
+    "effective_confidence",
     "evidence_promotion",
     "failure_outcome",
 ]
@@ -82,10 +88,14 @@ class LifecyclePolicy:
     tool_confidence: float = 0.8
     observer_confidence: float = 0.5
     failure_confidence_step: float = 0.2
+    # Seed 001 §4.5: a preference's confidence halves every this many days it is not reaffirmed (None: never).
+    preference_half_life_days: float | None = 30.0
 
     def __post_init__(self) -> None:
         if self.promote_on_streak < 1 or self.promote_on_hits < 1:
             raise ValidationError("promotion thresholds must be at least 1")
+        if self.preference_half_life_days is not None and self.preference_half_life_days <= 0:
+            raise ValidationError("preference_half_life_days must be positive")
         for name in ("auto_promotion_confidence", "confirmation_confidence", "tool_confidence"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -114,9 +124,22 @@ def evidence_promotion(learning: Learning, policy: LifecyclePolicy) -> Promotion
     return Promotion(reason=reason, confidence=min(learning.confidence, policy.auto_promotion_confidence))
 
 
+def effective_confidence(learning: Learning, now: datetime, policy: LifecyclePolicy | None = None) -> float:
+    """The confidence a learning has at `now`: a preference's decays with the time since it was last
+    reaffirmed (`LifecyclePolicy.preference_half_life_days`); every other type's is what is stored."""
+    half_life = (policy or _DEFAULT_POLICY).preference_half_life_days
+    if learning.type is not LearningType.PREFERENCE or half_life is None:
+        return learning.confidence
+    age_days = max(0.0, (now - learning.updated_at).total_seconds() / 86_400)
+    return float(learning.confidence * 0.5 ** (age_days / half_life))
+
+
 def failure_outcome(learning: Learning, policy: LifecyclePolicy) -> tuple[Status, float]:
     """Negative feedback: a verified learning is demoted to candidate, a candidate is deprecated."""
     confidence = max(0.0, learning.confidence - policy.failure_confidence_step)
     if learning.status is Status.VERIFIED:
         return Status.CANDIDATE, confidence
     return Status.DEPRECATED, confidence
+
+
+_DEFAULT_POLICY = LifecyclePolicy()

@@ -6,6 +6,7 @@ import numpy as np
 
 from learnloop.agent import ReanalysisRequest, Workspace
 from learnloop.agent.knowledge import pointer_text
+from learnloop.agent.reground import REGROUND_MARK
 from learnloop.loop import Loop
 from learnloop.models import Event, Origin, Status
 from tests.agent.support import DIMENSION, LearningScript, calls, package_text, tool_results
@@ -190,25 +191,65 @@ async def test_failed_edits_reanalysis_and_learnings(agent_loop: Loop, scripted_
     assert events[-1].action == "learning_done"
 
 
-async def test_reanalysis_without_a_handler_is_recorded_as_an_event(
+async def test_reanalysis_without_a_handler_reanalyses_the_page_into_pending_pointers(
     agent_loop: Loop, scripted_openai: ScriptedOpenAI
 ) -> None:
+    """Seed 003 R6: `trigger_reground` re-analyses the page and creates pointers with enrichment_status
+    'pending' (before: only recorded as an event, nothing re-analysed)."""
     loop = agent_loop
     await _seed_knowledge(loop)
+    found = {
+        "pointers": [
+            {"title": "Pump schedule", "description": "already found: skipped"},
+            {"title": "Valve tags", "description": "Valve tags V-1 to V-12 in the north-east corner"},
+        ]
+    }
+    scripted_openai.chat.on(lambda r: REGROUND_MARK in str((r.get("messages") or [{}])[0].get("content")), found)
     scripted_openai.chat.respond(
         LearningScript(
             [
-                calls(("trigger_reground", {"page_id": "M-101", "instruction": "Re-read the pump table"})),
+                calls(("trigger_reground", {"page_id": "M-101", "instruction": "The valve tags were missed"})),
                 Reply.text("ok"),
             ]
         )
     )
     await loop.agent.open_session("s3", project="site-a")
-    await loop.submit_interaction("s3", "The pump table is unreadable", "Sorry.")
+    receipt = await loop.submit_interaction("s3", "You missed the valve tags", "Sorry.")
     await loop.agent.drain("s3")
+    asked = next(r for r in scripted_openai.chat_requests if REGROUND_MARK in str(r["messages"][0]["content"]))
+    assert "Ducts, pumps, schedules" in asked["messages"][1]["content"]  # the page, with what was found on it
+    assert "ptr-pump" in asked["messages"][1]["content"] and "valve tags were missed" in asked["messages"][1]["content"]
     event = next(e for e in await loop.events(limit=100) if e.action == "reanalysis_requested")
-    assert event.panel.value == "knowledge_update"
-    assert event.data["status"] == "recorded" and event.data["instruction"] == "Re-read the pump table"
+    assert event.panel.value == "knowledge_update" and event.data["status"] == "reanalysed"
+    [new_id] = event.data["outcome"]["new_pointers"]
+    pointers = {p.id: p for p in await loop.agent.list_pointers(page_id="M-101", project="site-a")}
+    assert set(pointers) == {"ptr-pump", new_id}
+    pointer = pointers[new_id]
+    assert pointer.title == "Valve tags" and pointer.metadata["enrichment_status"] == "pending"
+    assert pointer.metadata["reground"]["request_id"] == f"{receipt.package_id}:M-101"
+    hits = await loop.agent.search_knowledge("valve tags in the corner", project="site-a")
+    assert hits[0]["pointer_id"] == new_id  # embedded like any pointer
+
+
+async def test_a_handler_replaces_the_default_reanalysis(agent_loop: Loop, scripted_openai: ScriptedOpenAI) -> None:
+    loop = agent_loop
+    await _seed_knowledge(loop)
+    loop.agent.configure(reanalysis=_no_new_pointers)
+    scripted_openai.chat.respond(
+        LearningScript(
+            [calls(("trigger_reground", {"page_id": "M-101", "instruction": "Look again"})), Reply.text("ok")]
+        )
+    )
+    await loop.agent.open_session("s4", project="site-a")
+    await loop.submit_interaction("s4", "Look again", "Sure.")
+    await loop.agent.drain("s4")
+    assert not [r for r in scripted_openai.chat_requests if REGROUND_MARK in str(r["messages"][0]["content"])]
+    event = next(e for e in await loop.events(limit=100) if e.action == "reanalysis_requested")
+    assert event.data["status"] == "requested" and event.data["outcome"] == {"new_pointers": []}
+
+
+async def _no_new_pointers(request: ReanalysisRequest) -> dict[str, list[str]]:
+    return {"new_pointers": []}
 
 
 async def test_call_ids_reused_from_one_reply_to_the_next_still_get_their_results(

@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
+from learnloop.llms import resolve_llm
 from learnloop.server.pages import EMPTY_STATE
-from tests.server.conftest import RunningServer
+from tests.agent.support import LearningScript, calls
+from tests.server.conftest import RunningServer, running_server
+from tests.support.scripted_openai import Reply, ScriptedOpenAI
 from tests.tools.conftest import CATALOG
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
@@ -396,3 +399,45 @@ def test_profiles_page_shows_edits_and_forgets_a_profile(context: Any, service: 
     page.click("#profile-forget")
     page.locator("#profile-empty").wait_for()
     page.close()
+
+
+def test_learning_done_closes_the_learning_agents_panels(
+    context: Any, embedder: Any, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    """Seed 003 R7: the learning agent's steps show in the Learning and Knowledge update panels while it works,
+    and its `learning_done` marks them complete (before: the event was one more line, nothing closed)."""
+    with running_server(tmp_path / "agent.db", embedder) as service:
+        tenant = "browser-agent"
+        key = service.key(tenant, "admin")
+        loop = service.loop.for_tenant(tenant)
+        pointer = {"id": "ptr-pump", "title": "Pump schedule", "description": "Table of plumbing fixtures"}
+        service.call(loop.agent.add_pointer(pointer))
+        loop.agent.configure(model=resolve_llm("openai:scripted-model", scripted_openai.settings()), poll_seconds=0.05)
+        fix = {"pointer_id": "ptr-pump", "field": "description", "new_content": "Pump tags, flow rates, motor sizes"}
+        note = {"path": "notes.md", "content": "# Notes\n- The pump schedule is on M-101.\n"}
+        steps = calls(("write_file", note), ("edit_pointer", fix))
+        # The second model call is held, so the page sees the turn at work before it is done.
+        scripted_openai.chat.respond(
+            LearningScript([steps, Reply.text("Noted where the pump schedule is.")], hold={1: 3.0})
+        )
+        page = _login(context, service, key)
+        page.goto(f"{service.url}/activity")
+        page.locator("#connection.live").wait_for()
+        with service.client(key) as c:
+            turn = {"session": "b1", "user_query": "Where is the pump schedule?", "assistant_response": "On M-101."}
+            assert c.post("/api/interactions", json=turn).status_code == 202
+        page.locator("#learning li.run.working details[open]", has_text="wrote notes.md").wait_for(timeout=10_000)
+        page.locator("#knowledge_update li.run.working", has_text="ptr-pump").wait_for(timeout=10_000)
+        assert page.locator(".panel.learning").get_attribute("data-state") == "working"
+        page.screenshot(path=str(OUTPUT / "activity-learning.png"), full_page=True)
+        done = page.locator("#learning li.run.done")
+        done.wait_for(timeout=15_000)
+        assert "Noted where the pump schedule is" in done.inner_text()
+        assert done.locator("details").get_attribute("open") is None  # closed
+        updated = page.locator("#knowledge_update li.run.done")
+        assert "1 knowledge update" in updated.inner_text() and updated.locator("details").get_attribute("open") is None
+        assert page.locator(".panel.learning").get_attribute("data-state") == "idle"
+        assert page.locator(".panel.knowledge_update").get_attribute("data-state") == "idle"
+        page.screenshot(path=str(OUTPUT / "activity-learning-done.png"), full_page=True)
+        page.close()
+        service.call(loop.agent.close_session("b1"))

@@ -181,6 +181,9 @@ def test_seed_001_recovery_flow(service: RunningServer) -> None:
         other = {"tool": "shop_analytics", "arguments": FAILED, "error": "connection refused"}
         assert _ok(c.post("/api/tools/recoveries/suggest", json=other)) == {"suggestion": None}
         block = _ok(c.post("/api/retrieve", json={"query": "top products by revenue", "user": "bob"}))["block"]
+        assert "Error recovery patterns" not in block  # applied once: not a pattern to show yet (seed 001 §6.2)
+        _ok(c.post("/api/tools/calls", json=fixed | {"session": "s2", "user": "bob"}))
+        block = _ok(c.post("/api/retrieve", json={"query": "top products by revenue", "user": "bob"}))["block"]
         assert (
             "If invalid_argument occurs with shop_analytics: Changed sort_key from 'REVENUE' to 'BEST_SELLING'" in block
         )
@@ -222,6 +225,21 @@ def test_templates_best_seed_feedback_and_stats(service: RunningServer) -> None:
         [seeded] = _ok(c.get("/api/tools/templates", params={"tool": "get_forecast"}))
         assert seeded["origin"] == "seed" and seeded["confidence"] == 0.5
         _error(c.post("/api/tools/templates/seed", json={"templates": []}), 422, "validation_error")
+
+        # Seed 001 §8.3: when the chosen template fails, the next best is offered and the session skips it.
+        context = {"session": "t2", "query": "orders last week", "user": "dan", "intent": "recent_orders"}
+        _ok(c.post("/api/tools/context", json=context))
+        created = {"resource": "orders", "sort_key": "CREATED_AT"}
+        processed = {"resource": "orders", "sort_key": "PROCESSED_AT"}
+        for arguments in (processed, created, created):  # tied at 1.0: the more recent leads
+            _ok(c.post("/api/tools/calls", json={"session": "t2", "tool": "shop_analytics", "arguments": arguments}))
+        best = _ok(c.get("/api/tools/templates/best", params={"intent": "recent_orders"}))["template"]
+        down = {"session": "t2", "tool": "shop_analytics", "arguments": created, "ok": False, "error": "unavailable"}
+        failed = _ok(c.post("/api/tools/calls", json=down))
+        assert failed["template_id"] == best["id"] and best["params"]["sort_key"] == "CREATED_AT"
+        assert failed["fallback"]["params"]["sort_key"] == "PROCESSED_AT"
+        asked = {"intent": "recent_orders", "session": "t2"}
+        assert _ok(c.get("/api/tools/templates/best", params=asked))["template"]["id"] == failed["fallback"]["id"]
     with service.client(service.key("tools-templates", "user", "dan")) as c:
         _error(c.post("/api/tools/templates/seed", json=seeds), 403, "permission_denied")
 

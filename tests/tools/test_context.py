@@ -94,15 +94,16 @@ async def test_retrieve_context_gains_the_tool_sections(tools_loop: learnloop.Lo
     )
     plain = (await tools_loop.retrieve_context("alice", "top products by revenue", record=False)).block
     assert plain.startswith(f"<learning_memories>\n{MEMORY_NOTICE}\n{MEMORY_SECTION_TITLE}\n")
-    await tools.set_context("s1", "top products by revenue", user="alice")
-    await tools.record_call(
-        "s1",
-        "shop_analytics",
-        {"resource": "products", "sort_key": "REVENUE"},
-        ok=False,
-        error="Invalid sort key REVENUE",
-    )
-    await tools.record_call("s1", "shop_analytics", {"resource": "products", "sort_key": "BEST_SELLING"})
+    for session in ("s0", "s1"):  # a recovery is shown once applied twice (seed 001 §6.2)
+        await tools.set_context(session, "top products by revenue", user="alice")
+        await tools.record_call(
+            session,
+            "shop_analytics",
+            {"resource": "products", "sort_key": "REVENUE"},
+            ok=False,
+            error="Invalid sort key REVENUE",
+        )
+        await tools.record_call(session, "shop_analytics", {"resource": "products", "sort_key": "BEST_SELLING"})
     await tools.record_call("s1", "refund_order", {"order_id": "1"}, ok=False, error="order 1 not found")
     block = (await tools_loop.retrieve_context("alice", "top products by revenue", record=False)).block
     lines = block.splitlines()
@@ -110,7 +111,8 @@ async def test_retrieve_context_gains_the_tool_sections(tools_loop: learnloop.Lo
     assert MEMORY_SECTION_TITLE in lines
     assert lines.index(TEMPLATES_TITLE) < lines.index(MEMORY_SECTION_TITLE)
     assert '- [verified/correction] "Alice reports product revenue in euros"' in lines
-    assert "- [refund_order] not_found: order 1 not found" in lines
+    lesson = "Lesson: make sure the record exists (list or search first) before calling refund_order"
+    assert f"- [refund_order] not_found: order 1 not found {lesson}" in lines
     sections = await tools.context_sections("alice", "top products by revenue")
     assert [s.title for s in sections][:2] == [RECOVERY_TITLE, TEMPLATES_TITLE]
     other = (await tools_loop.retrieve_context("bob", "top products by revenue", record=False)).block

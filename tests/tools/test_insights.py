@@ -63,3 +63,64 @@ async def test_insights_not_refreshed_for_90_days_are_pruned(tools_loop: learnlo
     report = await tools.aggregate_insights()
     assert report.pruned_insights >= 1
     assert await tools.insights(type="common_mistake") == []
+
+
+async def test_a_tool_that_never_worked_is_not_preferred(tools_loop: learnloop.Loop) -> None:
+    """Seed 001 §4.3/§6.6: the preferred tool is the one that works; before, an intent whose only tool always
+    failed got "prefer it (0% success rate)"."""
+    tools = tools_loop.tools
+    await tools.set_context("s1", "refund my order", user="alice", intent="refund")
+    for _ in range(3):
+        await tools.record_call("s1", "refund_order", {"order_id": "7"}, ok=False, error="order not found")
+    await tools.aggregate_insights()
+    assert [i for i in await tools.insights(type="tool_preference") if i.key == "refund"] == []
+    assert await tools.insights(type="common_mistake")  # the failures are still known, as mistakes
+
+
+async def test_field_mappings_name_what_proven_calls_used(tools_loop: learnloop.Loop) -> None:
+    """Seed 001 §3.1 `global_insights` types and §4.3 item 5: valid field names discovered from successful calls."""
+    tools = tools_loop.tools
+    query = '{ orders(first: 10, query: "created_at:>2026-05-01") { edges { node { id totalPriceSet } } } }'
+    await tools.set_context("s1", "revenue last month", user="alice", intent="revenue")
+    for _ in range(2):
+        await tools.record_call("s1", "shop_analytics", TOP)
+        await tools.record_call("s1", "translate_text", {"query": query})
+    await tools.aggregate_insights()
+    found = {i.key: i for i in await tools.insights(type="field_mapping")}
+    assert found["shop_analytics"].value["valid_values"] == {"resource": ["products"], "sort_key": ["BEST_SELLING"]}
+    assert found["translate_text"].value["fields"] == ["orders", "edges", "node", "id", "totalPriceSet"]
+    assert "2026" not in json.dumps(found["translate_text"].value)
+
+
+async def test_time_patterns_say_when_an_intent_is_asked_for(tools_loop: learnloop.Loop, clock: Clock) -> None:
+    """Seed 001 §3.1 `global_insights` type `time_pattern` (missing before)."""
+    tools = tools_loop.tools
+    clock.now = clock.now.replace(year=2026, month=11, day=23, hour=9, minute=0)  # a Monday
+    for n in range(12):
+        await tools.set_context(f"s{n}", "revenue this week", user=f"u{n % 3}", intent="revenue")
+        await tools.record_call(f"s{n}", "shop_analytics", TOP)
+        clock.advance(seconds=60)
+    await tools.aggregate_insights()
+    [pattern] = await tools.insights(type="time_pattern")
+    assert pattern.key == "revenue" and pattern.value["peak_hours"] == [9]
+    assert pattern.value["peak_weekdays"] == ["Mon"] and pattern.sample_size == 12
+    block = (await tools_loop.retrieve_context("dave", "revenue this week", record=False)).block
+    assert "revenue requests come mostly at 09:00 UTC, on Mon" not in block  # only shown for its intent
+    sections = await tools.context_sections("dave", "revenue this week", intent="revenue")
+    assert any("revenue requests come mostly at 09:00 UTC, on Mon" in line for s in sections for line in s.lines)
+
+
+async def test_a_forgotten_users_failures_still_count_for_everyone(tools_loop: learnloop.Loop) -> None:
+    """Seed 001 §8.10: error logs of a forgotten user lose the user and stay for system learning (before:
+    deleted, and the common mistake they showed was gone)."""
+    tools = tools_loop.tools
+    await _activity(tools)
+    await tools_loop.forget("alice")
+    assert await tools.signals(user="alice") == []
+    await tools.aggregate_insights()
+    found = {(i.type, i.key): i for i in await tools.insights()}
+    assert found[("common_mistake", "invalid_argument:shop_analytics")].value["count"] == 3
+    anonymous = [s for s in await tools.signals(kind="call") if s.user is None and s.ok is False]
+    assert len(anonymous) == 2 and all(s.error is None and s.session == "" for s in anonymous)
+    assert {s.arguments.get("sort_key") for s in anonymous} == {"REVENUE", None}
+    assert "secret project" not in json.dumps([s.model_dump(mode="json") for s in await tools.signals()])

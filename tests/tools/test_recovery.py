@@ -48,6 +48,9 @@ async def test_fail_then_succeed_becomes_a_pattern_suggested_next_time(tools_loo
     assert again.suggestion.recovery_params == {"resource": "products", "sort_key": "BEST_SELLING", "limit": "<number>"}
     suggestion = await tools.suggest_recovery("shop_analytics", FAILED, ERROR, user="carol")
     assert suggestion is not None and suggestion.description == pattern.description
+    # Seed 001 §6.2: shown up front only once applied twice.
+    assert "Error recovery patterns" not in (await tools_loop.retrieve_context("bob", "top products by revenue")).block
+    await tools.record_call("s2", "shop_analytics", FIXED)
     block = (await tools_loop.retrieve_context("bob", "top products by revenue")).block
     assert "Error recovery patterns (apply these if errors occur):" in block
     assert "If invalid_argument occurs with shop_analytics: Changed sort_key from 'REVENUE' to 'BEST_SELLING'" in block

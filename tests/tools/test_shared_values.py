@@ -70,9 +70,10 @@ async def seen_by(loop: learnloop.Loop, user: str) -> str:
 async def alice_looks_herself_up(tools: learnloop.tools.ToolIntelligence) -> None:
     await tools.set_context("a1", QUERY, user="alice", intent="lookup")
     error = f"Unknown field BILLING for {EMAIL} ({NAME})"
-    await tools.record_call("a1", "lookup_customer", {**ARGS, "fields": "BILLING"}, ok=False, error=error)
-    for _ in range(3):
+    for _ in range(2):  # the fix applied twice: a recovery pattern shown up front (seed 001 §6.2)
+        await tools.record_call("a1", "lookup_customer", {**ARGS, "fields": "BILLING"}, ok=False, error=error)
         await tools.record_call("a1", "lookup_customer", ARGS, latency_ms=50)
+    await tools.record_call("a1", "lookup_customer", ARGS, latency_ms=50)
     await tools.aggregate_insights()
 
 

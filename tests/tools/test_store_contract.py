@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -254,6 +255,23 @@ async def test_forgetting_a_user_removes_their_tool_data(both: tuple[Store, Tool
     assert hits["translate"].learned == 0.0  # gone from the in-memory index too
     assert [s.tool for s in await tools.signals(BOB)] == ["refund"]
     assert await tools.templates(BOB, now, tool="translate")  # shared knowledge stays, with no user on it
+
+
+async def test_forgetting_keeps_a_users_failed_calls_anonymised(both: tuple[Store, ToolStore]) -> None:
+    """Seed 001 §8.10: error logs lose the user and stay for system learning, on every backend."""
+    store, tools = both
+    now = utcnow()
+    failed = call("refund", ok=False, error="no order 7 for Alice", error_type="not_found", fingerprint="fp")
+    await tools.record_call(ALICE, replace(failed, arguments={"order_id": "7", "mode": "FULL_REFUND"}), POLICY, now)
+    await tools.record_call(ALICE, call("translate", query="bonjour", intent="translation"), POLICY, now)
+    removed = await store.forget_user("t1", "alice")
+    assert removed["anonymised_failures"] == 1 and removed["tool_signals"] == 1
+    assert await tools.signals(ALICE) == []
+    [kept] = await tools.signals(Scope(tenant="t1"))
+    assert kept.user is None and kept.session == "" and kept.error is None and kept.error_type == "not_found"
+    assert kept.arguments == {"mode": "FULL_REFUND", "order_id": "<text>"}
+    inputs = await tools.insight_inputs("t1", now - timedelta(days=1), now + timedelta(seconds=1))
+    assert inputs.failure_groups == [("not_found", "refund", 1)] and inputs.call_times == []
 
 
 async def test_another_process_sees_learned_pairs_and_deletions(backend: str, tmp_path: Path) -> None:

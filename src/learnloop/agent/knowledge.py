@@ -6,8 +6,9 @@ knowledge=...)`; the agent's knowledge tools then read and edit the app's data. 
 pointer embeddings from the loop's embedder.
 
 Re-analysis (seed 003's re-ground: look at a page again because something was missed or misread) is a hook:
-`loop.agent.on_reanalysis(handler)`. Without a handler the request is recorded as an event on the
-knowledge_update panel, where an app (or a person) can pick it up.
+`loop.agent.on_reanalysis(handler)`. Without a handler, learnloop's own knowledge base is re-analysed by the
+learning model, which adds pending pointers (`agent.reground`); an app's knowledge port without a handler
+gets the request recorded as an event on the knowledge_update panel, where the app (or a person) picks it up.
 """
 
 from __future__ import annotations
@@ -161,6 +162,10 @@ class DocumentKnowledgeBase:
             **page.model_dump(include={"id", "title", "content", "kind", "cross_references"}),
             "pointers": [{"id": p.id, "title": p.title} for p in pointers],
         }
+
+    async def pointers_of(self, workspace: Workspace, page_id: str, limit: int = 200) -> list[KnowledgePointer]:
+        """The pointers found on a page so far (what a re-analysis must not find again)."""
+        return await self._store.list_pointers(workspace, page_id=page_id, limit=limit)
 
     async def search(self, workspace: Workspace, query: str, k: int) -> list[dict[str, Any]]:
         pointers, matrix = await self._store.pointer_vectors(workspace)

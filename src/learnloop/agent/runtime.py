@@ -111,6 +111,11 @@ class AgentRuntime:
     def knowledge(self) -> KnowledgePort:
         return self._knowledge or self.documents
 
+    @property
+    def owns_knowledge(self) -> bool:
+        """Whether the knowledge tools work on learnloop's own knowledge base (no app port configured)."""
+        return self._knowledge is None
+
     @functools.cached_property
     def content_gate(self) -> WriteGate:
         """The write gate for files and knowledge text: secrets, personal data and injection are refused;

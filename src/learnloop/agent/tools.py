@@ -33,6 +33,7 @@ from .records import (
     WriteExperience,
     check_path,
 )
+from .reground import reground
 from .schemas import KNOWLEDGE_WRITES, REANALYSIS
 
 if TYPE_CHECKING:
@@ -202,9 +203,15 @@ async def _trigger_reground(ctx: StepContext, args: Mapping[str, Any]) -> StepPl
         page_id=page_id,
         instruction=instruction,
     )
-    handler = ctx.runtime.reanalysis
-    outcome = (await handler(request)) if handler is not None else None
-    status = "recorded" if handler is None else "requested"
+    runtime = ctx.runtime
+    handler = runtime.reanalysis
+    if handler is not None:
+        outcome, status = await handler(request), "requested"
+    elif runtime.owns_knowledge and runtime.model is not None:
+        # Seed 003 R6 by default: learnloop's own knowledge base is re-analysed and gains pending pointers.
+        outcome, status = await reground(request, runtime.documents, runtime.model), "reanalysed"
+    else:
+        outcome, status = None, "recorded"
     data: dict[str, Any] = {"request_id": request.request_id, "page_id": page_id, "status": status}
     data |= {"instruction": _short(instruction, 1000), "outcome": outcome}
     result = {"ok": True, "status": status, "page_id": page_id, "outcome": outcome}

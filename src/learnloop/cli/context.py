@@ -11,8 +11,9 @@ import click
 from ..config import Settings
 from ..errors import LearnloopError
 from ..factory import build_loop
+from ..lifecycle import effective_confidence
 from ..loop import Loop
-from ..models import Learning
+from ..models import Learning, utcnow
 from ..sync import run_sync
 from .terminal import printable, safe_json
 
@@ -53,6 +54,12 @@ def echo_json(value: Any) -> None:
     click.echo(safe_json(value))
 
 
+def _confidence(learning: Learning) -> str:
+    now = effective_confidence(learning, utcnow())
+    decayed = f", {now:.2f} now: a preference fades unless restated" if abs(now - learning.confidence) >= 0.005 else ""
+    return f"{learning.confidence:.2f}{decayed}"
+
+
 def format_learning(learning: Learning, *, long: bool = False) -> str:
     owner = learning.user or "(global)"
     head = (
@@ -64,7 +71,7 @@ def format_learning(learning: Learning, *, long: bool = False) -> str:
         return printable(f"{head}  — {owner}, {learning.updated_at:%Y-%m-%d}")
     rows = [
         head,
-        f"  status      {learning.status.value} (confidence {learning.confidence:.2f})",
+        f"  status      {learning.status.value} (confidence {_confidence(learning)})",
         f"  category    {learning.category or '-'}   type {learning.type.value}   namespace {learning.namespace}",
         f"  user        {owner}   origin {learning.origin.value}",
         f"  hits        {learning.hits}   streak {learning.streak}   failures {learning.failures}",

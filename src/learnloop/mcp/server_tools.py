@@ -10,7 +10,8 @@ import mcp_types as types
 
 from ..capture.tool import ToolCallResult
 from ..errors import LearnloopError
-from ..models import Learning, Page, RetrievalResult, Status, Vocabulary
+from ..lifecycle import effective_confidence
+from ..models import Learning, Page, RetrievalResult, Status, Vocabulary, utcnow
 from .server_args import MAX_INT
 
 __all__ = [
@@ -205,6 +206,8 @@ def _learning(learning: Learning) -> dict[str, Any]:
         "type": learning.type.value,
         "owner": learning.user,
         "confidence": learning.confidence,
+        # A preference's confidence fades unless restated (seed 001 §4.5); the model sees how much is left.
+        "effective_confidence": round(effective_confidence(learning, utcnow()), 4),
         "hits": learning.hits,
         "updated_at": learning.updated_at.isoformat(),
     }

@@ -179,6 +179,8 @@ class InsightInputs:
     failed_arguments: list[tuple[str, dict[str, Any]]]  # (tool, arguments) of recent failed calls
     templates: list[QueryTemplate]
     recoveries: list[RecoveryPattern]
+    # (intent, timestamp) of recent successful calls: when the tenant's users ask for what (`time_pattern`).
+    call_times: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

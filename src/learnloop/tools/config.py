@@ -9,7 +9,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from .base import Familiarity, LearningPolicy
-from .models import PrivacyMode, Strength
+from .models import PrivacyMode, Strength, ToolSignal
 
 __all__ = ["STRENGTH_WEIGHTS", "RouterWeights", "SectionCaps", "ToolConfig", "configured", "remember_config"]
 
@@ -43,8 +43,9 @@ class SectionCaps:
     insights: int = 3
     # Templates and insights must be about the query: cosine similarity of the template's query direction.
     template_similarity: float = 0.45
-    # Seed 001 §6.2: recovery patterns shown up front need confidence 0.8.
+    # Seed 001 §6.2: recovery patterns shown up front need confidence 0.8 and two applications.
     recovery_confidence: float = 0.8
+    recovery_applied: int = 2
     error_days: float = 30.0
 
 
@@ -82,6 +83,8 @@ class ToolConfig:
     # The app's intent classifier (seed 001 §6.1), used when a context names no intent.
     intent_classifier: Callable[[str], str | None] | None = None
     max_sessions: int = 10_000
+    # The lesson shown under a past error (seed 001 §9); None or an empty answer: `tools.lessons.lesson_for`.
+    lesson: Callable[[ToolSignal], str | None] | None = None
 
 
 # The configuration a tenant's `loop.tools` was given, for code that only holds the store (retrieval).

@@ -2,11 +2,13 @@
 
 Sections in priority order — the budget drops lines from the lowest priority first:
 
-1. error recovery patterns (highest value, fewest tokens): confidence ≥ 0.8, not decayed below 0.5;
+1. error recovery patterns (highest value, fewest tokens): confidence ≥ 0.8 and applied at least twice
+   (§6.2: one lucky retry is not a pattern yet), not decayed below 0.5;
 2. proven query templates: about this query (similar past queries or the same intent), settled by
    confidence, then recency, then speed; parameters cut to 200 characters;
 3. user learnings (the existing "Relevant memories" section);
-4. the user's past errors not covered by a recovery pattern, messages cut to 100 characters;
+4. the user's past errors not covered by a recovery pattern, messages cut to 100 characters, each with
+   its lesson (§9: `lessons`);
 5. global insights, only if room remains.
 
 Relevance is judged against the tools the router picks for the query, so a recovery pattern for a tool
@@ -31,6 +33,7 @@ from .base import ToolKnowledge
 from .config import ToolConfig, configured
 from .decay import EXCLUDE_BELOW, Knowledge, decayed
 from .insights import insight_line, insight_tools
+from .lessons import lesson_for
 from .models import QueryTemplate
 from .recovery import MAX_ERROR_CHARS, recovery_line
 from .router import route
@@ -89,6 +92,7 @@ def build_sections(
             for r in knowledge.recoveries
             if r.status == "active"
             and r.confidence >= caps.recovery_confidence
+            and r.times_applied >= caps.recovery_applied
             and r.effective_confidence >= EXCLUDE_BELOW
             and about(r.failed_tool, r.recovery_tool)
         ),
@@ -112,7 +116,11 @@ def build_sections(
             continue
         seen.add(failure.fingerprint)
         message = _clip(redactor.text(failure.error or ""), MAX_ERROR_CHARS)
-        errors.append(f"[{failure.tool}] {failure.error_type or 'error'}: {message}")
+        lesson = (config.lesson(failure) if config.lesson else None) or lesson_for(
+            failure, knowledge.recoveries, knowledge.insights
+        )
+        lesson = _clip(redactor.text(lesson), MAX_ERROR_CHARS)
+        errors.append(f"[{failure.tool}] {failure.error_type or 'error'}: {message} Lesson: {lesson}")
         if len(errors) >= caps.errors:
             break
     insights: list[str] = []

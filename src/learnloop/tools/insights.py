@@ -9,7 +9,12 @@ values they name are the API's own constants, never what a user passed:
 - `tool_preference`  the tool that works best for an intent (success rate, then uses, then speed);
 - `common_mistake`   an error type on a tool seen at least `mistake_min_count` times, with known fixes;
 - `best_practice`    templates with confidence ≥ 0.9 and at least 3 successes;
-- `parameter_values` per tool argument: enum-like values that worked, and those that only ever failed.
+- `parameter_values` per tool argument: enum-like values that worked, and those that only ever failed;
+- `field_mapping`    per tool: the argument values and query fields that proven calls used (§4.3 item 5);
+- `time_pattern`     per intent: the hours (UTC) and weekdays at which the tenant's users ask for it.
+
+A tool that never succeeded for an intent is no tool to prefer: an intent whose every tool has a 0% success
+rate gets no `tool_preference` (its failures show up as `common_mistake`s instead).
 
 It runs every `ToolConfig.insight_every` recorded calls or on demand, and also folds in queued weak
 signals, prunes insights not refreshed for 90 days (the insight half-life: below 0.5) and archives decayed
@@ -19,9 +24,9 @@ templates, recovery patterns and learned pairs.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..stores.tools import ToolStore
@@ -29,7 +34,7 @@ from .base import InsightDraft, InsightInputs
 from .config import ToolConfig
 from .decay import HALF_LIFE_DAYS, Knowledge
 from .models import AggregationReport, Insight
-from .shapes import Redactor, Shaper
+from .shapes import Redactor, Shaper, query_fields, query_like
 from .templates import compact_params
 
 __all__ = ["aggregate", "compute_insights", "insight_line", "insight_tools"]
@@ -60,6 +65,8 @@ def _tool_preferences(inputs: InsightInputs) -> list[InsightDraft]:
     out = []
     for intent, tools in by_intent.items():
         best = max(tools, key=lambda t: (t["success_rate"], t["successes"], -t["avg_time_ms"]))
+        if best["successes"] == 0:
+            continue
         sample = sum(t["successes"] + t["failures"] for t in tools)
         value = {
             "preferred_tool": best["tool"],
@@ -149,6 +156,59 @@ def _parameter_values(inputs: InsightInputs, shaper: Shaper) -> list[InsightDraf
     return out
 
 
+def _field_mappings(inputs: InsightInputs, shaper: Shaper) -> list[InsightDraft]:
+    values: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+    fields: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    samples: dict[str, int] = defaultdict(int)
+    for t in inputs.templates:
+        if not t.successes or t.confidence < 0.5:
+            continue
+        shape = t.params if t.origin == "seed" else shaper.shape(t.tool, t.params)
+        for key, value in shape.items():
+            if isinstance(value, str) and not value.startswith("<") and not query_like(value):
+                values[t.tool][key][value] += t.successes
+            elif isinstance(value, str):
+                for name in query_fields(value):
+                    fields[t.tool][name] += t.successes
+        samples[t.tool] += t.successes
+    out = []
+    for tool in sorted(set(values) | set(fields)):
+        known = {k: sorted(v, key=lambda x: -v[x]) for k, v in sorted(values[tool].items())}
+        used = sorted(fields[tool], key=lambda f: -fields[tool][f])[:20]
+        if not known and not used:
+            continue
+        value = {"tool": tool, "valid_values": known, "fields": used}
+        out.append(InsightDraft("field_mapping", tool, value, samples[tool], min(1.0, 0.5 + samples[tool] / 20)))
+    return out
+
+
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_TIME_PATTERN_MIN_CALLS = 10
+
+
+def _time_patterns(inputs: InsightInputs) -> list[InsightDraft]:
+    by_intent: dict[str, list[datetime]] = defaultdict(list)
+    for intent, stamp in inputs.call_times:
+        if intent:
+            by_intent[intent].append(datetime.fromtimestamp(stamp, UTC))
+    out = []
+    for intent, times in sorted(by_intent.items()):
+        if len(times) < _TIME_PATTERN_MIN_CALLS:
+            continue  # too few calls to say when people ask
+        hours = Counter(t.hour for t in times)
+        days = Counter(_WEEKDAYS[t.weekday()] for t in times)
+        peak_hours = [h for h, _ in hours.most_common(3)]
+        value = {
+            "by_hour": {str(h): n for h, n in sorted(hours.items())},
+            "by_weekday": {d: days[d] for d in _WEEKDAYS if d in days},
+            "peak_hours": peak_hours,
+            "peak_weekdays": [d for d, _ in days.most_common(2)],
+        }
+        share = sum(hours[h] for h in peak_hours) / len(times)
+        out.append(InsightDraft("time_pattern", intent, value, len(times), round(share, 4)))
+    return out
+
+
 def compute_insights(inputs: InsightInputs, config: ToolConfig, shaper: Shaper | None = None) -> list[InsightDraft]:
     shaper = shaper or Shaper(Redactor.default(), config.key_params)
     return [
@@ -157,6 +217,8 @@ def compute_insights(inputs: InsightInputs, config: ToolConfig, shaper: Shaper |
         *_common_mistakes(inputs, config.mistake_min_count),
         *_best_practices(inputs, shaper),
         *_parameter_values(inputs, shaper),
+        *_field_mappings(inputs, shaper),
+        *_time_patterns(inputs),
     ]
 
 
@@ -194,9 +256,18 @@ def insight_tools(insight: Insight) -> Sequence[str]:
         return [t["tool"] for t in value.get("all_tools", [])]
     if insight.type == "common_mistake":
         return [insight.key.split(":", 1)[-1]]
+    if insight.type == "field_mapping":
+        parts = [f"{k}: {', '.join(str(v) for v in vs[:5])}" for k, vs in (value.get("valid_values") or {}).items()]
+        if value.get("fields"):
+            parts.append("fields: " + ", ".join(str(f) for f in value["fields"][:8]))
+        return f"{value.get('tool')} calls that worked used " + "; ".join(parts)
+    if insight.type == "time_pattern":
+        hours = ", ".join(f"{int(h):02d}:00" for h in value.get("peak_hours", []))
+        days = ", ".join(value.get("peak_weekdays", []))
+        return f"{insight.key} requests come mostly at {hours} UTC, on {days}"
     if insight.type == "best_practice":
         return [str(value.get("use", ""))]
-    if insight.type == "parameter_values":
+    if insight.type in ("parameter_values", "field_mapping"):
         return [str(value.get("tool", ""))]
     return []
 
@@ -216,6 +287,15 @@ def insight_line(insight: Insight) -> str | None:
         invalid = ", ".join(f"'{v}'" for v in value.get("invalid", [])[:3])
         valid = ", ".join(str(v) for v in value.get("valid", [])[:5])
         return f"{value.get('tool')}: {invalid} is not a valid {value.get('parameter')}; use {valid}"
+    if insight.type == "field_mapping":
+        parts = [f"{k}: {', '.join(str(v) for v in vs[:5])}" for k, vs in (value.get("valid_values") or {}).items()]
+        if value.get("fields"):
+            parts.append("fields: " + ", ".join(str(f) for f in value["fields"][:8]))
+        return f"{value.get('tool')} calls that worked used " + "; ".join(parts)
+    if insight.type == "time_pattern":
+        hours = ", ".join(f"{int(h):02d}:00" for h in value.get("peak_hours", []))
+        days = ", ".join(value.get("peak_weekdays", []))
+        return f"{insight.key} requests come mostly at {hours} UTC, on {days}"
     if insight.type == "best_practice":
         params = value.get("params") or {}
         label = value.get("intent") or "this tool"

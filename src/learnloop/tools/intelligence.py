@@ -48,6 +48,7 @@ from .models import (
 from .recovery import classify_error
 from .router import route
 from .signals import SessionWindow, SessionWindows, query_hash
+from .templates import MATCH_CONFIDENCE
 
 __all__ = ["CLOSE_TIMEOUT_S", "ToolIntelligence", "close_tools", "live_tools", "tools_of"]
 
@@ -292,8 +293,46 @@ class ToolIntelligence(ToolKnowledgeView):
         if ok and window is not None and receipt.template_id is not None:
             window.template_ids.append(receipt.template_id)
             window.unobserved.append(receipt.template_id)
+            window.failed_templates.discard(receipt.template_id)
+        if not ok and receipt.template_id is not None:
+            failed = {receipt.template_id}
+            if window is not None:
+                window.failed_templates.add(receipt.template_id)
+                failed = window.failed_templates
+            # Without an intent, "the next best" is only meaningful among ways of calling the same tool.
+            same_tool = None if record.intent else tool
+            fallback = await self.best_template(intent=record.intent, tool=same_tool, user=user, exclude=failed)
+            receipt = receipt.model_copy(update={"fallback": fallback})
         self._after_call(receipt)
         return receipt
+
+    async def best_template(
+        self,
+        *,
+        intent: str | None = None,
+        query: str | None = None,
+        query_vector: Vector | None = None,
+        tool: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        user: str | None = None,
+        min_confidence: float = MATCH_CONFIDENCE,
+        exclude: Iterable[int] = (),
+        session: str | None = None,
+    ) -> QueryTemplate | None:
+        """`ToolKnowledgeView.best_template`; with `session`, templates whose pattern failed in the session's
+        window are left out, so the next best is tried (seed 001 §8.3)."""
+        window = self._windows.peek(session) if session is not None else None
+        skipped = {*exclude, *(window.failed_templates if window is not None else ())}
+        return await super().best_template(
+            intent=intent,
+            query=query,
+            query_vector=query_vector,
+            tool=tool,
+            arguments=arguments,
+            user=user,
+            min_confidence=min_confidence,
+            exclude=skipped,
+        )
 
     def _after_call(self, receipt: SignalReceipt) -> None:
         self._calls += 1

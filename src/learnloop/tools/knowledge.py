@@ -35,7 +35,7 @@ from .models import (
 from .recovery import classify_error, suggest
 from .shapes import Redactor, Shaper
 from .sharing import ensure_scrubbed, tenant_constants
-from .templates import rank_templates
+from .templates import MATCH_CONFIDENCE, match_template, rank_templates
 
 __all__ = ["ToolKnowledgeView", "tool_store_of"]
 
@@ -156,16 +156,36 @@ class ToolKnowledgeView:
         query: str | None = None,
         query_vector: Vector | None = None,
         tool: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
         user: str | None = None,
-        min_confidence: float = 0.5,
+        min_confidence: float = MATCH_CONFIDENCE,
+        exclude: Iterable[int] = (),
     ) -> QueryTemplate | None:
-        """The template to use for an intent or a query, settled by confidence, recency, speed (§8.3)."""
+        """The template to use (seed 001 §4.1, §6.3), settled by confidence, recency, speed (§8.3). With an
+        intent, a `tool` and its `arguments`: one of that tool whose parameters are more than 0.8 alike, else the
+        intent's best at confidence 0.9; with an intent alone, its best at `min_confidence` (0.7); with a query
+        and no intent, the best of those used for similar queries. `exclude` leaves templates out (ones that
+        just failed: the next best is tried)."""
         store = await self._ready()
         vector = None if query is None and query_vector is None else await self._vector(query or "", query_vector)
-        found = await store.templates(self._scope(user), self._engine.clock(), intent=intent, tool=tool, vector=vector)
-        if intent is None:
-            floor = self.config.sections.template_similarity
-            found = [t for t in found if t.similarity is not None and t.similarity >= floor]
+        lookup_tool = None if arguments is not None else tool
+        found = await store.templates(
+            self._scope(user), self._engine.clock(), intent=intent, tool=lookup_tool, vector=vector
+        )
+        skipped = set(exclude)
+        if intent is not None:
+            shaper = await self._shaper()
+            return match_template(
+                found,
+                intent,
+                tool=tool,
+                params=arguments,
+                shape=shaper.shape,
+                exclude=skipped,
+                min_confidence=min_confidence,
+            )
+        floor = self.config.sections.template_similarity
+        found = [t for t in found if t.similarity is not None and t.similarity >= floor and t.id not in skipped]
         ranked = rank_templates(found, min_effective=min_confidence)
         return ranked[0] if ranked else None
 

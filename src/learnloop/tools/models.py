@@ -174,6 +174,8 @@ class SignalReceipt(BaseModel):
     template_id: int | None = None
     recovery: RecoveryPattern | None = None  # created or reinforced by this call (fail → success)
     suggestion: RecoverySuggestion | None = None  # for a failed call: what worked before
+    # For a failed call that followed a template: the intent's next best template to try (seed 001 §8.3).
+    fallback: QueryTemplate | None = None
 
 
 class LearnedPair(BaseModel):

@@ -15,6 +15,14 @@ Two rules, applied before anything reaches the store:
   if the gate lets it through. The user's own values stay in the user's rows (their signals), which
   `forget` deletes.
 
+A proven free-text *query* is the point of some calls (a GraphQL document, a SQL statement, a search
+expression such as ``created_at:>2024-05-01 status:open``): reduced to ``<text>`` it would teach nothing. A
+string that reads as one (`query_like`) is kept in the shape after the gate's redaction, with its literal
+values parameterised — dates become ``<date>``, ids ``<id>``, amounts ``<amount>``, other numbers
+``<number>``, and quoted strings or ``field:value`` values that are not the API's lowercase terms or constants
+``<text>`` (`parameterise`) — so the query's structure and field names are shared, never a user's dates,
+order numbers, sums or names. Natural-language text stays ``<text>``.
+
 A shape is also what identifies a call pattern: the signature of a template and the fingerprint of a
 failure are hashes of it, so ``limit=10`` and ``limit=20`` reinforce the same template while
 ``sort_key=REVENUE`` and ``sort_key=BEST_SELLING`` do not. Shaping is idempotent, and shaping the stored
@@ -34,7 +42,16 @@ from weakref import WeakKeyDictionary
 
 from ..capture.gate import WriteGate
 
-__all__ = ["REDACTED_KINDS", "Redactor", "Shaper", "schema_constants", "types_only"]
+__all__ = [
+    "REDACTED_KINDS",
+    "Redactor",
+    "Shaper",
+    "parameterise",
+    "query_fields",
+    "query_like",
+    "schema_constants",
+    "types_only",
+]
 
 # What the gate refuses that must not be stored: the rest (size, unstable facts) concerns learnings only.
 REDACTED_KINDS = frozenset({"secret", "personal_data", "injection", "custom"})
@@ -43,6 +60,41 @@ _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{0,39}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 _PLACEHOLDER = re.compile(r"<[a-z]+>")  # a shape's own "<text>", "<number>": shaping twice changes nothing
 _SPACE = re.compile(r"(\s+)")
+# Query languages: braces around fields (GraphQL, JSON-ish selections), a SQL statement, or a search expression
+# made only of `field:value` terms and boolean operators.
+_BRACES = re.compile(r"\{[^{}]*[A-Za-z_][^{}]*\}")
+_SQL = re.compile(r"^\s*(?:select|with)\b.+\bfrom\b", re.I | re.S)
+_SEARCH_TERM = re.compile(r"\(?-?[A-Za-z_][A-Za-z0-9_.]*:[<>=!]*(?!//)\S+\)?|AND|OR|NOT|\(|\)")
+_MAX_QUERY = 2000
+# A placeholder already in a text (ours, or the gate's `<redacted:RULE>`) is left as it is.
+_TOKEN = re.compile(r"(<[a-z_]+(?::[^<>\s]+)?>)")
+_LITERALS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"gid://\S+?(?=[\s\"',)}\]]|$)"), "<id>"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<id>"),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w-])"
+            r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+        ),
+        "<date>",
+    ),
+    (re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|JPY|CHF|CAD|AUD)\b"), "<amount>"),
+    (re.compile(r"\b\d+\.\d+\b"), "<amount>"),
+    (
+        re.compile(r"#\d+\b|\b(?=[A-Za-z0-9_-]*\d{3})(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{4,}\b|\b[0-9a-f]{12,}\b"),
+        "<id>",
+    ),
+    (re.compile(r"\b\d{5,}\b"), "<id>"),
+    (re.compile(r"\b\d+\b"), "<number>"),
+)
+_PARENS = re.compile(r"\([^()]*\)")
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A `field:value` term of a search expression (`created_at:><date>`, `status:open`), and a value that is the
+# API's word rather than someone's: a lowercase term, not a name.
+_TERM = re.compile(r"(?<![\w.<])([A-Za-z_][A-Za-z0-9_.]*):([<>=!]*?)(<[a-z_]+(?::[^<>\s]+)?>|[^\s\"'()<>,}\]]+)")
+_WORD_VALUE = re.compile(r"[a-z][a-z0-9_\-]{0,39}")
+_QUERY_WORDS = frozenset({"query", "mutation", "subscription", "fragment", "on", "true", "false", "null"})
 _MAX_DEPTH = 4
 _MAX_ITEMS = 16
 _MAX_CONSTANT = 40
@@ -158,6 +210,60 @@ def schema_constants(schema: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(v for v in found if 0 < len(v) <= 100)
 
 
+def query_like(text: str) -> bool:
+    """Whether `text` reads as a query in a query language rather than as someone's words."""
+    if not 3 <= len(text) <= _MAX_QUERY or _PLACEHOLDER.fullmatch(text):
+        return False
+    if _BRACES.search(text) or _SQL.match(text):
+        return True
+    terms = text.split()
+    return bool(terms) and all(_SEARCH_TERM.fullmatch(t) for t in terms) and any(":" in t for t in terms)
+
+
+def parameterise(text: str) -> str:
+    """`text` with its literal values replaced by placeholders: dates, ids, amounts and numbers, then every
+    quoted string and `field:value` value that is not the API's own word (a lowercase term such as `open`, an
+    UPPER_SNAKE constant) — `name:'Alice Liddell'` is someone's data, which no gate can tell from a status."""
+    parts = _TOKEN.split(text)
+    for i in range(0, len(parts), 2):  # odd parts are placeholders already
+        for pattern, placeholder in _LITERALS:
+            parts[i] = pattern.sub(placeholder, parts[i])
+    return _TERM.sub(_term, _QUOTED.sub(_quoted, "".join(parts)))
+
+
+def _kept_value(value: str) -> bool:
+    return bool(_TOKEN.fullmatch(value) or _constant(value) or _WORD_VALUE.fullmatch(value))
+
+
+def _quoted(match: re.Match[str]) -> str:
+    quote, inner = match.group(0)[0], match.group(0)[1:-1]
+    if _kept_value(inner) or (inner and query_like(inner)):
+        return match.group(0)  # a search expression inside is reduced by `_term` like any other
+    return f"{quote}<text>{quote}"
+
+
+def _term(match: re.Match[str]) -> str:
+    field, operator, value = match.groups()
+    return match.group(0) if _kept_value(value) else f"{field}:{operator}<text>"
+
+
+def query_fields(text: str) -> list[str]:
+    """The field names a query selects (the identifiers inside its braces, arguments left out)."""
+    if "{" not in text:
+        return []
+    body = _QUOTED.sub(" ", text[text.index("{") :])
+    while True:
+        reduced = _PARENS.sub(" ", body)
+        if reduced == body:
+            break
+        body = reduced
+    seen: dict[str, None] = {}
+    for name in _FIELD.findall(_TOKEN.sub(" ", body)):
+        if name not in _QUERY_WORDS:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
 def _constant(value: str) -> bool:
     """An UPPER_SNAKE constant, not a record id: `BEST_SELLING`, `UTF8`, but not `A7` or `ORD12345`."""
     if len(value) > _MAX_CONSTANT or not _CONSTANT.fullmatch(value):
@@ -198,7 +304,13 @@ class Shaper:
         if _PLACEHOLDER.fullmatch(value):
             return value
         vocabulary = value in known or _constant(value) or (named and bool(_IDENTIFIER.fullmatch(value)))
-        return value if vocabulary and self._allowed(key, value) else "<text>"
+        if vocabulary and self._allowed(key, value):
+            return value
+        if self.redactor is not None and query_like(value):
+            # Literals out first: a timestamp or an order number reads as password-shaped to the gate, and only
+            # removing them cannot let a secret through; the gate then judges what is left.
+            return self.redactor.text(parameterise(value))
+        return "<text>"
 
     def _name(self, name: str) -> str:
         if _PLACEHOLDER.fullmatch(name):

@@ -60,6 +60,8 @@ class SessionWindow:
     # set_context opens, because that verdict usually arrives after the next context was set.
     unobserved: list[int] = field(default_factory=list)
     awaiting_verdict: list[int] = field(default_factory=list)
+    # Templates whose call pattern failed in this window: the next lookup tries the next best (seed 001 §8.3).
+    failed_templates: set[int] = field(default_factory=set)
     opened_at: float = field(default_factory=time.monotonic)
 
     def show(self, names: Iterable[str]) -> None:

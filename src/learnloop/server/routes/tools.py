@@ -281,12 +281,14 @@ async def best_template(
     query: Annotated[str | None, Query(min_length=1, max_length=4000, description="Match by similar queries")] = None,
     tool: ToolFilter = None,
     user: UserQuery = None,
-    min_confidence: Annotated[float, Query(ge=0.0, le=1.0)] = 0.5,
+    min_confidence: Annotated[float, Query(ge=0.0, le=1.0)] = 0.7,
+    session: Annotated[str | None, Query(min_length=1, max_length=200, description="Skip what failed here")] = None,
 ) -> BestTemplateOut:
     """Settled by confidence, then recency, then speed (seed 001 §8.3); `template` is null when none is
-    good enough."""
+    good enough (seed 001 §4.1: confidence 0.7). With `session`, templates whose pattern failed in that
+    session's window are skipped, so the next best is tried."""
     found = await _tools(api).best_template(
-        intent=intent, query=query, tool=tool, user=_reader(api, user), min_confidence=min_confidence
+        intent=intent, query=query, tool=tool, user=_reader(api, user), min_confidence=min_confidence, session=session
     )
     return BestTemplateOut(template=found)
 

@@ -10,6 +10,7 @@ from ...models import EventAction, Learning, Scope
 from ..base import AppendEvent, EventDraft, Vector
 from .dialect import Connection, dialect_of
 from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
+from .tools_scrub import anonymise_failures
 from .transactions import write_transaction
 from .writes import apply_operations, owner_clause
 
@@ -42,9 +43,12 @@ def purge_deprecated(conn: Connection, scope: Scope, older_than: datetime, actor
 
 
 def forget_user(conn: Connection, tenant: str, user: str, user_tables: Sequence[str], now: datetime) -> dict[str, int]:
-    """Every row of the user goes; tenant-global learnings they contributed stay, without their name."""
+    """Every row of the user goes; tenant-global learnings they contributed stay, without their name, and so do
+    their failed tool calls, anonymised (seed 001 §8.10)."""
     removed: dict[str, int] = {}
     with write_transaction(conn):
+        if "tool_signals" in user_tables:
+            removed["anonymised_failures"] = anonymise_failures(conn, tenant, user)
         for table in ("learnings", "events", "vector_changes", *user_tables):
             cursor = conn.execute(f"DELETE FROM {table} WHERE tenant = ? AND user_id = ?", (tenant, user))
             removed[table] = cursor.rowcount

@@ -243,6 +243,14 @@ def insight_inputs(conn: Connection, tenant: str, since: datetime, now: datetime
             (tenant, since.timestamp()),
         )
     ]
+    call_times = [
+        (str(intent or ""), float(stamp))
+        for intent, stamp in conn.execute(
+            "SELECT intent, at FROM tool_signals WHERE tenant = ? AND kind = 'call' AND ok = 1 AND at >= ? "
+            "ORDER BY id DESC LIMIT 5000",
+            (tenant, since.timestamp()),
+        )
+    ]
     shared = Scope(tenant=tenant, user=None)
     # Example queries are a user's words: they never feed anonymised insights.
     templates = [
@@ -256,4 +264,5 @@ def insight_inputs(conn: Connection, tenant: str, since: datetime, now: datetime
         failed_arguments=failed,
         templates=templates,
         recoveries=recoveries,
+        call_times=call_times,
     )

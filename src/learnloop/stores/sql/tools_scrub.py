@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...tools.shapes import Shaper
+from ...tools.shapes import Redactor, Shaper
 from ..tool_rules import shared_insight, shared_recovery, shared_template_params
 from .dialect import Connection
 from .transactions import write_transaction
 
-__all__ = ["scrub_shared"]
+__all__ = ["anonymise_failures", "scrub_shared"]
 
 
 def _dumps(value: Any) -> str:
@@ -104,3 +104,24 @@ def scrub_shared(conn: Connection, tenant: str, shaper: Shaper) -> int:
         insights = _insight_changes(conn, tenant, shaper)
         conn.executemany("UPDATE tool_insights SET value = ? WHERE tenant = ? AND type = ? AND key = ?", insights)
     return len(templates) + len(recoveries) + len(insights)
+
+
+def anonymise_failures(conn: Connection, tenant: str, user: str) -> int:
+    """Seed 001 §8.10: a forgotten user's failed calls stay for system learning (common mistakes, valid values,
+    lessons) with nothing of the user left: no user or session, no query, the arguments reduced to their shape
+    (names, types, the API's constants) and no error text — an error message quotes the user's own values
+    ("no customer Alice Liddell") that no gate can tell from the API's words; the error type stays. Inside
+    the caller's transaction; the rest of the user's signals are deleted after it."""
+    shaper = Shaper(Redactor.default())
+    rows = conn.execute(
+        "SELECT id, tool, arguments FROM tool_signals WHERE tenant = ? AND user_id = ? AND kind = 'call' AND ok = 0",
+        (tenant, user),
+    ).fetchall()
+    for signal_id, tool, arguments in rows:
+        shape = shaper.shape(str(tool or ""), json.loads(arguments) if arguments else {})
+        conn.execute(
+            "UPDATE tool_signals SET user_id = '', session = '', arguments = ?, error = NULL, query_hash = NULL, "
+            "query_text = NULL, embedding = NULL, embedding_model = NULL, weight = 0, applied = 1 WHERE id = ?",
+            (_dumps(shape), signal_id),
+        )
+    return len(rows)
