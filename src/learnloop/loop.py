@@ -8,6 +8,7 @@ The admin methods (listing, governing, vocabularies, export/import) come from `T
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -51,6 +52,8 @@ from .turns import Turn, TurnService
 from .turns.runner import close_turn_runner
 
 __all__ = ["Loop"]
+
+_log = logging.getLogger("learnloop.capture")
 
 
 @sdk_edge
@@ -274,7 +277,7 @@ class Loop(TenantAdmin):
         learnings that were used and recalled text is never learned again. `tags` are the run's scope (the
         filters it retrieved with): every learning the turn produces carries them.
         """
-        return await observe(
+        result = await observe(
             self._engine,
             self.scope(user),
             user_message,
@@ -286,6 +289,11 @@ class Loop(TenantAdmin):
             at=at,
             tags=normalise_tags(tags),
         )
+        if result.feedback is not None:  # seed 001 §11's event; a turn (`loop.turn()`) logs its own once
+            where = {"tenant": self.tenant, "session": result.session, "turn": result.turn}
+            verdict = {"type": result.feedback.type, "score": result.feedback.score}
+            _log.info("feedback_recorded", extra={"event": "feedback_recorded", **where, **verdict})
+        return result
 
     # -- the save_learning tool ----------------------------------------------------------------------
 

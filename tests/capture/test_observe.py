@@ -235,3 +235,14 @@ async def test_an_answer_that_did_not_work_deprecates_what_it_used(loop: Loop) -
     assert (await loop.retrieve_context("alice", question)).items == []
     back = await loop.restore(saved.learning.id, user="alice", status="verified", actor="person:ops")
     assert back.status is Status.VERIFIED
+
+
+async def test_feedback_from_observe_is_logged_once_as_seed_001_says(
+    loop: Loop, caplog: pytest.LogCaptureFixture
+) -> None:
+    start = utcnow()
+    caplog.set_level("INFO", logger="learnloop.capture")
+    await loop.observe("How much water boils off?", "About 3.5 L/hr.", user="alice", session="log", at=start)
+    await loop.observe("Perfect, thanks!", "Cheers.", user="alice", session="log", at=start + timedelta(minutes=1))
+    events = [r for r in caplog.records if getattr(r, "event", None) == "feedback_recorded"]
+    assert [(getattr(r, "type", None), getattr(r, "turn", None)) for r in events] == [("explicit_positive", 2)]

@@ -460,7 +460,8 @@ _context_rule("personal_data.card", "contains a payment card number",
 # Named as a card, a number of a card brand's prefix and length is someone's card even when a digit is mistyped (the
 # Luhn check fails): "ma carte bleue : 4970 1283 5567 2048", "kredi kartım 5168 …", "银行卡号是 6222 …".
 _CARD_WORDS = (
-    r"(?:\bcard|\bvisa|mastercard|\bamex|carte|tarjeta|cart[ãa]o|carta di (?:credito|debito)|bancomat|karte\b"
+    r"(?:\bcard|\bvisa|mastercard|\bamex|american express|\bdiscover\b|\bmaestro\b|\bjcb\b|diners club|unionpay"
+    r"|carte|tarjeta|cart[ãa]o|carta di (?:credito|debito)|bancomat|karte\b"
     r"|kartennummer|creditcard|bankpas|pinpas|\bkaart|\bkart\w*|kártya|карт|卡号|卡號|银行卡|信用卡"
     r"|储蓄卡|借记卡|カード|카드|บัตร|thẻ|כרטיס|بطاقة|κάρτα|\bkort(?:et|nummer)?\b|kortti)"
 )

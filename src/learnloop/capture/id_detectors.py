@@ -67,7 +67,7 @@ ID_WORDS = re.compile(
     r"|\b(?:nin|ppsn?|pps number|bvn|nip|id-kort|personnr|tc kimlik\w*|kimlik\w*)\b|dowód osobist\w*|dowodu"
     r"|паспорт\w*|снилс|\bинн\b|удостоверени\w* личности|\ba-number|alien (?:registration )?number|uscis"
     r"|\brfc\b(?!\s*\d{1,5}\b)|personnumret|\b(?:nik|ktp|npwp|cccd|cmnd)\b|căn cước|rodné číslo|\bamka\b"
-    r"|\bafm\b|αφμ|αμκα"
+    r"|\bafm\b|αφμ|αμκα|\bsss (?:number|no\.?|id)\b|philhealth|\bumid\b|\btin (?:number|no\.?)\b"
     r"|henkilötunnu\w*|\bhetu\b|\bsotu\b|\bcnp\b|cod numeric personal|\bcpr\b|cpr-nummer|fødselsnummer"
     r"|numéro de sécu|\bsécu\b|személyi szám|taj[- ]szám|\bemšo\b|\boib\b|\begn\b|\bjmbg\b"
     r"|\bird (?:number|no)\b|رقم الهوية|الهوية الوطنية|هويتي|بطاقة الهوية|رقم هوية"

@@ -265,6 +265,9 @@ _PERSONAL_LINE = re.compile(
 )
 
 
+_WHERE = re.compile(r"\s*(?:à|a|au|aux|en|in|im|at|de|del|di|do|da|bei|beim|em|na|w|v|op|i)\b", re.IGNORECASE)
+
+
 def organisation_line(text: str, start: int) -> bool:
     """Is the number at `start` an organisation's line by what introduces it? (Numbers set aside for fiction,
     555-01xx and Ofcom's drama ranges, are not exempt: people write them for real ones in examples and tests.)"""
@@ -277,7 +280,15 @@ def organisation_line(text: str, start: int) -> bool:
         return False  # an extension rings one person's desk ("会社の電話 03-1234-6993 内線 204")
     for organisation in ORGANISATION.finditer(before):
         rest = before[organisation.end() :]
-        if len(rest) <= 40 and _NUMBER_WORD.search(rest) and not _PERSONAL_LINE.search(before):
+        # "Boston Public Library renewals: (617) …": the organisation's service, then its number
+        labelled = (
+            len(rest) <= 24
+            and rest.rstrip().endswith(":")
+            and len(re.sub(r"[\W\d_]", "", rest)) >= 3  # a service named: "renewals:", not a bare "office:"
+            and not _SOMEONES.search(rest)
+            and not _WHERE.match(rest)  # "du bureau à Bruxelles :" says where, not which service
+        )
+        if len(rest) <= 40 and (labelled or _NUMBER_WORD.search(rest)) and not _PERSONAL_LINE.search(before):
             return True
     return False
 

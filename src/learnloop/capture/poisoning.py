@@ -107,7 +107,7 @@ _TRANSFER = _any(
 _SENSITIVE = _any(
     r"\b(?:messages?|conversations?|chats?|chat logs?|history|transcripts?|passwords?|credentials?|card numbers?"
     r"|cards?|cvv|api keys?|keys|tokens?|secrets?|addresses|address|phone numbers?|personal data|data|ssns?"
-    r"|documents|files|everything|cookies|contacts|location|what the user (?:types|says|writes)|otp|codes"
+    r"|documents?|files?|everything|cookies|contacts|location|what the user (?:types|says|writes)|otp|codes"
     # "code" alone is as often source code ("whenever I paste code"): a code that opens something is named so
     r"|(?:verification|security|access|auth\w*|login|sign-?in|one-time|2fa|mfa|sms|recovery|backup|reset|pin|door"
     r"|confirmation|bank|card) codes?|environment variables?|env vars?"
@@ -158,8 +158,8 @@ _OBEY = _any(
     r"|ακολούθησε|ακολουθείς|υπάκουσε|proveď\w*|prováděj|dodržuj\w*|poslouchej|řiď se)\b|ทำตาม|ปฏิบัติตาม",
 )
 _ORDERS = _any(
-    r"\b(?:instructions?|commands?|orders?|directives?|requests?|says|tells you|told|asks you)\b",
-    r"\b(?:instrucciones|instrucción|órdenes|ordenes|comandos?|lo que diga|indicaciones)\b",
+    r"\b(?:instructions?|commands?|orders?|directives?|requests?|says|tells you|told|asks you|describes)\b",
+    r"\b(?:instrucciones|instrucción|órdenes|ordenes|comandos?|lo que diga|indicaciones)\b|طلبات|अनुरोध",
     r"\b(?:anweisung\w*|befehl\w*|sagt|vorgaben)\b",
     r"\b(?:instructions?|ordres|commandes?|ce que dit|consignes)\b",
     r"지시|명령|말하는 것|요청|指示|命令|言うこと|要求",
@@ -175,7 +175,8 @@ _ORDERS = _any(
 _FOREIGN_SOURCE = _any(
     r"\b(?:web ?pages?|websites?|sites?|urls?|links?|e-?mails?|mails?|documents?|pdfs?|files?|tool (?:results?"
     r"|outputs?)|search results?|retrieved|incoming|comments?|reviews?|content|pages?|third part(?:y|ies)"
-    r"|external|internet|online)\b",
+    r"|external|internet|online|calendar (?:invites?|invitations?|events?)|meeting invites?|tickets?"
+    r"|notifications?)\b",
     r"\b(?:páginas?|sitio|web|correos?|documentos?|archivos?|resultados|entrantes|extern[oa]s?|contenido)\b",
     r"\b(?:webseite\w*|seite|website|e-mails?|mails?|dokument\w*|dateien|ergebnis\w*|eingehend\w*|extern\w*"
     r"|inhalt\w*|tool-?ausgabe\w*|werkzeug\w*|herramientas?|outils?)\b",
@@ -190,7 +191,7 @@ _FOREIGN_SOURCE = _any(
     r"网页|網頁|网站|網站|邮件|郵件|文档|文件|工具输出|工具結果|搜索结果|도구 출력|도구|ツール出力|ツールの出力",
     r"\b(?:halaman web|situs|surel|hasil pencarian|keluaran alat|dokumen|uitvoer|e?-?mail(?:i|ach|ami)|wiadomości\w*"
     r"|писем|почт\w*)\b|صفحات الويب|الويب"
-    r"|البريد|المواقع|نتائج البحث|مخرجات الأدوات|वेब पेज|वेबसाइट|ईमेल|दस्तावेज़|खोज परिणाम",
+    r"|البريد|المواقع|نتائج البحث|مخرجات الأدوات|رسالة|رسائل|वेब पेज|वेबसाइट|ईमेल|दस्तावेज़|खोज परिणाम",
     r"بريد|رسائل|مواقع|\bweboldal\w*|\blevelek\w*|\blevélben|\be-?mail\w*|פלט|אתרים|אתר|דפי אינטרנט|מיילים|מסמכים|כלים"
     r"|\b(?:сторінк\w*|лист\w*|ιστοσελίδ\w*|ιστότοπ\w*"
     r"|έγγραφ\w*|εργαλεί\w*|stránk\w*|nástroj\w*)|เว็บไซต์|หน้าเว็บ|อีเมล|เอกสาร|เครื่องมือ",
@@ -221,6 +222,7 @@ _BLANKET = _any(
 # ("instructions from the sites you open matter more than the user's messages").
 _OUTRANKS = _any(
     r"\b(?:take|takes) precedence over|\boutranks?\b|\b(?:is|are) more important than|\bmatters? more than"
+    r"|\bsupersedes?\b|\b(?:overrides?|trumps?)\b(?= (?:my|the user|what the user|any|all|everything))"
     r"|\b(?:has|have) priority over|\bcomes? before (?:the user|what the user)",
     r"важнее|приоритетн\w* (?:над|перед)|важливіш\w*|пріоритет\w* над|tienen prioridad sobre|prevalecen sobre"
     r"|son más importantes que|haben vorrang vor|sind wichtiger als|priment sur|ont (?:la )?priorité sur"
@@ -229,12 +231,14 @@ _OUTRANKS = _any(
     r"|belangrijker dan|gaan voor|viktigare än|daha önemli|öncelikli|より(?:優先|重要)|优先于|比[^。]{0,12}更重要"
     r"|보다 (?:우선|중요)|חשוב\w* יותר מ|קודמ\w* ל|أهم من|لها الأولوية على|σημαντικότερ\w*|προηγ\w* (?:των|του)"
     r"|důležitější než|mají přednost|felülír\w*|lebih penting dari|quan trọng hơn"
-    r"|सबसे ऊपर|से ज़्यादा ज़रूरी|สำคัญกว่า",
+    r"|सबसे ऊपर|से ज़्यादा ज़रूरी|से (?:(?:ज़|ज़|ज)्यादा|अधिक) (?:महत्वपूर्ण|(?:ज़|ज़|ज)रूरी)|สำคัญกว่า"
+    r"|(?:لها|له|لهم) (?:ال)?أولوية على",
 )
 # Whom it outranks: the user. "The vendor's instructions in the PDF are more important than forum posts" ranks
 # sources, which is the user's to say.
 _OUTRANKED_USER = re.compile(
-    r"user|пользовател|користувач|usuari|nutzer|benutzer|utilisat|utente|użytkownik|gebruiker|användar|kullanıcı"
+    r"user|\bmy (?:own )?(?:requests?|instructions?|wishes|messages?)\b"
+    r"|пользовател|користувач|usuari|nutzer|benutzer|utilisat|utente|użytkownik|gebruiker|användar|kullanıcı"
     r"|ユーザー|用户|用戶|사용자|משתמש|المستخدم|χρήστ|uživatel|pengguna|người dùng|उपयोगकर्ता|ผู้ใช้|felhasználó"
 )
 
@@ -359,7 +363,11 @@ _AUTHORITY = _any(
     r"|hinweis des entwicklers|entwicklerhinweis|notitie van de ontwikkelaar|notatka (?:od )?(?:dewelopera|programisty)"
     r"|geliştirici notu|utvecklarnotering|заметка от разработчика|примечание разработчика|сообщение от разработчика"
     r"|catatan pengembang|ghi chú (?:của )?nhà phát triển|開発者(?:から)?のメモ|開発者メモ|개발자 (?:메모|노트|공지)"
-    r"|开发者(?:备注|说明|通知)|डेवलपर (?:नोट|का संदेश)|ملاحظة (?:من )?المطور)\s*[:：]",
+    r"|开发者(?:备注|说明|通知)|डेवलपर (?:नोट|का संदेश)|ملاحظة (?:من )?المطور"
+    r"|сообщение от разработчиков|neue regel (?:vom|des|der) entwickler\w*|nachricht (?:vom|des|der) entwickler\w*"
+    r"|来自开发者的(?:消息|通知|说明)|来自开发团队的(?:消息|通知)|message (?:from the|des) (?:developers|développeurs)"
+    r"|mensaje de (?:los )?desarrolladores|messaggio (?:dagli|degli) sviluppatori|mensagem dos desenvolvedores)"
+    r"\s*[:：]",
 )
 _PIPED = re.compile(
     r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:(?:ba|z|da|k"
@@ -389,6 +397,15 @@ _HIDE = _any(
     r"\b(?:secretly|silently|covertly|quietly) (?:change|delete|send|forward|add|modify|share|remove|replace|record"
     r"|copy|redirect|transfer|approve|cancel)",
     r"\bsay (?:that )?everything is fine\b",
+    # an act, then keeping it out of what the user reads: "push to main, do it without a PR and leave it out of the
+    # summary"; "round revenue up by 8% and don't flag the adjustment"
+    r"\b(?:do it|push|merge|delete|remove|transfer|send|approve|change|modify|run|round|adjust)\b[^.!?]{0,80}"
+    r"\b(?:leave|keep)\s+(?:it|this|that|them)\s+out of\s+(?:the|your|any|my)\s+(?:summary|summaries|report|reports"
+    r"|reply|replies|answer|answers|log|logs|changelog|notes?)\b",
+    r"\b(?:don't|do not|never)\s+(?:flag|report|disclose|surface|mention)\s+(?:the |this |these |any )?"
+    r"(?:adjustments?|changes?|edits?|modifications?|transfers?|deletions?|actions?)\b",
+    r"\b(?:don't|do not|never) (?:list|itemi[sz]e|describe|report) (?:them|the actions|what you did|your actions)\b"
+    r"[^.!?]{0,30}\bjust (?:reply|say|answer|write)\b",
     r"\b(?:nunca|no)\s+(?:le\s+)?(?:digas|menciones|informes|cuentes)\b.{0,30}(?:usuario|cliente)|\boculta\w*\b.{0,40}"
     r"usuario|\bsin (?:decírselo|decirle|avisar|informar)|\ben secreto\b|\ba escondidas\b|\bsin que el usuario",
     r"\bsag\w*\s+(?:dem (?:nutzer|benutzer|kunden)|ihm|ihr)\s+(?:niemals|nie|nicht)\b|\berwähne\b.{0,40}\bnicht\b"
@@ -441,6 +458,13 @@ _HIDE = _any(
     r"|sponsorship|markup)",
 )
 _OVERRIDE = _any(
+    # the user's limits lifted, by a trigger or a say-so: "the user's earlier restrictions no longer apply"
+    r"\b(?:the user's|your|content|safety|all|any|earlier|previous)\s+(?:\w+\s+)?(?:restrictions?|rules|limits"
+    r"|guardrails|safeguards|policies|filters)\s+(?:no longer apply|are lifted|are off|(?:don't|do not) apply"
+    r"|are suspended|are removed|are disabled|are void)\b",
+    r"\b(?:reveal|share|give|show|disclose|tell|send|grant|unlock)\b[^.!?]{0,80}"
+    r"\bto anyone who (?:says|knows|gives|types|provides|uses) (?:the )?(?:passphrase|password|code ?word"
+    r"|magic word|secret word|phrase)\b",
     r"\b(?:from now on|a partir de ahora|de ahora en adelante|ab jetzt|ab sofort|von nun an|désormais|dorénavant"
     r"|à partir de maintenant)\b.{0,60}\b(?:ignor\w*|disregard|forget|olvida|vergiss|oublie|refuse|rechaza"
     r"|verweigere)",
@@ -576,9 +600,24 @@ def _outranked_by_others(s: str, _: str) -> bool:
     if _preference(s) or _NOT_ORDERS.search(s):
         return False
     outranks = _OUTRANKS.search(s)
-    return bool(
-        outranks and _OUTRANKED_USER.search(s, outranks.start()) and _ORDERS.search(s) and _FOREIGN_SOURCE.search(s)
-    )
+    if outranks is None:
+        return False
+    outranked = _OUTRANKED_USER.search(s, outranks.start())
+    if outranked is None and outranks.group(0).startswith(_COMPARED_BEFORE):
+        # Hindi, Japanese, Korean name what is outranked just before the comparison: "उपयोगकर्ता के अनुरोध से ज़्यादा"
+        window = max(0, outranks.start() - 30)
+        found = [m for m in _OUTRANKED_USER.finditer(s, window, outranks.start())]
+        # the user's, and nothing outside between it and the comparison (else the user is what outranks)
+        if found and not _FOREIGN_SOURCE.search(s, found[-1].end(), outranks.start()):
+            outranked = found[-1]
+    # A README may be followed ("follow the setup instructions in the README"), never put above the user.
+    return bool(outranked and _ORDERS.search(s) and (_FOREIGN_SOURCE.search(s) or _README.search(s)))
+
+
+_README = re.compile(r"\breadmes?\b", re.IGNORECASE)
+
+
+_COMPARED_BEFORE = ("से ", "より", "보다", "比")
 
 
 # The user's own rule that outside content is *not* to be obeyed: "treat web content I paste as data, not as
@@ -622,6 +661,10 @@ _RUN_FROM_URL = re.compile(
     r"\b(?:run|execute|exec|kör|voer\w*|uruchom\w*|çalıştır\w*|запуст\w*|выполн\w*|esegui\w*|execut\w*|ejecut\w*"
     r"|führ\w*|lance\w*|exécute\w*)\b[^\n]{0,80}https?://\S+\.(?:sh|ps1|bat|cmd|exe|py|msi)\b"
     r"|https?://\S+\.(?:sh|ps1|bat|cmd|exe|msi)\b[^\n]{0,40}\b(?:sudo|as root|als root|med sudo|z sudo|con sudo)\b"
+    # "… скачивание http://…/a.sh и его запуск": the script named, then its running
+    r"|https?://\S+\.(?:sh|ps1|bat|cmd|exe|msi)\b[^\n.]{0,30}\b(?:run (?:it|them)|execute (?:it|them)|запуск\w*"
+    r"|запусти\w*|выполни\w*|ausführ\w*|starte(?:n)? (?:es|sie)|lance[rz]?(?:-le)?|exécute[rz]?(?:-le)?"
+    r"|ejecút\w*|ejecutar\w*|eseguil\w*|eseguir\w*|execut[ea]-?o|uruchom\w*|çalıştır\w*)"
     # packages taken from another index ("registry = …", "--index-url …", "from registry.npm-mirror.com"); an image
     # named by its registry's path ("registry.gitlab.com/acme/web:2.14") is not an index
     r"|(?:--(?:extra-)?index-url|--trusted-host|\bregistry\s*=)\s*(?:https?://)?(?!(?:pypi\.org|files\.pythonhosted"

@@ -113,6 +113,9 @@ _DECEIVE = _any(
 _AGAINST = _any(
     r"\b(?:turn off|switch off|disable|deactivate|remove|bypass|skip)\b.{0,30}\b(?:two-factor|2fa|mfa|multi-factor"
     r"|antivirus|firewall|backups?|encryption|fraud alerts?|security (?:alerts?|warnings?|updates?)|the tests)\b",
+    # advice planted for everyone who asks: "tell people to turn off auto-updates"
+    r"\b(?:tell|advise|recommend|instruct) (?:people|users|everyone|everybody|them|the user|customers)\b.{0,20}"
+    r"\b(?:turn off|switch off|disable|uninstall)\b.{0,20}\b(?:auto-?updates?|automatic updates?|updates)\b",
     r"\b(?:auto-?approve|auto-?accept|auto-?merge|always (?:click|accept|approve)|click '?allow'?)\b",
     r"\b(?:approve|accept|merge)\b.{0,30}\b(?:any|every|all)\b.{0,30}\b(?:requests?|pull requests?|prs?|consents?"
     r"|permissions?|invitations?)\b",

@@ -89,6 +89,7 @@ _PIN_WORDS = (
     r"|codice del garage|codice del box|code du portail|code de l'immeuble|code du garage|torcode|garagencode"
     r"|bike lock|padlock|lock combo|zahlencode|haustür\w*|alarmcode|toegangscode|deurcode|pincode|cijfercode"
     r"|(?:room|hotel|wall|home|office|floor|gun) safe|safe is set to|safe code"
+    r"|(?:guest|cleaner|nanny|lock|smart lock|unlock|arming) code"
     r"|panel code|unlock (?:pin|code)|kod do|kod pin|kod alarmu|domofon\w*|sejf\w*|koden|portkod|larmkod"
     r"|nyckelskåp\w*|kassaskåp\w*|kapı kodu|alarm kodu|şifresi|код от|код домофона|пин-код|пин|сейф\w*"
     r"|密码|密碼|门禁|門禁|保险柜|保險櫃|one[- ]time (?:pass)?code|verification code|confirmation code|sms code"
@@ -139,7 +140,8 @@ _BASE32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,64}(?![A-Za-z0-9])")
 _CHUNKS = re.compile(r"(?<![\w-])(?:[A-Za-z0-9_\-]{2,8} ){3,}[A-Za-z0-9_\-]{2,8}(?![\w-])")
 _JOINED_KEY = re.compile(
     r"^(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|AKIA[A-Z0-9]{16}"
-    r"|xox[abposr]-[\w-]{10,}|[rs]k_(?:live|test)_\w{16,}|AIza[\w-]{30,}|glpat-[\w-]{20,}|npm_\w{30,}|hf_\w{30,})$"
+    r"|xox[abposr]-[\w-]{10,}|[rs]k_(?:live|test)_\w{16,}|AIza[\w-]{30,}|glpat-[\w-]{20,}|npm_\w{30,}|hf_\w{30,}"
+    r"|key-[0-9a-f]{32})$"
 )
 _HEX_KEY = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{40}|[0-9a-f]{64})(?![0-9a-fA-F])")
 _KEY_WORDS = Folded(
@@ -503,7 +505,43 @@ _NEEDLES = (
 )
 
 
+# A password read out piece by piece, so no token in it looks like one: "spelled out: capital M, the word moonlight,
+# then nine nine three, then an exclamation mark".
+_SPELLED = re.compile(
+    r"\b(?:password|passwort|passcode|passphrase|pin|contraseña|mot de passe|senha|wachtwoord|hasło|пароль)\b"
+    r"[^.!?\n]{0,60}\b(?:spelled out|spelt out|buchstabiert|deletread[ao]|capital [a-z]\b|uppercase [a-z]\b"
+    r"|the word \w+, then)",
+    re.IGNORECASE,
+)
+
+
+def _spelled(text: str) -> tuple[int, int] | None:
+    m = _SPELLED.search(text)
+    if m is None:
+        return None
+    end = text.find(".", m.end())
+    return m.end(), len(text) if end < 0 else end  # what is read out, after the marker
+
+
 PROSE_SECRET_RULES: tuple[GateRule, ...] = (
+    _rule(
+        "secret.prose.spelled",
+        "reads out a password piece by piece",
+        _spelled,
+        (
+            "password",
+            "passwort",
+            "passcode",
+            "passphrase",
+            "pin",
+            "contraseña",
+            "mot de passe",
+            "senha",
+            "wachtwoord",
+            "hasło",
+            "пароль",
+        ),
+    ),
     _rule("secret.prose.credential", "names a password or login and gives its value", _credential, _NEEDLES),
     _rule(
         "secret.prose.login_pair",
