@@ -135,7 +135,12 @@ def test_ranking_on_columns_is_the_ranking_on_objects(fusion: str, seed: int) ->
             TimeSpan(datetime(2026, 5, 25, tzinfo=UTC), datetime(2026, 6, 8, tzinfo=UTC), "week", "this week"),
         ]
     )
-    config = RetrievalConfig(fusion=fusion, min_similarity=rng.choice([0.2, 0.5]))  # type: ignore[arg-type]
+    # A vector weight past 1 makes some fused relevances negative: the floor of 0 then drops them.
+    config = RetrievalConfig(
+        fusion=fusion,  # type: ignore[arg-type]
+        min_similarity=rng.choice([0.2, 0.5]),
+        vector_weight=rng.choice([0.3, 0.3, 1.5]),
+    )
     filters = Filters(
         statuses=rng.choice([[Status.VERIFIED, Status.CANDIDATE], [Status.VERIFIED], [Status.CANDIDATE]]),
         tags=rng.choice([None, ["kit"], ["brew"]]),

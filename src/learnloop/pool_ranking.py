@@ -52,13 +52,16 @@ def rank_pool(
             floors |= (np.isnan(similarity) & (at_least <= 0)) | (np.isnan(coverage) & (share_at_least <= 0))
         return floors
 
+    timely: Mask | None = None  # none is, without a span
     if span is None:
         # Methods rather than numpy's function wrappers (`np.flatnonzero`: 3.5 against 1 µs on a pool of 100).
         rows = (kept & relevant(1.0)).nonzero()[0]
         relevance = _fused(pool, rows, config)
-        chosen = relevance >= limits.min_relevance
-        rows, relevance = rows[chosen], relevance[chosen]
-        timely = np.zeros(len(rows), dtype=bool)
+        # With weights in [0, 1] a fused relevance is a weighted sum of shares in [0, 1], never NaN: the default
+        # floor of 0 keeps every row (three array operations less for every retrieval).
+        if limits.min_relevance > 0 or not 0.0 <= config.vector_weight <= 1.0:
+            chosen = relevance >= limits.min_relevance
+            rows, relevance = rows[chosen], relevance[chosen]
     else:
         in_span = _timely(pool, now, span)
         rows = (kept & (relevant(1.0) | (in_span & relevant(config.timely_floor)))).nonzero()[0]
@@ -77,7 +80,8 @@ def rank_pool(
         )
     )[: limits.top_k]
     rows_of = rows[order].tolist()
-    entries = zip(relevance[order].tolist(), timely[order].tolist(), pool.take(rows_of), strict=True)
+    timely_of = [False] * len(rows_of) if timely is None else timely[order].tolist()
+    entries = zip(relevance[order].tolist(), timely_of, pool.take(rows_of), strict=True)
     return scored_in_order(list(entries), config, now)
 
 

@@ -338,6 +338,10 @@ def _text(learning: Learning) -> str:
 
 def one_line_per_pair(items: Sequence[RetrievedItem]) -> list[RetrievedItem]:
     """`items` without those already shown as another item's possible conflict."""
+    if not any(item.conflicts for item in items):  # the usual case: only a repeated id would go
+        ids = {item.learning.id for item in items}
+        if len(ids) == len(items):
+            return list(items)
     shown: set[int] = set()
     unique: list[RetrievedItem] = []
     for item in items:

@@ -112,6 +112,27 @@ def test_retrieval_reports_latencies_per_size(tmp_path: Path) -> None:
     assert size["bytes_per_learning_by_table"]["learnings"] > 0
 
 
+def test_retrieval_split_reports_layers(tmp_path: Path) -> None:
+    run_bench(
+        "retrieval",
+        *("--sizes", "300", "--other-users", "2", "--per-other", "3", "--queries", "3", "--writes", "1"),
+        *("--embedder", EMBEDDER, "--db-dir", tmp_path),
+    )
+    figures = run_bench(
+        "retrieval_split",
+        *(tmp_path / "bench.db", "--queries", "3", "--passes", "1", "--rounds", "1", "--embedder", EMBEDDER),
+    )
+    assert list(figures["layers_us"]) == [
+        "search",
+        "+ ranking and rows",
+        "+ items and block",
+        "+ SDK edge",
+        "+ bookkeeping",
+    ]
+    assert figures["vectors"] == 300 + 1  # the user's learnings and the timed write
+    assert all(value is None or value > 0 for value in figures["pieces_us"].values())
+
+
 def test_locomo_recall_reports_recall_per_retriever(tiny_locomo: tuple[Path, int, int]) -> None:
     data, _, questions = tiny_locomo
     figures = run_bench("locomo_recall", "--data", data, "--embedder", EMBEDDER)

@@ -13,14 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from learnloop.stores.base import Delete, Insert, Update
+from learnloop.models import Filters, Status
+from learnloop.stores.base import Delete, Insert, SearchRequest, Update
 from learnloop.stores.search import partition, partition_cache
 from learnloop.stores.search.ann import Ann
 from learnloop.stores.search.partition import Partition
 from learnloop.stores.search.row_codes import RowCodes
 from tests.conftest import TEST_DIM, make_store, unit_vector
 from tests.stores.test_contract import ALICE, created, record
-from tests.stores.test_partition_snapshot import ask, close_without_saving, fill
+from tests.stores.test_partition_snapshot import answers, ask, close_without_saving, fill
 
 ANN_THRESHOLD = 20
 
@@ -91,6 +92,46 @@ async def test_a_restored_partition_takes_its_vectors_from_the_whole_saved_index
     assert np.array_equal(from_index[1], from_table[1]) and np.array_equal(from_index[2], from_table[2])
     assert ids[1] in {hit[0] for hit in from_index[0][0]}, "the re-embedded row is found by its new vector"
     assert all(hit[0] != ids[0] for hits in from_index[0] for hit in hits)
+
+
+async def test_an_unchanged_saved_index_lends_its_rows_until_every_vector_is_needed(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing changed since the index was saved: the restored partition keeps the file's rows (in the file's
+    order, which a status change made differ from the slots') and gathers them only when it needs them all; the
+    rows it reads meanwhile, and the answers, are those of a process that read every vector from the table."""
+    store = make_store(backend, tmp_path, ann_threshold=ANN_THRESHOLD)
+    await store.start()
+    try:
+        ids = await fill(store, ALICE, 60)  # type: ignore[arg-type]
+        await ask(store, ALICE)  # type: ignore[arg-type]  (builds the index)
+        await store.apply(ALICE, [Update(ids[4], {"status": Status.VERIFIED}, created())])  # moves its slot
+        await ask(store, ALICE)  # type: ignore[arg-type]
+    finally:
+        await store.aclose()
+
+    async def first_search(preloaded: bool) -> tuple[Any, Partition, bool, np.ndarray]:
+        reopened = make_store(backend, tmp_path, ann_threshold=ANN_THRESHOLD)
+        await reopened.start()
+        request = SearchRequest(vector=unit_vector(3), terms=["boil"], filters=Filters(), vector_k=15, text_k=15)
+        found = answers(await reopened.search(ALICE, request))
+        [restored] = [p for key, p in reopened._partitions._partitions.items() if key[1]]  # type: ignore[attr-defined]
+        pending = restored.vectors_pending
+        rows = restored.vector_rows(np.arange(restored.size))
+        assert np.array_equal(restored.vectors[: restored.size], rows)
+        found = [found, *await ask(reopened, ALICE)]  # type: ignore[arg-type]
+        await close_without_saving(reopened)  # type: ignore[arg-type]
+        return found, restored, pending, rows
+
+    reads = counted_table_reads(monkeypatch)
+    from_index, restored, pending, rows = await first_search(True)
+    assert reads == [] and pending, "alice's vectors lent by her saved index"
+    monkeypatch.setattr(partition.Partition, "preload_saved_ann", lambda *args: None)
+    from_table, table_partition, _, table_rows = await first_search(False)
+    assert reads == [60]
+    assert from_index == from_table
+    assert np.array_equal(restored.ids[: restored.size], table_partition.ids[: table_partition.size])
+    assert np.array_equal(rows, table_rows)
 
 
 async def test_a_saved_index_behind_too_many_changes_leaves_the_vectors_to_the_table(

@@ -77,6 +77,44 @@ class Selection:
     count: int  # slots set in `mask`
 
 
+class SavedRows:
+    """Vectors a restored partition holds before converting them (float16 rows, as the table stores them) or before
+    gathering them into slot order (the float32 rows of its saved HNSW file, mapped). Slot `s` is row `order[s]`
+    of `rows` (`s` itself when `order` is None), or, where `order[s]` is negative, row `-1 - order[s]` of `patched`
+    (rows read from the table since: those changed after the file was saved)."""
+
+    def __init__(
+        self,
+        rows: npt.NDArray[Any],
+        order: npt.NDArray[np.intp] | None = None,
+        patched: Vectors | None = None,
+    ) -> None:
+        self.rows, self.order, self.patched = rows, order, patched
+
+    def at(self, slots: npt.NDArray[np.int64] | list[int]) -> Vectors:
+        """The float32 vectors of `slots` (a new array)."""
+        if self.order is None:
+            rows: Vectors = self.rows[slots].astype(np.float32)
+            return rows
+        return self._gathered(self.order[slots])
+
+    def every(self) -> Vectors:
+        """Every slot's vector, float32, in slot order (a new array)."""
+        if self.order is None:
+            rows: Vectors = self.rows.astype(np.float32)
+            return rows
+        return self._gathered(self.order)
+
+    def _gathered(self, where: npt.NDArray[np.intp]) -> Vectors:
+        if self.patched is None:
+            gathered: Vectors = self.rows[where].astype(np.float32, copy=False)
+            return gathered
+        rows: Vectors = self.rows[np.maximum(where, 0)].astype(np.float32, copy=False)
+        patched = where < 0
+        rows[patched] = self.patched[-1 - where[patched]]
+        return rows
+
+
 class Partition:
     """The live rows of one (tenant, user) slice: vectors, keyword index, filter codes, SimHashes."""
 
@@ -98,9 +136,9 @@ class Partition:
         self.size = 0  # slots in use, dead ones included
         self.ids = np.zeros(0, dtype=np.int64)
         self._vectors = np.zeros((0, dim), dtype=np.float32)
-        # A restored partition's float16 vectors (as the table stores them), until something needs them all as
-        # float32 (see `vectors`).
-        self._half: npt.NDArray[np.float16] | None = None
+        # A restored partition's vectors until something needs them all as float32 (see `vectors`): float16 as the
+        # table stores them, or the rows of its saved HNSW file (`SavedRows`).
+        self._pending: SavedRows | None = None
         self.alive = np.zeros(0, dtype=bool)
         self.status = np.zeros(0, dtype=np.int8)
         self.category = np.zeros(0, dtype=np.int32)
@@ -137,27 +175,27 @@ class Partition:
 
     @property
     def vectors(self) -> Vectors:
-        """Every slot's vector, float32. A partition restored with float16 vectors converts them on first use
-        (numpy converts float16 in software: about half a second at 100k rows), which a search through the
-        HNSW index never needs: it reads the few rows it scores exactly through `vector_rows`."""
-        if self._half is not None:
-            self._vectors, self._half = self._half.astype(np.float32), None
+        """Every slot's vector, float32. A restored partition converts or gathers them on first use (numpy converts
+        float16 in software: about half a second at 100k rows; putting 100k rows of a saved index in slot order
+        takes 0.1 s), which a search through the HNSW index never needs: it reads the few rows it scores exactly
+        through `vector_rows`."""
+        if self._pending is not None:
+            self._vectors, self._pending = self._pending.every(), None
         return self._vectors
 
     @vectors.setter
     def vectors(self, value: Vectors) -> None:
-        self._vectors, self._half = value, None
+        self._vectors, self._pending = value, None
 
     @property
     def vectors_pending(self) -> bool:
-        """Restored vectors not yet converted to float32 (an idle step converts them)."""
-        return self._half is not None
+        """Restored vectors not yet converted to float32 in slot order (an idle step converts them)."""
+        return self._pending is not None
 
     def vector_rows(self, slots: npt.NDArray[np.int64] | list[int]) -> Vectors:
         """The float32 vectors of `slots`, without converting every row of a restored partition."""
-        if self._half is not None:
-            rows: Vectors = self._half[slots].astype(np.float32)
-            return rows
+        if self._pending is not None:
+            return self._pending.at(slots)
         return self._vectors[slots]
 
     @property
@@ -221,15 +259,18 @@ class Partition:
             doc_sizes=sizes,
         )
 
-    def restore(self, arrays: PartitionArrays) -> None:
+    def restore(self, arrays: PartitionArrays, saved_rows: SavedRows | None = None) -> None:
         """Fill an empty partition from a snapshot's arrays (with the vectors read for them) or its rows decoded;
-        it then reflects the log up to their watermark."""
+        it then reflects the log up to their watermark. `saved_rows`: the vectors instead as the rows of the saved
+        HNSW file and the row of each slot (see `vectors`)."""
         n = len(arrays.columns["ids"])
         # The arrays as they come (no copy into zeroed columns): `_reserve` grows them on the next write.
         for name, column in arrays.columns.items():
             setattr(self, name, column)
-        if arrays.columns["vectors"].dtype == np.float16:
-            self._half = arrays.columns["vectors"]
+        if saved_rows is not None:
+            self._pending = saved_rows
+        elif arrays.columns["vectors"].dtype == np.float16:
+            self._pending = SavedRows(arrays.columns["vectors"])
         self.alive = np.ones(n, dtype=bool)
         self.tags = np.empty(n, dtype=object)
         for slot, tags in enumerate(arrays.tags):
@@ -421,7 +462,9 @@ class Partition:
         own later). Usually the index holds every live row in slot order: then they are the partition's rows."""
         found = map(self.slot_of.get, ids.tolist(), itertools.repeat(-1, len(ids)))
         slots = np.fromiter(found, dtype=np.int64, count=len(ids))
-        rows = self._vectors if self._half is None else self._half
+        if self._pending is not None and self._pending.order is not None:
+            self.vectors  # noqa: B018 (in slot order first)
+        rows = self._vectors if self._pending is None else self._pending.rows
         if len(slots) == self.size and np.array_equal(slots, np.arange(self.size)):
             return rows[: self.size]
         vectors = np.zeros((len(ids), self.dim), dtype=rows.dtype)

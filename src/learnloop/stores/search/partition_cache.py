@@ -30,9 +30,18 @@ from .ann import ef_schedule
 from .embeddings import embedding_vector, quantised_rows
 from .fusion import fuse_hits, partition_keys
 from .keywords import TermCodebook
-from .partition import Partition
+from .partition import Partition, SavedRows
 from .row_codes import Codebook
-from .row_decoding import EMBEDDING, PARTITION_FIELDS, aligned, decode_rows, joined_halves, row_codes, vectors_for
+from .row_decoding import (
+    EMBEDDING,
+    PARTITION_FIELDS,
+    aligned,
+    alignment,
+    decode_rows,
+    joined_halves,
+    row_codes,
+    vectors_for,
+)
 from .snapshot import read_snapshot, write_snapshot
 
 __all__ = ["PARTITION_FIELDS", "LogBounds", "PartitionCache", "PartitionKey", "PartitionSource"]
@@ -304,15 +313,19 @@ class PartitionCache(Generic[Conn]):
         ids = arrays.columns["ids"]
         taken = self._vectors_from_saved_ann(conn, key, partition, ids, bounds)
         vectors, gone = self._live_vectors(conn, key, ids) if taken is None else taken
-        arrays.columns["vectors"] = vectors
-        partition.restore(arrays)
+        if isinstance(vectors, SavedRows):  # the saved index's rows as they are: the partition takes them when needed
+            arrays.columns["vectors"] = np.zeros((0, self.dimension), dtype=np.float32)
+            partition.restore(arrays, saved_rows=vectors)
+        else:
+            arrays.columns["vectors"] = vectors
+            partition.restore(arrays)
         for learning_id in gone:
             partition.remove(learning_id)
         return partition
 
     def _vectors_from_saved_ann(
         self, conn: Conn, key: PartitionKey, partition: Partition, ids: npt.NDArray[np.int64], bounds: LogBounds
-    ) -> tuple[npt.NDArray[np.float32], list[int]] | None:
+    ) -> tuple[npt.NDArray[np.float32] | SavedRows, list[int]] | None:
         """The vectors of learnings `ids` as the table holds them now, taken from the partition's saved whole
         HNSW index (which its first search loads anyway) for the rows the log shows unchanged since it was saved,
         and from the table for the others; and the ids no longer live. None when there is no such index, or the
@@ -326,16 +339,24 @@ class PartitionCache(Generic[Conn]):
         if changed is None or len(set(changed)) > max(_REPLAY_AT_MOST, len(ids) // 5):
             partition.preloaded_ann = None
             return None
-        vectors, absent = aligned(ids, labels, held)
-        if not vectors.flags.writeable:  # `aligned` gave the mapped file's rows back as they are: copy them off it
-            vectors = np.array(vectors)
+        order, absent = alignment(ids, labels)
         stale = ids[np.isin(ids, np.asarray(changed, dtype=np.int64))].tolist()
         reread = sorted(set(absent).union(stale))
         found = {row[0]: row[EMBEDDING] for row in self.source.live_rows(conn, key, reread)} if reread else {}
-        at = {learning_id: slot for slot, learning_id in enumerate(ids.tolist())} if found else {}
-        for learning_id, blob in found.items():
-            vectors[at[learning_id]] = embedding_vector(blob)
-        return vectors, [learning_id for learning_id in reread if learning_id not in found]
+        # The partition keeps the mapped rows, the row of each slot and the rows read again, and reads the few it
+        # scores exactly from them: gathering 100k rows into slot order cost the first query 0.1 s (a million: over
+        # a second). An idle step gathers them (`Partition.vectors`).
+        patched = None
+        if reread:
+            wanted = np.asarray(reread, dtype=np.int64)
+            order = np.arange(len(ids), dtype=np.intp) if order is None else order.copy()
+            slots = np.flatnonzero(np.isin(ids, wanted))
+            order[slots] = -1 - np.searchsorted(wanted, ids[slots])
+            patched = np.zeros((len(wanted), self.dimension), dtype=np.float32)
+            for row, learning_id in enumerate(reread):
+                if learning_id in found:
+                    patched[row] = embedding_vector(found[learning_id])
+        return SavedRows(held, order, patched), [learning_id for learning_id in reread if learning_id not in found]
 
     def _live_vectors(
         self, conn: Conn, key: PartitionKey, ids: npt.NDArray[np.int64]

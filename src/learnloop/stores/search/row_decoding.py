@@ -23,7 +23,16 @@ from .row_codes import STATUS_CODES, Codebook, RowCodes
 from .snapshot import PartitionArrays
 from .stored_terms import document_terms, parse_terms
 
-__all__ = ["EMBEDDING", "PARTITION_FIELDS", "aligned", "decode_rows", "joined_halves", "row_codes", "vectors_for"]
+__all__ = [
+    "EMBEDDING",
+    "PARTITION_FIELDS",
+    "aligned",
+    "alignment",
+    "decode_rows",
+    "joined_halves",
+    "row_codes",
+    "vectors_for",
+]
 
 # What a backend hands over of each learning, in this order: the learnings' own columns, the embedding as
 # stored (`embeddings`: tagged int8, or an older row's tagged float16 or float32 bytes), tags as a JSON list
@@ -137,14 +146,33 @@ def aligned(
         return matrix, []
     if len(found_ids) == 0:
         return np.zeros((len(ids), matrix.shape[1]), dtype=matrix.dtype), ids.tolist()
-    order = np.argsort(found_ids, kind="stable")
-    at = order[np.minimum(np.searchsorted(found_ids[order], ids), len(found_ids) - 1)]
-    hit = found_ids[at] == ids
+    at, hit = _positions(ids, found_ids)
     # One gather of every row (a missed id takes some row, then zeros): at 100k rows a zeroed matrix filled
     # through a mask cost three passes over 150 MB.
     vectors = matrix[at]
     vectors[~hit] = 0
     return vectors, ids[~hit].tolist()
+
+
+def alignment(
+    ids: npt.NDArray[np.int64], found_ids: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.intp] | None, list[int]]:
+    """What `aligned` would gather, without gathering: for each of `ids` the position of the same id among
+    `found_ids` (None when they are the same ids in the same order), and the ids not found."""
+    if len(found_ids) == len(ids) and np.array_equal(found_ids, ids):
+        return None, []
+    if len(found_ids) == 0:
+        return np.zeros(len(ids), dtype=np.intp), ids.tolist()
+    at, hit = _positions(ids, found_ids)
+    return at, ids[~hit].tolist()
+
+
+def _positions(
+    ids: npt.NDArray[np.int64], found_ids: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+    order = np.argsort(found_ids, kind="stable")
+    at = order[np.minimum(np.searchsorted(found_ids[order], ids), len(found_ids) - 1)]
+    return at, found_ids[at] == ids
 
 
 def _coded(codebook: Codebook, values: Sequence[str | None]) -> npt.NDArray[np.int32]:
