@@ -16,6 +16,13 @@ corpora: 16,000 conversational messages, without which warm advice — "make sur
 planted instructions). Never trained on: the frame-held-out `learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl`,
 the dedupe hold-out (benign reference for the threshold) and `benign_chat.jsonl` (evaluation only).
 
+Tried and not trained on (2026-11-27): `train_prose4.jsonl`, 3,000 texts in 25 languages written that day (twelve
+kinds of attack, thirteen of look-alike). With both classes and the blind sets heldout7-heldout12 added, the
+thirteenth set's unseen half refused 66.7% of its attacks rather than 60.0% (heldout6 +5.7 points, heldout3 -1.5)
+but six of the tests' hand-picked cases turned (a user's own safety rule refused, waivers and brand steering let
+through) and 4 of 31,238 benign corpus texts and LoCoMo turns newly refused; with both classes alone, heldout6 fell
+10 points; with its attacks alone, four tests turned.
+
 Logistic regression (numpy, Adam, L2, class-balanced) on hashed n-grams + the MiniLM vector, the vector dropped
 for half of the copies so text alone also scores. The threshold is the lowest logit that refuses at most
 `--fpr` of the held-out benign texts, with and without their vectors. Deterministic for a given seed.
