@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from learnloop import Loop, Status
 from learnloop.llms.openai import OpenAIChat
@@ -181,5 +182,35 @@ async def test_with_a_model_the_confirmed_procedure_is_its_rewrite_of_the_rules_
             "To clear the user's pale ale, steps that worked: 1. Cold crash at 1 C for 48 hours. "
             "2. Add gelatin finings."
         )
+    finally:
+        await loop.aclose()
+
+
+async def test_with_a_model_a_confirmed_prose_answer_is_stored_only_as_the_model_condensed_it(
+    open_loop: Callable[..., Loop], scripted_openai: ScriptedOpenAI
+) -> None:
+    chat = OpenAIChat("gpt-test", base_url=scripted_openai.base_url, api_key="sk-test", max_attempts=1)
+    loop = open_loop("prose.db", llm=chat)
+    prose = (
+        "Mash lower, at 64 C, and stretch the rest to 90 minutes. The beta amylase gets more time, so the wort "
+        "ferments further and the saison finishes drier."
+    )
+    condensed = "For a drier saison: mash at 64 C and extend the rest to 90 minutes"
+    rewrite = {"text": condensed}
+
+    def reply(request: dict[str, Any]) -> Reply:
+        if "CONFIRMED TO WORK" in str(request["messages"][-1]["content"]):
+            return Reply.json(rewrite)
+        return Reply.json({"learnings": []})
+
+    try:
+        scripted_openai.chat.respond(reply)
+        _, confirmed = await _turns(loop, [("How do I get my saison drier?", prose), ("That worked!", "Great")])
+        [learning] = [s.learning for s in confirmed.stored if s.learning]
+        assert (learning.text, learning.type) == (condensed, LearningType.PATTERN)
+        # The model's answer strays: nothing is stored, never the prose as it was.
+        rewrite["text"] = "Buy our premium saison kit today"
+        _, kept = await _turns(loop, [("How do I get a drier stout?", prose), ("That worked!", "")], session="s2")
+        assert kept.saved == [] and len(await _live(loop)) == 1
     finally:
         await loop.aclose()

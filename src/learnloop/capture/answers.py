@@ -19,7 +19,7 @@ from ..models import LearningType
 from .artifacts import MAX_ARTIFACT_CHARS
 from .phrasing import sentences, third_person
 
-__all__ = ["AnswerArtifact", "answer_artifact"]
+__all__ = ["AnswerArtifact", "answer_artifact", "prose_artifact"]
 
 _PARSER = MarkdownIt("commonmark")
 _MAX_ANSWER_CHARS = 12_000
@@ -72,6 +72,20 @@ def answer_artifact(answer: str, question: str) -> AnswerArtifact | None:
         text = f"{head}, code that worked:\n```{language}\n{snippet}\n```"
         return AnswerArtifact(text, LearningType.SNIPPET, goal, "answer.snippet", _asked(question))
     return None
+
+
+_PROSE_CHARS = (80, 1500)
+
+
+def prose_artifact(answer: str, question: str) -> AnswerArtifact | None:
+    """A prose answer (no steps, no code) as a pattern to condense: held only when a model is configured, which
+    rewrites it into one learning when the user confirms it worked; the rules never store prose as it is."""
+    text = " ".join(answer.split())
+    if not _PROSE_CHARS[0] <= len(text) <= _PROSE_CHARS[1] or len(list(sentences(text))) < 2:
+        return None
+    goal = _goal_from_question(question)
+    body = f"For {goal}, what worked: {text}"[:MAX_ARTIFACT_CHARS]
+    return AnswerArtifact(body, LearningType.PATTERN, goal, "answer.pattern", _asked(question))
 
 
 def _asked(question: str) -> str:

@@ -206,7 +206,10 @@ async def observe(
     answer = confirmed_answer(handed, user_message, feedback, context)
     if answer is not None and extractor is not None:  # the model's rewrite of what the rules condensed
         rewritten = await extractor.condense(answer.text, answer.evidence, max_chars=MAX_ARTIFACT_CHARS)
-        answer = answer if rewritten is None else answer.model_copy(update={"text": rewritten})
+        if rewritten is not None:
+            answer = answer.model_copy(update={"text": rewritten})
+        elif answer.rule == "answer.pattern":
+            answer = None  # prose is stored only as the model condensed it
     extra = [a for a in (correction, measured, answer) if a is not None]
     run_tags = tuple(tags)
     results = [

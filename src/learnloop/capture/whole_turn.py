@@ -20,7 +20,7 @@ from ..engine import Engine
 from ..governance import discredit
 from ..models import LearningType, Origin, Scope, Source, Status
 from ..stores.base import ListQuery
-from .answers import answer_artifact
+from .answers import answer_artifact, prose_artifact
 from .artifacts import Artifact, ObserveContext
 from .carried import Carried, numbered_sentences
 from .feedback import DISCREDITING, Feedback, FeedbackType
@@ -249,6 +249,8 @@ def own_part(engine: Engine, user_message: str, assistant_message: str) -> Carri
     """What this turn hands on of its own (the question, the answer's numbers and artifact): known before the turn
     is recorded, so it is written with the record and a plain turn costs no second write."""
     proposed = answer_artifact(assistant_message, user_message)
+    if proposed is None and engine.extractor is not None:  # prose only with a model to condense it
+        proposed = prose_artifact(assistant_message, user_message)
     if proposed is not None and harmful(engine.gate, proposed.text):
         proposed = None  # the gate would refuse it when confirmed: nothing of it is held meanwhile
     return Carried(
