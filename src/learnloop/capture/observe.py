@@ -151,7 +151,7 @@ async def observe(
     refused = refused or safe_message is not user_message
     digest = _message_hash(safe_message)
     recalled_texts, recalled_ids = _recalled(retrieved, assistant_message)
-    own = Carried() if refused else own_part(engine, user_message, assistant_message)
+    own = Carried() if refused else own_part(engine, safe_message, assistant_message)
     claim = TurnRecord(
         session=session,
         turn=0,

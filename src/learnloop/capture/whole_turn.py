@@ -71,15 +71,7 @@ def confirmed_answer(
     if previous.artifact is None or not confirms(message, feedback):
         return None
     proposed = previous.artifact
-    return Artifact(
-        text=proposed.text,
-        type=proposed.type,
-        category=category_hint(proposed.type, proposed.text, context),
-        topic=proposed.topic[:200],
-        confidence=0.7,
-        rule=proposed.rule,
-        evidence=proposed.question,
-    )
+    return _artifact(proposed.text, proposed.type, proposed.topic, 0.7, proposed.rule, proposed.question, context)
 
 
 def session_correction(
@@ -91,16 +83,8 @@ def session_correction(
     correction = meant(message, previous.question, previous.claims)
     if correction is None:
         return None
-    text = correction.text
-    return Artifact(
-        text=text,
-        type=LearningType.CORRECTION,
-        category=category_hint(LearningType.CORRECTION, text, context),
-        topic=correction.new[:200],
-        confidence=0.75,
-        rule="correction.meant_previous",
-        evidence=message,
-    )
+    kind = LearningType.CORRECTION
+    return _artifact(correction.text, kind, correction.new, 0.75, "correction.meant_previous", message, context)
 
 
 def measured_outcome(
@@ -112,14 +96,21 @@ def measured_outcome(
     text = measured_against_answer(message, previous.claims, previous.question)
     if text is None:
         return None
+    kind = LearningType.FACT
+    return _artifact(text, kind, previous.question, 0.65, "measured.against_answer", message, context)
+
+
+def _artifact(
+    text: str, kind: LearningType, topic: str, confidence: float, rule: str, evidence: str, context: ObserveContext
+) -> Artifact:
     return Artifact(
         text=text,
-        type=LearningType.FACT,
-        category=category_hint(LearningType.FACT, text, context),
-        topic=previous.question[:200],
-        confidence=0.65,
-        rule="measured.against_answer",
-        evidence=message,
+        type=kind,
+        category=category_hint(kind, text, context),
+        topic=topic[:200],
+        confidence=confidence,
+        rule=rule,
+        evidence=evidence,
     )
 
 
@@ -247,14 +238,15 @@ def _decimals(text: str) -> int:
 
 def own_part(engine: Engine, user_message: str, assistant_message: str) -> Carried:
     """What this turn hands on of its own (the question, the answer's numbers and artifact): known before the turn
-    is recorded, so it is written with the record and a plain turn costs no second write."""
+    is recorded, so it is written with the record and a plain turn costs no second write. `user_message` comes
+    as the redact policy left it (the caller has read it through the gate already)."""
     proposed = answer_artifact(assistant_message, user_message)
     if proposed is None and engine.extractor is not None:  # prose only with a model to condense it
         proposed = prose_artifact(assistant_message, user_message)
     if proposed is not None and harmful(engine.gate, proposed.text):
         proposed = None  # the gate would refuse it when confirmed: nothing of it is held meanwhile
     return Carried(
-        question=" ".join(redact_text(engine.gate, user_message).split())[:300],
+        question=" ".join(user_message.split())[:300],
         claims=redact_text(engine.gate, numbered_sentences(assistant_message)),  # the gate reads only these
         artifact=proposed,
     )

@@ -256,15 +256,6 @@ def insight_tools(insight: Insight) -> Sequence[str]:
         return [t["tool"] for t in value.get("all_tools", [])]
     if insight.type == "common_mistake":
         return [insight.key.split(":", 1)[-1]]
-    if insight.type == "field_mapping":
-        parts = [f"{k}: {', '.join(str(v) for v in vs[:5])}" for k, vs in (value.get("valid_values") or {}).items()]
-        if value.get("fields"):
-            parts.append("fields: " + ", ".join(str(f) for f in value["fields"][:8]))
-        return f"{value.get('tool')} calls that worked used " + "; ".join(parts)
-    if insight.type == "time_pattern":
-        hours = ", ".join(f"{int(h):02d}:00" for h in value.get("peak_hours", []))
-        days = ", ".join(value.get("peak_weekdays", []))
-        return f"{insight.key} requests come mostly at {hours} UTC, on {days}"
     if insight.type == "best_practice":
         return [str(value.get("use", ""))]
     if insight.type in ("parameter_values", "field_mapping"):
