@@ -23,6 +23,7 @@ from .capture.extractor import LLMExtractor
 from .capture.feedback import FeedbackAnalyzer
 from .capture.gate import WriteGate
 from .capture.observer import RuleObserver
+from .capture.pair_reader import with_pair_reader
 from .embedders.base import Embedder, Purpose
 from .events import EventBus
 from .lifecycle import LifecyclePolicy
@@ -121,7 +122,7 @@ class Engine:
         # Cosine thresholds belong to one embedding model: unset ones take the embedder's calibration.
         model = self.embedder.model_id
         if self.dedupe is None:
-            self.dedupe = DedupePolicy.for_model(model)
+            self.dedupe = with_pair_reader(DedupePolicy.for_model(model))
         if self.retrieval.min_similarity is None:
             self.retrieval = dataclasses.replace(self.retrieval, min_similarity=noise_floor(model))
         if self.retrieval.used_similarity is None:

@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Protocol
 
 from ..models import Learning, LinkKind
 from ..terms import STOPWORDS
@@ -43,8 +44,13 @@ __all__ = [
     "DedupeDecision",
     "DedupePolicy",
     "LinkKind",
+    "SecondReader",
+    "covers",
+    "dates_swapped",
     "decide",
+    "denies",
     "judge",
+    "judge_by_rules",
     "merged_text",
     "scopes_disjoint",
 ]
@@ -59,6 +65,14 @@ class DedupeAction(StrEnum):
     SKIP = "skip"
     MERGE = "merge"
     NEW_VERSION = "new_version"
+
+
+class SecondReader(Protocol):
+    """Reads a pair again after the rules: returns their decision or a better-founded one."""
+
+    def second_look(
+        self, text: str, old: Learning, decision: DedupeDecision, policy: DedupePolicy
+    ) -> DedupeDecision: ...
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,8 @@ class DedupePolicy:
     max_merged_chars: int = 2000
     calibrated: bool = True
     model: str = field(default="local:all-MiniLM-L6-v2", compare=False)
+    # A learned reader of the pairs the rules leave as `create` for want of evidence (`pair_reader.py`).
+    reader: SecondReader | None = field(default=None, compare=False, repr=False)
 
     @property
     def lowest_similarity(self) -> float:
@@ -158,7 +174,7 @@ def _normal(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", text.casefold()).split())
 
 
-def _covers(wide: str, narrow: str, *, missing: int = 0) -> bool:
+def covers(wide: str, narrow: str, *, missing: int = 0) -> bool:
     """Does `wide` state everything `narrow` does (its content words and its values)? With `missing`, up to
     that many of narrow's content words may be said otherwise, when narrow has at least three."""
     a, b = profile(wide), profile(narrow)
@@ -174,14 +190,14 @@ def _adds_detail(wide: str, narrow: str) -> bool:
     "uses Toast for point of sale, including handheld devices for patio orders")?"""
     a, b = profile(wide), profile(narrow)
     added = a.content - b.content - a.unit_words
-    return _covers(wide, narrow, missing=1) and len(added) >= 2 and a.negated == b.negated
+    return covers(wide, narrow, missing=1) and len(added) >= 2 and a.negated == b.negated
 
 
 def merged_text(old: str, new: str) -> str:
     """One text that states both claims: the one that covers the other, else both, old first."""
-    if _covers(new, old):
+    if covers(new, old):
         return new
-    if _covers(old, new):
+    if covers(old, new):
         return old
     joined = old.rstrip()
     if joined and joined[-1] not in ".!?;:":
@@ -198,7 +214,22 @@ def judge(
     span: TimeSpan | None = None,
 ) -> DedupeDecision:
     """What one neighbour means for the candidate `text` (with its caller-given `tags` and the time `span` its
-    words resolve to, if any)."""
+    words resolve to, if any): the rules' decision, read again by the policy's reader when it has one."""
+    decision = judge_by_rules(text, tags, old, similarity, policy, span)
+    if policy.reader is None:
+        return decision
+    return policy.reader.second_look(text, old, decision, policy)
+
+
+def judge_by_rules(
+    text: str,
+    tags: Sequence[str],
+    old: Learning,
+    similarity: float | None,
+    policy: DedupePolicy,
+    span: TimeSpan | None = None,
+) -> DedupeDecision:
+    """The rules' decision for one neighbour: action only on positive evidence in the words."""
 
     def create(reason: str, link: LinkKind | None = None) -> DedupeDecision:
         return DedupeDecision(DedupeAction.CREATE, reason, old, similarity, link=link)
@@ -258,7 +289,7 @@ def judge(
         )
     # Word evidence of one fact said again: the new text states all the old one does, or the same measured
     # value about a shared thing ("5 US gallons" / "about 19 litres" of a batch).
-    covers_old = (_covers(text, old.text) and (structured or topical)) or (close and _adds_detail(text, old.text))
+    covers_old = (covers(text, old.text) and (structured or topical)) or (close and _adds_detail(text, old.text))
     # Below the related level the shared value must be about the same thing: at most one content word of the
     # old text unsaid ("The batch is 5 US gallons" / "Batch volume: about 19 litres"), not "the database
     # password rotates every 90 days" / "the API keys rotate every 90 days".
@@ -277,7 +308,7 @@ def judge(
         # names are the value, and a word says it changed.
         or (c.renamed_value and c.values in ("none", "same") and topical and named_thing)
         # "L'udienza è fissata per il 15 marzo" / "… è stata rinviata al 22 aprile": a date changed, and said so.
-        or (c.strong_correction and _dates_swapped(text, old.text) and topical and named_thing)
+        or (c.strong_correction and dates_swapped(text, old.text) and topical and named_thing)
     )
     if not (structured or paraphrase or related or covers_old or same_measure or updating):
         if close:
@@ -319,11 +350,11 @@ def judge(
         return create(f"{at} differs where its value is ({said})", LinkKind.POSSIBLE_CONFLICT)
     # Never "already known" when the new text names someone or something the old one does not ("У *мужа*
     # пользователя аллергия на кошек"): that is another subject or more detail, not the same words again.
-    if _covers(old.text, text) and not profile(text).markers - profile(old.text).markers:
+    if covers(old.text, text) and not profile(text).markers - profile(old.text).markers:
         return act(DedupeAction.SKIP, f"already known as {at}")
     # An extra value adds detail only to a text that still says the old one ("watered weekly" on the kitchen
     # windowsill is not "every ten days" in the bathroom).
-    extra_value = c.values == "extra" and (close or _covers(text, old.text, missing=1))
+    extra_value = c.values == "extra" and (close or covers(text, old.text, missing=1))
     narrowed = [
         r
         for r in c.regions
@@ -351,7 +382,7 @@ def judge(
     unexplained = len(c.new_only - GENERIC)
     # One says no where the other says yes ("사용자는 커피를 마시지 않습니다" / "사용자는 요즘 다시 커피를
     # 마십니다"): never one fact, but which one holds is for a person to say.
-    if _denies(text) != _denies(old.text):
+    if denies(text) != denies(old.text):
         return create(f"{at} says the opposite", LinkKind.POSSIBLE_CONFLICT)
     # A value the new text leaves out ("on the 25th" / "on the last working day") may be one it changed.
     if c.values in ("same", "none") and (
@@ -411,7 +442,7 @@ def _compounded(region: Region) -> bool:
     return region.old[0].casefold() in region.new[0].casefold().split("-")
 
 
-def _dates_swapped(new: str, old: str) -> bool:
+def dates_swapped(new: str, old: str) -> bool:
     """Does each text give a date the other does not ("15 marzo" / "22 aprile")?"""
     a, b = profile(new).dates, profile(old).dates
     return bool(a - b) and bool(b - a)
@@ -445,7 +476,7 @@ def _modifier_changed(region: Region, c: Comparison) -> bool:
 _NOT_DENIALS = frozenset("no none neither nor without free of sin ohne sans senza sem zonder".split())
 
 
-def _denies(text: str) -> bool:
+def denies(text: str) -> bool:
     """Does the text say its verb in the negative ("doesn't like", "dislikes", "않습니다", "不喝")?"""
     return any(m.group(0).casefold().strip() not in _NOT_DENIALS for m in NEGATION.finditer(text))
 
