@@ -34,6 +34,7 @@ __all__ = [
     "ApplyResult",
     "Candidate",
     "CarryLinks",
+    "Counted",
     "Delete",
     "EventDraft",
     "FollowUp",
@@ -139,6 +140,17 @@ class Touch:
     at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A learning's retrieval counters after a `Touch` (kept apart from its row: `learning_counters`)."""
+
+    id: int
+    user: str | None
+    hits: int
+    streak: int
+    last_retrieved_at: float
+
+
 @dataclass(frozen=True)
 class AppendEvent:
     """An event not tied to one row write (a retrieval, a vocabulary change)."""
@@ -212,6 +224,8 @@ class ResolveLink:
 Operation = (
     Insert | Update | Delete | Touch | AppendEvent | PutVocabulary | AddLink | AddSource | CarryLinks | ResolveLink
 )
+# Given the touched learnings that are still candidates (the only ones retrieval evidence can promote, see
+# `lifecycle.evidence_promotion`), as they are after the operations.
 FollowUp = Callable[[list[Learning]], Sequence[Operation]]
 # Nearest learnings with their cosine similarity → the operations to apply (see `Store.plan_and_apply`).
 Plan = Callable[[list[tuple[Learning, float]]], Sequence[Operation]]
