@@ -49,7 +49,7 @@ def forget_user(conn: Connection, tenant: str, user: str, user_tables: Sequence[
     with write_transaction(conn):
         if "tool_signals" in user_tables:
             removed["anonymised_failures"] = anonymise_failures(conn, tenant, user)
-        for table in ("learnings", "events", "vector_changes", *user_tables):
+        for table in ("learning_counters", "learnings", "events", "vector_changes", *user_tables):
             cursor = conn.execute(f"DELETE FROM {table} WHERE tenant = ? AND user_id = ?", (tenant, user))
             removed[table] = cursor.rowcount
         cursor = conn.execute(
