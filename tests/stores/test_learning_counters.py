@@ -152,3 +152,17 @@ def test_an_older_file_moves_its_counters_when_it_opens(tmp_path: Path, monkeypa
         assert "hits" not in {row[1] for row in conn.execute("PRAGMA table_info(learnings)")}
     finally:
         conn.close()
+
+
+async def test_a_follow_up_sees_only_the_candidates_that_reached_a_count(store: Store) -> None:
+    learning_id = await insert(store, ALICE, "a candidate retrieved twice")
+    seen: list[list[int]] = []
+
+    def then(touched: list[Learning]) -> list[Any]:
+        seen.append([learning.id for learning in touched])
+        return []
+
+    for _ in range(2):
+        touch = Touch(ids=(learning_id,), at=utcnow(), follow_from=(2, 5))
+        store.submit(ALICE, [touch], then=then).result(timeout=10)
+    assert seen == [[], [learning_id]]  # streak 1, then 2

@@ -134,10 +134,15 @@ class Delete:
 
 @dataclass(frozen=True)
 class Touch:
-    """Record that learnings were retrieved: hits + 1, streak + 1, last_retrieved_at = at."""
+    """Record that learnings were retrieved: hits + 1, streak + 1, last_retrieved_at = at.
+
+    `follow_from` (streak, hits): a follow-up of the write (`Store.submit`'s `then`) is given only the touched
+    candidates that reached either count, and their whole rows are read only then (evidence promotion's
+    thresholds: below both, it cannot act on them)."""
 
     ids: tuple[int, ...]
     at: datetime
+    follow_from: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import Any
 from ...errors import LearnloopError
 from ...models import Scope
 from ..base import ApplyResult, FollowUp, Operation
-from ..records import Counted
+from ..records import Counted, Touch
 from .dialect import Connection, dialect_of
 from .transactions import write_transaction
 from .writes import apply_operations, candidate_rows
@@ -47,7 +47,7 @@ def apply_bookkeeping(
                 learnings, events = apply_operations(conn, item.scope, item.operations, now, touched=touched)
                 if item.then is not None:
                     # Whole rows only for what a follow-up may act on: most shown learnings are no longer candidates.
-                    fresh = candidate_rows(conn, item.scope, [c.id for c in touched])
+                    fresh = candidate_rows(conn, item.scope, _followed(item.operations, touched))
                     more = list(item.then(fresh))
                     if more:
                         extra_learnings, extra_events = apply_operations(conn, item.scope, more, now)
@@ -67,3 +67,11 @@ def apply_bookkeeping(
             future.set_exception(outcome)
         else:
             future.set_result(outcome)
+
+
+def _followed(operations: list[Operation], touched: list[Counted]) -> list[int]:
+    """The touched learnings a follow-up is given (see `Touch.follow_from`)."""
+    least = next((op.follow_from for op in operations if isinstance(op, Touch) and op.follow_from), None)
+    if least is None:
+        return [c.id for c in touched]
+    return [c.id for c in touched if c.streak >= least[0] or c.hits >= least[1]]
