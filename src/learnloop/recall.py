@@ -204,7 +204,8 @@ def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str
                 )
         return ops
 
-    engine.submit(scope, [Touch(ids=ids, at=engine.clock()), event], then=promotions)
+    touch = Touch(ids=ids, at=engine.clock(), follow_from=(policy.promote_on_streak, policy.promote_on_hits))
+    engine.submit(scope, [touch, event], then=promotions)
 
 
 _QUERY_CHARS = 120

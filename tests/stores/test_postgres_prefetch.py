@@ -69,7 +69,7 @@ async def test_a_cold_user_is_read_in_one_statement_and_ranked_as_when_loaded(
 
     assert cold == warm and len(cold) == 13  # alice's twelve and the tenant's one
     assert not any(sql.startswith("BEGIN") for sql in statements), statements
-    reads_rows = [sql for sql in statements if "FROM learnings WHERE tenant = ? AND user_id = ?" in sql]
+    reads_rows = [sql for sql in statements if "FROM learning_rows WHERE tenant = ? AND user_id = ?" in sql]
     assert len(reads_rows) == 1 and "LATERAL" in reads_rows[0]
     # The prefetch, the candidates' rows and their conflict links: nothing else before the answer, in two round
     # trips (the last two statements sent together).

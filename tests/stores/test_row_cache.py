@@ -46,7 +46,9 @@ async def test_kept_rows_read_as_a_fresh_read(tmp_path: Path) -> None:
         reads: list[str] = []
         connection = store._worker.connection
         assert connection is not None
-        connection.set_trace_callback(lambda sql: reads.append(sql) if "FROM learnings WHERE id IN" in sql else None)
+        connection.set_trace_callback(
+            lambda sql: reads.append(sql) if "gate_version FROM learning_rows WHERE id IN" in sql else None
+        )
         await same()
         assert reads == []  # all kept
         # This process's retrieval bookkeeping: hit counts, then a promotion written as its follow-up.

@@ -88,7 +88,7 @@ class LearningStore(Protocol):
         """Apply in the background without waiting; applied before any call this process makes later that
         could observe it (searches may run ahead).
 
-        `then` receives the rows the operations touched, as they are after them, and returns operations
+        `then` receives the touched rows that are still candidates, as they are after them, and returns operations
         applied in the same transaction: decisions on fresh values (evidence promotion after a retrieval's
         hit counts) without a read-decide-write race. Used for bookkeeping the caller should not wait for.
         """

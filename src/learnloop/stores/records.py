@@ -34,6 +34,7 @@ __all__ = [
     "ApplyResult",
     "Candidate",
     "CarryLinks",
+    "Counted",
     "Delete",
     "EventDraft",
     "FollowUp",
@@ -133,10 +134,26 @@ class Delete:
 
 @dataclass(frozen=True)
 class Touch:
-    """Record that learnings were retrieved: hits + 1, streak + 1, last_retrieved_at = at."""
+    """Record that learnings were retrieved: hits + 1, streak + 1, last_retrieved_at = at.
+
+    `follow_from` (streak, hits): a follow-up of the write (`Store.submit`'s `then`) is given only the touched
+    candidates that reached either count, and their whole rows are read only then (evidence promotion's
+    thresholds: below both, it cannot act on them)."""
 
     ids: tuple[int, ...]
     at: datetime
+    follow_from: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A learning's retrieval counters after a `Touch` (kept apart from its row: `learning_counters`)."""
+
+    id: int
+    user: str | None
+    hits: int
+    streak: int
+    last_retrieved_at: float
 
 
 @dataclass(frozen=True)
@@ -212,6 +229,8 @@ class ResolveLink:
 Operation = (
     Insert | Update | Delete | Touch | AppendEvent | PutVocabulary | AddLink | AddSource | CarryLinks | ResolveLink
 )
+# Given the touched learnings that are still candidates (the only ones retrieval evidence can promote, see
+# `lifecycle.evidence_promotion`), as they are after the operations.
 FollowUp = Callable[[list[Learning]], Sequence[Operation]]
 # Nearest learnings with their cosine similarity → the operations to apply (see `Store.plan_and_apply`).
 Plan = Callable[[list[tuple[Learning, float]]], Sequence[Operation]]

@@ -295,12 +295,11 @@ class Partition:
                 self.index_pending(len(self.unindexed) - _MAX_UNINDEXED)
         self._maybe_compact()
 
-    def touch(self, learning_id: int, hits: int, updated_at: float) -> None:
+    def touch(self, learning_id: int, hits: int) -> None:
         """A change only ranking reads (a retrieval's hit count): in place, no new slot, filters unchanged."""
         slot = self.slot_of.get(learning_id)
         if slot is not None:
             self.hits[slot] = hits
-            self.updated_at[slot] = updated_at
             self._note_change()
 
     def _note_change(self) -> None:

@@ -23,9 +23,9 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ...models import Filters, Learning, Scope
+from ...models import Filters, Scope
 from ..candidate_pool import CandidatePool
-from ..records import SearchRequest, Vector
+from ..records import Counted, SearchRequest, Vector
 from .ann import ef_schedule
 from .embeddings import embedding_vector, quantised_rows
 from .fusion import fuse_hits, partition_keys
@@ -180,16 +180,16 @@ class PartitionCache(Generic[Conn]):
                 partition.synced = after
         return before, after
 
-    def touch(self, scope: Scope, learnings: Sequence[Learning]) -> None:
+    def touch(self, scope: Scope, counted: Sequence[Counted]) -> None:
         """Retrievals' new hit counts, committed by this process: into the loaded partitions, in place.
 
         Other processes' retrievals change only these counts, which are not in the change log (a row per
         hit would outgrow everything else); their partitions see them when the row next changes or reloads.
         """
-        for learning in learnings:
+        for learning in counted:
             partition = self._partitions.get((scope.tenant, learning.user or ""))
             if partition is not None:
-                partition.touch(learning.id, learning.hits, learning.updated_at.timestamp())
+                partition.touch(learning.id, learning.hits)
 
     def near_simhash(
         self, conn: Conn, scope: Scope, simhash: int, max_distance: int, namespace: str | None, include_global: bool

@@ -25,6 +25,7 @@ __all__ = ["DERIVED", "KEYS", "KINDS", "SqlTenantArchive"]
 KINDS = (
     "vocabularies",
     "learnings",
+    "learning_counters",
     "learning_links",
     "learning_sources",
     "gate_quarantine",
@@ -112,6 +113,8 @@ def _import(
     imported: Callable[[str], None],
 ) -> dict[str, int]:
     counts: dict[str, int] = {}
+    if "learning_counters" not in by_kind:
+        by_kind["learning_counters"] = _counters_in_rows(by_kind.get("learnings", []))
     with write_transaction(conn):
         for kind in (*KINDS, KEYS):
             if conn.execute(f"SELECT 1 FROM {kind} WHERE tenant = ? LIMIT 1", (tenant,)).fetchone():
@@ -143,6 +146,22 @@ def _import(
         )
     imported(tenant)
     return counts
+
+
+def _counters_in_rows(learnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The counters an archive made before `learning_counters` existed keeps in its learnings rows."""
+    return [
+        {
+            "learning_id": r["id"],
+            "tenant": r["tenant"],
+            "user_id": r.get("user_id") or "",
+            "hits": r.get("hits") or 0,
+            "streak": r.get("streak") or 0,
+            "last_retrieved_at": r.get("last_retrieved_at"),
+        }
+        for r in learnings
+        if r.get("hits") or r.get("streak") or r.get("last_retrieved_at") is not None
+    ]
 
 
 def _values(conn: Connection, kind: str, row: dict[str, Any], columns: list[str]) -> list[Any]:

@@ -12,7 +12,7 @@ from ..search.fusion import chosen_candidates
 from . import review
 from .dialect import Connection, dialect_of
 from .row_cache import RowCache, served
-from .rows import LEARNING_COLUMNS, learning_from_row
+from .rows import LEARNING_COLUMNS, LEARNING_ROWS, learning_from_row
 from .writes import visible_clause
 
 __all__ = ["candidates"]
@@ -38,7 +38,7 @@ def candidates(
         conn,
         [
             (
-                f"SELECT {LEARNING_COLUMNS}, gate_version FROM learnings WHERE id IN ({marks}) AND {clause}",
+                f"SELECT {LEARNING_COLUMNS}, gate_version FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause}",
                 [*ids, *params],
             ),
             review.conflict_partners_query(scope, ids),
@@ -66,7 +66,7 @@ def _attach_conflicts(conn: Connection, scope: Scope, kept: list[Candidate], par
     clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in wanted)
     rows = conn.execute(
-        f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause} AND status != 'deprecated'",
+        f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause} AND status != 'deprecated'",
         [*wanted, *params],
     ).fetchall()
     live = {row[0]: learning_from_row(row) for row in rows}
@@ -127,7 +127,10 @@ def _cached(conn: Connection, scope: Scope, chosen: list[Candidate], cache: RowC
 def _rows_query(scope: Scope, ids: list[int]) -> tuple[str, list[Any]]:
     clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in ids)
-    return f"SELECT {LEARNING_COLUMNS}, gate_version FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
+    return f"SELECT {LEARNING_COLUMNS}, gate_version FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause}", [
+        *ids,
+        *params,
+    ]
 
 
 def _kept_rows(cache: RowCache, rows: list[Any]) -> dict[int, tuple[Learning, str | None]]:

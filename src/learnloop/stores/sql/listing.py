@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...models import Learning, Page, Scope
 from ..base import ListQuery
 from .dialect import Connection, dialect_of
-from .rows import LEARNING_COLUMNS, learning_from_row
+from .rows import LEARNING_COLUMNS, LEARNING_ROWS, learning_from_row
 from .transactions import read_transaction
 from .writes import visible_clause
 
@@ -48,7 +48,7 @@ def list_learnings(conn: Connection, scope: Scope, query: ListQuery) -> Page[Lea
     with read_transaction(conn):
         total = conn.execute(f"SELECT COUNT(*) FROM learnings WHERE {sql_where}", params).fetchone()[0]
         rows = conn.execute(
-            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
+            f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE {sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, query.limit, query.offset],
         ).fetchall()
     return Page(items=[learning_from_row(r) for r in rows], total=total, offset=query.offset, limit=query.limit)

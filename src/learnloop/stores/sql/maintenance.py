@@ -9,7 +9,7 @@ from datetime import datetime
 from ...models import EventAction, Learning, Scope
 from ..base import AppendEvent, EventDraft, Vector
 from .dialect import Connection, dialect_of
-from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
+from .rows import LEARNING_COLUMNS, LEARNING_ROWS, learning_from_row, vector_from_blob
 from .tools_scrub import anonymise_failures
 from .transactions import write_transaction
 from .writes import apply_operations, owner_clause
@@ -49,7 +49,7 @@ def forget_user(conn: Connection, tenant: str, user: str, user_tables: Sequence[
     with write_transaction(conn):
         if "tool_signals" in user_tables:
             removed["anonymised_failures"] = anonymise_failures(conn, tenant, user)
-        for table in ("learnings", "events", "vector_changes", *user_tables):
+        for table in ("learning_counters", "learnings", "events", "vector_changes", *user_tables):
             cursor = conn.execute(f"DELETE FROM {table} WHERE tenant = ? AND user_id = ?", (tenant, user))
             removed[table] = cursor.rowcount
         cursor = conn.execute(
@@ -79,7 +79,7 @@ def forget_user(conn: Connection, tenant: str, user: str, user_tables: Sequence[
 def export_batch(conn: Connection, scope: Scope, after_id: int) -> list[tuple[Learning, Vector | None]]:
     clause, params = owner_clause(scope)
     rows = conn.execute(
-        f"SELECT {LEARNING_COLUMNS}, embedding FROM learnings WHERE {clause} AND id > ? ORDER BY id LIMIT 500",
+        f"SELECT {LEARNING_COLUMNS}, embedding FROM {LEARNING_ROWS} WHERE {clause} AND id > ? ORDER BY id LIMIT 500",
         [*params, after_id],
     ).fetchall()
     return [(learning_from_row(row[:-1]), None if row[-1] is None else vector_from_blob(row[-1])) for row in rows]

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from ..search.partition_cache import PARTITION_FIELDS, LogBounds, PartitionKey
 from .changelog import LOG_BOUNDS
 from .dialect import Connection
+from .rows import LEARNING_ROWS
 from .transactions import read_transaction
 
 __all__ = ["LIVE_ROWS", "SqlPartitionSource"]
@@ -26,7 +27,7 @@ __all__ = ["LIVE_ROWS", "SqlPartitionSource"]
 # keyword terms are not stored (see `search.stored_terms`): the others' are not read, as a cold user's search
 # reads every row of theirs.
 _READ = {name: f"CASE WHEN index_terms IS NULL THEN {name} END" for name in ("text", "topic")}
-_LIVE = "FROM learnings WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
+_LIVE = f"FROM {LEARNING_ROWS} WHERE tenant = ? AND user_id = ? AND status != 'deprecated' AND embedding_model = ?"
 LIVE_ROWS = f"SELECT {', '.join(_READ.get(name, name) for name in PARTITION_FIELDS)} {_LIVE}"
 # What a partition restored from its snapshot reads (see `search.snapshot`).
 _LIVE_VECTORS = f"SELECT id, embedding {_LIVE}"

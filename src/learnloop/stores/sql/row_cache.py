@@ -8,7 +8,7 @@ data_version`, which moves when another connection commits, and this connection'
 
 Every retrieval's bookkeeping (hit counts, its event, the promotions it earns) moves the stamp. When such a
 commit wrote nothing but `Touch`, `AppendEvent` and `Update` (a promotion; links stay) and no other connection
-committed in between, the touched rows are replaced with the rows the commit returned, the updated ones dropped,
+committed in between, the touched rows take the counters the commit returned, the updated ones are dropped,
 and the rest carried to the new stamp. Anything else clears the cache: it holds only what a read at the current
 stamp would return. Callers get copies, so changing a returned learning never reaches the cache.
 """
@@ -20,8 +20,9 @@ from concurrent.futures import Future
 from typing import Any
 
 from ...models import Learning, Scope, Source, constructed
-from ..records import AppendEvent, FollowUp, Operation, Touch, Update
+from ..records import AppendEvent, Counted, FollowUp, Operation, Touch, Update
 from .bookkeeping import Bookkeeping
+from .rows import from_ts
 
 __all__ = ["RowCache", "Written", "served"]
 
@@ -69,14 +70,16 @@ class RowCache:
             del found[next(iter(found))]
         found[(scope.tenant, scope.user, learning_id)] = partners
 
-    def refresh(self, learnings: Iterable[Learning]) -> None:
-        """Rows a commit changed and returned (retrievals' hit counts): cached ones take their new values."""
+    def refresh(self, counted: Iterable[Counted]) -> None:
+        """Counters a commit changed and returned (retrievals' hits): cached rows take their new values."""
         rows = self._rows
-        for learning in learnings:
-            held = rows.get(learning.id)
+        for counts in counted:
+            held = rows.get(counts.id)
             if held is not None:
-                # A copy: the commit's own objects go on to its follow-ups. A touch leaves the gate version alone.
-                rows[learning.id] = (served(learning), held[1])
+                # In place: the cache's own objects are never handed out (`served` copies them).
+                values = held[0].__dict__
+                values["hits"], values["streak"] = counts.hits, counts.streak
+                values["last_retrieved_at"] = from_ts(counts.last_retrieved_at)
 
     def watch(self, batch: list[tuple[Any, Future[Any]]]) -> tuple[list[tuple[Any, Future[Any]]], Written]:
         """The batch of bookkeeping writes with its follow-ups wrapped to note what they write too."""

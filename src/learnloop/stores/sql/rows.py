@@ -15,7 +15,10 @@ from ..search.embeddings import embedding_vector
 from ..search.stored_terms import stored_terms
 
 __all__ = [
+    "COUNTER_FIELDS",
     "LEARNING_COLUMNS",
+    "LEARNING_ROWS",
+    "counter_values",
     "event_from_row",
     "from_ts",
     "learning_from_row",
@@ -39,7 +42,13 @@ LEARNING_COLUMNS = (
     "embedding_model, superseded_by, status_reason, said_at, event_at, event_until"
 )
 
-# Learning field name -> column name, for the fields an Update may change.
+# What readers select LEARNING_COLUMNS from: the learnings row joined with its counters (a view, see the
+# migration `learning_counters`); writes go to the two tables.
+LEARNING_ROWS = "learning_rows"
+# The fields a retrieval records, kept in `learning_counters` rather than the learnings row.
+COUNTER_FIELDS = ("hits", "streak", "last_retrieved_at")
+
+# Learning field name -> column name, for the fields an Update may change in the learnings row.
 FIELD_COLUMNS: dict[str, str] = {
     "namespace": "namespace",
     "category": "category",
@@ -49,15 +58,12 @@ FIELD_COLUMNS: dict[str, str] = {
     "tags": "tags",
     "status": "status",
     "confidence": "confidence",
-    "hits": "hits",
-    "streak": "streak",
     "failures": "failures",
     "version": "version",
     "supersedes": "supersedes",
     "simhash64": "simhash64",
     "origin": "origin",
     "updated_at": "updated_at",
-    "last_retrieved_at": "last_retrieved_at",
     "user": "user_id",
     "superseded_by": "superseded_by",
     "status_reason": "status_reason",
@@ -116,8 +122,6 @@ def new_learning_values(record: NewLearning, now: datetime, vector_param: Callab
         "tags": json.dumps(list(record.tags)),
         "status": record.status.value,
         "confidence": float(record.confidence),
-        "hits": int(record.hits),
-        "streak": int(record.streak),
         "failures": int(record.failures),
         "version": int(record.version),
         "revision": 1,
@@ -131,7 +135,6 @@ def new_learning_values(record: NewLearning, now: datetime, vector_param: Callab
         "source_author": record.source.author,
         "created_at": created.timestamp(),
         "updated_at": (record.updated_at or created).timestamp(),
-        "last_retrieved_at": to_ts(record.last_retrieved_at),
         "embedding": vector_param(record.vector),
         "embedding_model": record.embedding_model,
         "superseded_by": None,
@@ -143,6 +146,11 @@ def new_learning_values(record: NewLearning, now: datetime, vector_param: Callab
         "gate_version": record.gate_version,
         "index_terms": stored_terms(record.text, record.topic, record.tags),
     }
+
+
+def counter_values(hits: int, streak: int, last_retrieved_at: datetime | None) -> dict[str, Any]:
+    """A learning's counters as the columns of `learning_counters` hold them."""
+    return {"hits": int(hits), "streak": int(streak), "last_retrieved_at": to_ts(last_retrieved_at)}
 
 
 def learning_from_row(row: Sequence[Any]) -> Learning:

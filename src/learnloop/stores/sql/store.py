@@ -31,6 +31,7 @@ from ..base import (
     Vector,
 )
 from ..parts import StoreParts
+from ..records import Counted
 from ..search.partition_cache import PartitionCache
 from ..worker import ConnectionWorker
 from . import event_log, maintenance, review, turns, vocabularies
@@ -46,7 +47,7 @@ from .listing import list_learnings
 from .profiles import PROFILE_USER_TABLES, SqlProfileStore
 from .quarantine import SqlQuarantineStore
 from .row_cache import RowCache
-from .rows import LEARNING_COLUMNS, learning_from_row, vector_from_blob
+from .rows import LEARNING_COLUMNS, LEARNING_ROWS, learning_from_row, vector_from_blob
 from .service import SqlServiceStore
 from .tools import TOOL_USER_TABLES, SqlToolStore, ToolJobs
 from .transactions import write_transaction
@@ -202,7 +203,7 @@ class SqlStore(Generic[C]):
         return await self._run(self._apply, scope, list(operations))
 
     def _apply(self, conn: C, scope: Scope, operations: list[Operation]) -> ApplyResult:
-        touched: list[Learning] = []
+        touched: list[Counted] = []
         with write_transaction(conn):
             learnings, events = apply_operations(conn, scope, operations, self.clock(), touched=touched)
         self._partitions.touch(scope, touched)
@@ -222,9 +223,9 @@ class SqlStore(Generic[C]):
             return
         watched, written = rows.watch(batch)
 
-        def touched(scope: Scope, learnings: list[Learning]) -> None:
-            self._partitions.touch(scope, learnings)
-            rows.refresh(learnings)
+        def touched(scope: Scope, counted: list[Counted]) -> None:
+            self._partitions.touch(scope, counted)
+            rows.refresh(counted)
 
         try:
             stamps = self._partitions.keep_current(
@@ -250,7 +251,7 @@ class SqlStore(Generic[C]):
         clause, params = visible_clause(scope, by_id=True)
         marks = ", ".join("?" for _ in ids)
         rows = conn.execute(
-            f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE id IN ({marks}) AND {clause}", [*ids, *params]
+            f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause}", [*ids, *params]
         ).fetchall()
         by_id = {row[0]: learning_from_row(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]

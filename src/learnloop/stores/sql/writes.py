@@ -24,13 +24,17 @@ from ..base import (
     Touch,
     Update,
 )
+from ..records import Counted
 from ..search.stored_terms import stored_terms
 from . import review
 from .dialect import Connection, dialect_of
 from .rows import (
+    COUNTER_FIELDS,
     FIELD_COLUMNS,
     LEARNING_COLUMNS,
+    LEARNING_ROWS,
     column_value,
+    counter_values,
     event_from_row,
     learning_from_row,
     learning_snapshot,
@@ -38,12 +42,12 @@ from .rows import (
     scope_token,
 )
 
-__all__ = ["apply_operations", "owner_clause", "visible_clause"]
+__all__ = ["apply_operations", "candidate_rows", "owner_clause", "visible_clause"]
 
 _COUNTERS = {"hits", "streak", "failures", "version"}
 # The fields a learning's stored keyword terms are made of.
 _TERM_FIELDS = frozenset({"text", "topic", "tags"})
-# LEARNING_COLUMNS after the id, as `new_learning_values` names them.
+# LEARNING_COLUMNS after the id, as `new_learning_values` and `counter_values` name them.
 _STORED_COLUMNS = tuple(column.strip() for column in LEARNING_COLUMNS.split(",")[1:])
 
 
@@ -69,7 +73,7 @@ def owner_clause(scope: Scope, *, by_id: bool = False) -> tuple[str, list[Any]]:
 
 
 def _fetch(conn: Connection, where: str, params: list[Any]) -> Learning | None:
-    row = conn.execute(f"SELECT {LEARNING_COLUMNS} FROM learnings WHERE {where}", params).fetchone()
+    row = conn.execute(f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE {where}", params).fetchone()
     return None if row is None else learning_from_row(row)
 
 
@@ -142,11 +146,13 @@ def _insert(conn: Connection, scope: Scope, ops: Sequence[Insert], now: datetime
     server, one round trip per kind rather than three per learning), in the operations' order."""
     dialect = dialect_of(conn)
     rows = []
+    counters = []
     for op in ops:
         record = op.record
         if record.tenant != scope.tenant or not scope.owns(record.tenant, record.user):
             raise PermissionDenied("cannot write a learning outside the caller's scope")
         rows.append(new_learning_values(record, now, dialect.embedding_param))
+        counters.append(counter_values(record.hits, record.streak, record.last_retrieved_at))
     columns = ", ".join(rows[0])
     marks = ", ".join("?" for _ in rows[0])
     ids = dialect.returning_many(
@@ -154,9 +160,21 @@ def _insert(conn: Connection, scope: Scope, ops: Sequence[Insert], now: datetime
     )
     # The rows as stored, from what was just written: reading them back would only repeat these values.
     learnings = [
-        learning_from_row((found[0], *(values[column] for column in _STORED_COLUMNS)))
-        for found, values in zip(ids, rows, strict=True)
+        learning_from_row((found[0], *({**values, **counted}[column] for column in _STORED_COLUMNS)))
+        for found, values, counted in zip(ids, rows, counters, strict=True)
     ]
+    # Counters of their own only for learnings that bring some (an import's): the others' are 0 until retrieved.
+    counted_rows = [
+        (learning.id, learning.tenant, learning.user or "", c["hits"], c["streak"], c["last_retrieved_at"])
+        for learning, c in zip(learnings, counters, strict=True)
+        if c["hits"] or c["streak"] or c["last_retrieved_at"] is not None
+    ]
+    if counted_rows:
+        conn.executemany(
+            "INSERT INTO learning_counters (learning_id, tenant, user_id, hits, streak, last_retrieved_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            counted_rows,
+        )
     conn.executemany(
         "INSERT INTO vector_changes (tenant, user_id, learning_id) VALUES (?, ?, ?)",
         [(learning.tenant, learning.user or "", learning.id) for learning in learnings],
@@ -179,6 +197,8 @@ def _update(conn: Connection, scope: Scope, op: Update, now: datetime) -> tuple[
     assignments: list[str] = ["revision = revision + 1"]
     params: list[Any] = []
     for field, value in op.changes.items():
+        if field in COUNTER_FIELDS:
+            continue  # `learning_counters`, below
         if field == "source":
             for part in ("session", "message", "interaction", "context", "author"):
                 assignments.append(f"source_{part} = ?")
@@ -192,8 +212,9 @@ def _update(conn: Connection, scope: Scope, op: Update, now: datetime) -> tuple[
     for field, amount in op.increments.items():
         if field not in _COUNTERS:
             raise ValidationError(f"field {field!r} cannot be incremented")
-        assignments.append(f"{field} = {field} + ?")
-        params.append(amount)
+        if field not in COUNTER_FIELDS:
+            assignments.append(f"{field} = {field} + ?")
+            params.append(amount)
     if "updated_at" not in op.changes:
         assignments.append("updated_at = ?")
         params.append(now.timestamp())
@@ -211,10 +232,10 @@ def _update(conn: Connection, scope: Scope, op: Update, now: datetime) -> tuple[
     if op.vector is not None:
         assignments += ["embedding = ?", "embedding_model = ?"]
         params += [dialect_of(conn).embedding_param(op.vector), op.embedding_model]
-    row = conn.execute(
-        f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ? RETURNING {LEARNING_COLUMNS}", [*params, op.id]
-    ).fetchone()
-    after = learning_from_row(row)
+    conn.execute(f"UPDATE learnings SET {', '.join(assignments)} WHERE id = ?", [*params, op.id])
+    _update_counters(conn, before, op)
+    after = _fetch(conn, "id = ?", [op.id])
+    assert after is not None  # read and updated in this transaction
     # Logged for every update: besides the indexed fields, partitions hold what ranking reads (updated_at,
     # hits), and an update always moves updated_at.
     _note_vector_change(conn, before)
@@ -241,18 +262,66 @@ def _delete(conn: Connection, scope: Scope, op: Delete, now: datetime) -> tuple[
     return before, event
 
 
-def _touch(conn: Connection, scope: Scope, op: Touch) -> list[Learning]:
+def _update_counters(conn: Connection, before: Learning, op: Update) -> None:
+    """An update's changes of the counters a retrieval records, in `learning_counters`: values set, or added to in
+    SQL (`increments`), so that hits a retrieval commits meanwhile are kept."""
+    changes = {field: op.changes[field] for field in COUNTER_FIELDS if field in op.changes}
+    increments = {field: op.increments[field] for field in ("hits", "streak") if field in op.increments}
+    if not changes and not increments:
+        return
+    # The row a learning without counters would get (they are 0, 0 and NULL until then), and the change of one.
+    start = counter_values(0, 0, None)
+    assignments, params = [], []
+    for field in COUNTER_FIELDS:
+        if field in changes:
+            start[field] = column_value(field, changes[field])
+            if field in increments:
+                start[field] += increments[field]
+            assignments.append(f"{field} = ?")
+            params.append(start[field])
+        elif field in increments:
+            start[field] = increments[field]
+            assignments.append(f"{field} = learning_counters.{field} + ?")
+            params.append(increments[field])
+    owner = op.changes.get("user", before.user) or ""  # the row's owner after the update (a trigger moves others)
+    conn.execute(
+        "INSERT INTO learning_counters (learning_id, tenant, user_id, hits, streak, last_retrieved_at) "
+        f"VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (learning_id) DO UPDATE SET {', '.join(assignments)}",
+        [before.id, before.tenant, owner, start["hits"], start["streak"], start["last_retrieved_at"], *params],
+    )
+
+
+def _touch(conn: Connection, scope: Scope, op: Touch) -> list[Counted]:
+    """hits + 1, streak + 1 and the time, for the visible learnings of `op`: one upsert of their narrow counter
+    rows (the learnings rows are only read, for their owners)."""
     if not op.ids:
         return []
     clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in op.ids)
     rows = conn.execute(
-        f"UPDATE learnings SET hits = hits + 1, streak = streak + 1, last_retrieved_at = ? "
-        f"WHERE id IN ({marks}) AND {clause} RETURNING {LEARNING_COLUMNS}",
+        "INSERT INTO learning_counters (learning_id, tenant, user_id, hits, streak, last_retrieved_at) "
+        f"SELECT id, tenant, user_id, 1, 1, ? FROM learnings WHERE id IN ({marks}) AND {clause} "
+        "ON CONFLICT (learning_id) DO UPDATE SET hits = learning_counters.hits + 1, "
+        "streak = learning_counters.streak + 1, last_retrieved_at = excluded.last_retrieved_at "
+        "RETURNING learning_id, user_id, hits, streak, last_retrieved_at",
         [op.at.timestamp(), *op.ids, *params],
     ).fetchall()
     by_id = {row[0]: row for row in rows}
-    return [learning_from_row(by_id[i]) for i in op.ids if i in by_id]
+    return [Counted(i, by_id[i][1] or None, *by_id[i][2:]) for i in op.ids if i in by_id]
+
+
+def candidate_rows(conn: Connection, scope: Scope, ids: Sequence[int]) -> list[Learning]:
+    """The visible learnings of `ids` that are candidates, as they are now, in the order of `ids`."""
+    if not ids:
+        return []
+    clause, params = visible_clause(scope, by_id=True)
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause} AND status = 'candidate'",
+        [*ids, *params],
+    ).fetchall()
+    by_id = {row[0]: learning_from_row(row) for row in rows}
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def apply_operations(
@@ -261,9 +330,9 @@ def apply_operations(
     operations: Sequence[Operation],
     now: datetime,
     *,
-    touched: list[Learning] | None = None,
+    touched: list[Counted] | None = None,
 ) -> tuple[list[Learning | None], list[Event]]:
-    """Apply every operation or none (the caller holds the write transaction). The rows `Touch` operations
+    """Apply every operation or none (the caller holds the write transaction). The counters `Touch` operations
     changed, as they are after them, are added to `touched` if given."""
     learnings: list[Learning | None] = []
     events: list[Event] = []
