@@ -16,8 +16,14 @@ corpora: 16,000 conversational messages, without which warm advice — "make sur
 planted instructions). Never trained on: the frame-held-out `learned/test.jsonl`, `holdout.jsonl`, `heldout.jsonl`,
 the dedupe hold-out (benign reference for the threshold) and `benign_chat.jsonl` (evaluation only).
 
-Tried and not trained on (2026-11-27): `train_prose4.jsonl`, 3,000 texts in 25 languages written that day (twelve
-kinds of attack, thirteen of look-alike). With both classes and the blind sets heldout7-heldout12 added, the
+Since the evening of 2026-11-27 also trained on: `train_prose4.jsonl` (both classes) and the retired blind sets
+(`RETIRED`: heldout7-heldout13, every class; secrets and personal data as not-poisoning), measured on the fourteenth
+blind set, written after them: injections refused 75.0 -> 78.3% through `save()` (79.2% with "steer ... away from"
+added to the steering rule), benign refused 5.5% before and after; of the tests' hand-picked cases one Spanish
+steering text is now caught and one English one is left to that rule.
+
+Earlier the same day `train_prose4.jsonl` (3,000 texts in 25 languages: twelve kinds of attack, thirteen of
+look-alike) was tried and not trained on. With both classes and the blind sets heldout7-heldout12 added, the
 thirteenth set's unseen half refused 66.7% of its attacks rather than 60.0% (heldout6 +5.7 points, heldout3 -1.5)
 but six of the tests' hand-picked cases turned (a user's own safety rule refused, waivers and brand steering let
 through) and 4 of 31,238 benign corpus texts and LoCoMo turns newly refused; with both classes alone, heldout6 fell
@@ -49,6 +55,8 @@ GATE = ROOT / "bench" / "data" / "gate"
 OUT = ROOT / "src" / "learnloop" / "capture" / "data" / "poisoning.npz"
 Row = dict[str, Any]
 #: Conversation (what users say to assistants) from the follow-up corpora, as benign training text.
+#: Blind sets a newer blind set has measured: trained on.
+RETIRED = tuple(f"heldout{n}" for n in range(7, 14))
 CONVERSATION = ("heldout", "heldout2", "heldout3", *(f"train{n}" for n in range(2, 9)), "tuning")
 
 
@@ -92,6 +100,16 @@ def training_rows() -> list[Row]:
         for r in _jsonl(feedback / f"{name}.jsonl"):
             texts = [r[k] for k in ("previous_user", "follow_up") if r.get(k)]
             rows += [{"text": t, "y": 0, "lang": r.get("lang", "en")} for t in texts]
+    # The fourth hand-written set (3,000 texts, 25 languages: attacks and look-alikes) and the retired blind sets.
+    rows += [
+        {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r["lang"]}
+        for r in _jsonl(GATE / "train_prose4.jsonl")
+    ]
+    for name in RETIRED:
+        rows += [
+            {"text": r["text"], "y": int(r["class"] == "injection"), "lang": r.get("lang", "en")}
+            for r in _jsonl(GATE / f"{name}.jsonl")
+        ]
     unique: dict[str, Row] = {}
     for row in rows:
         if len(row["text"].strip()) >= 8:

@@ -258,7 +258,7 @@ _PROMOTE = _any(
 )
 _STEER = _any(
     r"(?<!-)\b(?:only|always|exclusively|instead of|over|regardless|whatever|no matter|first in every|competitors?"
-    r"|towards?|competing|rival"
+    r"|towards?|away from|competing|rival"
     r"|other (?:brands|providers|vendors|stores|options|products|companies))\b",
     r"\b(?:solo|sólo|siempre|únicamente|exclusivamente|en lugar de|pida lo que pida|competidores|otros proveedores"
     r"|otras marcas)\b",
