@@ -116,7 +116,11 @@ def check_database(url: str, args: argparse.Namespace, expected_hits: dict[int, 
             "SELECT name, SUM(value) FROM write_counters WHERE tenant = %s AND name LIKE 'save.%%' GROUP BY name",
             (TENANT,),
         ).fetchall()
-        hits = dict(conn.execute("SELECT id, hits FROM learnings WHERE tenant = %s AND hits > 0", (TENANT,)).fetchall())
+        hits = dict(
+            conn.execute(
+                "SELECT learning_id, hits FROM learning_counters WHERE tenant = %s AND hits > 0", (TENANT,)
+            ).fetchall()
+        )
         queue = conn.execute(
             "SELECT q.status, q.attempts, (SELECT COUNT(*) FROM agent_effects e "
             "WHERE e.tenant = q.tenant AND e.package_id = q.package_id) FROM agent_queue q WHERE q.tenant = %s",
