@@ -80,3 +80,11 @@ async def test_the_engine_reads_pairs_again_through_save(loop: learnloop.Loop) -
     assert saved.action.value == "merged", saved.reason
     [live] = [x for x in (await loop.list(user="u1", owner="u1")).items if x.status is not Status.DEPRECATED]
     assert "1 Gbps" in live.text and "gigabit" in live.text
+
+
+async def test_a_merged_learning_of_several_claims_is_not_read_against_one_more(embedder: Embedder) -> None:
+    old = "User loves fantasy. User loves sinking into different magical worlds"  # as observe() joins them
+    new = "User loves traveling"
+    sim = await similarity(embedder, new, old)
+    decision = judge(new, [], learning(old), sim, reader_policy())
+    assert decision.action is DedupeAction.CREATE and "pair reader" not in decision.reason

@@ -43,6 +43,7 @@ CLASSES = ("create", "new_version", "skip", "merge")
 HASH_BUCKETS = 1 << 14
 _VALUES = ("same", "conflict", "extra", "fewer", "none", "other")
 _WORD = re.compile(r"\w+")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*(?=\S)")
 # The rules' own reasons for a create that the reader may not overturn: another scope, another date, a record,
 # two texts that say opposite things. (Names are checked on the texts themselves, below.)
 _SETTLED = ("another scope", "another date", "records of what was said", "says the opposite")
@@ -176,12 +177,20 @@ class PairReader:
 
 def open_to_reading(text: str, old: str, decision: DedupeDecision) -> bool:
     """Is this a `create` the rules reached for want of evidence (not for a scope, a date, a record, a denial,
-    or a name or label only one text has)?"""
+    or a name or label only one text has), between texts of as many claims?"""
     if decision.action is not DedupeAction.CREATE or decision.similarity is None or decision.target is None:
         return False
     if any(reason in decision.reason for reason in _SETTLED):
         return False
+    # A learning that holds more claims than the new text (a merge's joined text) is not one fact against one, what
+    # the reader was trained on: read, "User loves fantasy. User loves magical worlds." took in "User loves travel".
+    if _sentences(old) > _sentences(text):
+        return False
     return profile(text).markers == profile(old).markers
+
+
+def _sentences(text: str) -> int:
+    return len(_SENTENCE_BREAK.split(text.strip()))
 
 
 @functools.cache
