@@ -11,6 +11,7 @@ of what was stored, not as a command to the model.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,13 @@ def clean_line(text: str) -> str:
     # str.split() splits on exactly the characters `\s` matches, and is several times cheaper than the regex.
     flat = " ".join(text.split())
     return flat.replace(BLOCK_OPEN, "(learning_memories)").replace(BLOCK_CLOSE, "(/learning_memories)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _bullet(line: str) -> str:
+    """A line as the block lists it. Kept: a memory's line (itself kept, see `retrieval.item_line`) comes back
+    with every question it answers."""
+    return f"- {clean_line(line)}"
 
 
 @dataclass
@@ -113,7 +121,7 @@ def render_block(
         chosen: list[str] = []
         indices: list[int] = []
         for index, line in enumerate(section.lines):
-            bullet = f"- {clean_line(line)}"
+            bullet = _bullet(line)
             cost = len(bullet) + 1 + (header_cost if not chosen else 0)
             token_cost = tokens_of(bullet) + (header_tokens if not chosen else 0) if token_budget is not None else 0
             over_tokens = token_budget is not None and used_tokens + token_cost > token_budget

@@ -9,6 +9,7 @@ which `top_k` items are kept; among those, verified learnings are shown before c
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Callable, Sequence
@@ -321,10 +322,17 @@ def item_line(item: RetrievedItem) -> str:
     learning = item.learning
     status, label = learning.status.value, learning.label
     if not item.conflicts:
-        return memory_line(status, label, _text(learning))
+        return _plain_line(status, label, learning.text, learning.event_at, learning.event_until)
     newest, *older = sorted([learning, *item.conflicts], key=_said, reverse=True)
     earlier = "; ".join(f"{_said(x):%Y-%m-%d}: {quoted(clean_line(_text(x)))}" for x in older)
     return f"{memory_line(status, label, _text(newest))} (said {_said(newest):%Y-%m-%d}; earlier, {earlier})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_line(status: str, label: str, text: str, event_at: datetime | None, event_until: datetime | None) -> str:
+    """The line of a learning without conflicts. Kept: the same learnings answer question after question, and
+    dating, flattening and quoting a text cost more than the rest of its item."""
+    return memory_line(status, label, dated(text, event_at, event_until))
 
 
 def _said(learning: Learning) -> datetime:

@@ -93,6 +93,11 @@ def first_problem(value: Any, path: str) -> tuple[str, str] | None:
 
 def check_value(value: Any, field: str) -> None:
     """Every string inside `value` checked; a `ValidationError` names the path of the first bad one."""
+    if isinstance(value, str):  # most arguments: a text checked without the walk's stack
+        problem = text_problem(value)
+        if problem is not None:
+            raise ValidationError(f"{field} {problem}", field=field)
+        return
     found = first_problem(value, field)
     if found is not None:
         where, problem = found
