@@ -13,7 +13,7 @@ from . import review
 from .dialect import Connection, dialect_of
 from .row_cache import RowCache, served
 from .rows import LEARNING_COLUMNS, LEARNING_ROWS, learning_from_row
-from .writes import visible_clause
+from .writes import visible_by_id, visible_clause
 
 __all__ = ["candidates"]
 
@@ -63,13 +63,7 @@ def _attach_conflicts(conn: Connection, scope: Scope, kept: list[Candidate], par
     if not partners:
         return
     wanted = sorted({i for ids in partners.values() for i in ids})
-    clause, params = visible_clause(scope, by_id=True)
-    marks = ", ".join("?" for _ in wanted)
-    rows = conn.execute(
-        f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause} AND status != 'deprecated'",
-        [*wanted, *params],
-    ).fetchall()
-    live = {row[0]: learning_from_row(row) for row in rows}
+    live = visible_by_id(conn, scope, wanted, "!= 'deprecated'")
     for candidate in kept:
         found = tuple(live[i] for i in partners.get(candidate.id, ()) if i in live)
         if found:

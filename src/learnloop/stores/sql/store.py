@@ -47,11 +47,11 @@ from .listing import list_learnings
 from .profiles import PROFILE_USER_TABLES, SqlProfileStore
 from .quarantine import SqlQuarantineStore
 from .row_cache import RowCache
-from .rows import LEARNING_COLUMNS, LEARNING_ROWS, learning_from_row, vector_from_blob
+from .rows import vector_from_blob
 from .service import SqlServiceStore
 from .tools import TOOL_USER_TABLES, SqlToolStore, ToolJobs
 from .transactions import write_transaction
-from .writes import apply_operations, visible_clause
+from .writes import apply_operations, visible_by_id, visible_clause
 
 __all__ = ["SqlStore"]
 
@@ -246,14 +246,7 @@ class SqlStore(Generic[C]):
         return await self._run(self._get_many, scope, list(ids))
 
     def _get_many(self, conn: C, scope: Scope, ids: list[int]) -> list[Learning]:
-        if not ids:
-            return []
-        clause, params = visible_clause(scope, by_id=True)
-        marks = ", ".join("?" for _ in ids)
-        rows = conn.execute(
-            f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause}", [*ids, *params]
-        ).fetchall()
-        by_id = {row[0]: learning_from_row(row) for row in rows}
+        by_id = visible_by_id(conn, scope, ids)
         return [by_id[i] for i in ids if i in by_id]
 
     async def get_vectors(self, scope: Scope, ids: Sequence[int]) -> dict[int, Vector]:

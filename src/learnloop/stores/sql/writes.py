@@ -310,17 +310,24 @@ def _touch(conn: Connection, scope: Scope, op: Touch) -> list[Counted]:
     return [Counted(i, by_id[i][1] or None, *by_id[i][2:]) for i in op.ids if i in by_id]
 
 
-def candidate_rows(conn: Connection, scope: Scope, ids: Sequence[int]) -> list[Learning]:
-    """The visible learnings of `ids` that are candidates, as they are now, in the order of `ids`."""
+def visible_by_id(conn: Connection, scope: Scope, ids: Sequence[int], status: str = "") -> dict[int, Learning]:
+    """The learnings of `ids` the scope may read, as they are now; `status` narrows them with a fixed SQL
+    condition on the status column ("= 'candidate'", "!= 'deprecated'")."""
     if not ids:
-        return []
+        return {}
     clause, params = visible_clause(scope, by_id=True)
     marks = ", ".join("?" for _ in ids)
+    narrowed = f" AND status {status}" if status else ""
     rows = conn.execute(
-        f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause} AND status = 'candidate'",
+        f"SELECT {LEARNING_COLUMNS} FROM {LEARNING_ROWS} WHERE id IN ({marks}) AND {clause}{narrowed}",
         [*ids, *params],
     ).fetchall()
-    by_id = {row[0]: learning_from_row(row) for row in rows}
+    return {row[0]: learning_from_row(row) for row in rows}
+
+
+def candidate_rows(conn: Connection, scope: Scope, ids: Sequence[int]) -> list[Learning]:
+    """The visible learnings of `ids` that are candidates, as they are now, in the order of `ids`."""
+    by_id = visible_by_id(conn, scope, ids, "= 'candidate'")
     return [by_id[i] for i in ids if i in by_id]
 
 
