@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .stores.archive import TenantArchive
     from .stores.conversations import ConversationStore
     from .stores.holdback import HoldbackStore
+    from .stores.identities import IdentityStore
     from .stores.learning_metrics import LearningMetricsStore
     from .stores.profiles import ProfileStore
     from .stores.quarantine import QuarantineStore
@@ -99,6 +100,7 @@ class Engine:
     holdback: HoldbackStore | None = None
     profiles: ProfileStore | None = None
     learning_metrics: LearningMetricsStore | None = None
+    identities: IdentityStore | None = None
     startup: Sequence[StartupHook] = ()
     _started: bool = False
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -119,6 +121,7 @@ class Engine:
         self.holdback = own.holdback if self.holdback is None else self.holdback
         self.profiles = own.profiles if self.profiles is None else self.profiles
         self.learning_metrics = own.learning_metrics if self.learning_metrics is None else self.learning_metrics
+        self.identities = own.identities if self.identities is None else self.identities
         # Cosine thresholds belong to one embedding model: unset ones take the embedder's calibration.
         model = self.embedder.model_id
         if self.dedupe is None:

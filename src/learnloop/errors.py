@@ -18,6 +18,8 @@ __all__ = [
     "InvalidTransition",
     "LLMError",
     "LearnloopError",
+    "LinkCodeInvalid",
+    "LinkLocked",
     "NotConfigured",
     "NotFound",
     "PermissionDenied",
@@ -87,6 +89,19 @@ class UserRequired(ValidationError):
     tenant's global learnings: refused rather than silently stored where every user's context would show it."""
 
     code = "user_required"
+
+
+class LinkCodeInvalid(ValidationError):
+    """A link code that does not exist, expired or was used: nothing is linked, and the attempt counts towards
+    the redeeming identity's lock-out."""
+
+    code = "link_code_invalid"
+
+
+class LinkLocked(LearnloopError):
+    """Too many wrong link codes from one identity: no code is checked for it until `retry_at`."""
+
+    code = "link_locked"
 
 
 class NotFound(LearnloopError):

@@ -26,6 +26,7 @@ from .capture.tool import (
     tool_schema,
 )
 from .capture.write import SaveRequest, SaveResult, normalise_tags, save
+from .channels.identities import IdentityService
 from .errors import ValidationError
 from .holdback import HoldbackService
 from .learning_metrics import LearningMetrics, compute_learning_metrics, feedback_records
@@ -108,6 +109,12 @@ class Loop(TenantAdmin):
     def profiles(self) -> ProfileService:
         """User profiles (seed 001's user memory): `await loop.profiles.get("alice")`; edit, forget, configure."""
         return ProfileService(self._engine, self.tenant)
+
+    @functools.cached_property
+    def identities(self) -> IdentityService:
+        """One person across channels: `await loop.identities.resolve("telegram", "123")` gives the canonical user;
+        link codes, unlinking, listing."""
+        return IdentityService(self._engine, self.tenant)
 
     def turn(
         self,
@@ -342,7 +349,13 @@ class Loop(TenantAdmin):
         """Remove every trace of a user (rows, index entries, events); shared knowledge they contributed
         stays, anonymised."""
         await self._engine.ensure_started()
-        removed = await self._engine.store.forget_user(self.tenant, self.scope(user).user or user)
+        owner = self.scope(user).user or user
+        # Users merged into this one by linking channels are the same person: their leftovers go too.
+        aliases = await self.identities.merged_users(owner) if self._engine.identities is not None else []
+        removed = await self._engine.store.forget_user(self.tenant, owner)
+        for alias in aliases:
+            for table, count in (await self._engine.store.forget_user(self.tenant, alias)).items():
+                removed[table] = removed.get(table, 0) + count
         await self.agent.reap_workers()  # a worker still busy for them must not write anything back
         return removed
 

@@ -77,10 +77,29 @@ FIELD_POLICIES: tuple[FieldPolicy, ...] = (
     FieldPolicy("agent_queue.body", "redact", "submit_interaction (every text of the package)"),
     FieldPolicy("agent_messages.content", "redact", "the learning agent's conversation"),
     FieldPolicy("learnings (import)", "redact", "import: text, topic, tags, source context"),
+    FieldPolicy(
+        "channel_identities.channel_key",
+        "hash",
+        "identities: resolve, attach, link, unlink (always a pseudonym: a channel user id is a phone number or a session token)",
+    ),
+    FieldPolicy(
+        "channel_identities.masked_id",
+        "redact",
+        "identities: resolve, attach (the last 4 letters or digits, the rest dots)",
+    ),
+    FieldPolicy(
+        "channel_identities.username, metadata",
+        "redact",
+        "identities: resolve, attach (what the channel says of the person)",
+    ),
+    FieldPolicy("canonical_users.display_name", "redact", "identities: resolve"),
     FieldPolicy("tenant, user_id", "exempt", "every entry point (validated identifiers)"),
     FieldPolicy("agent_sessions.session, agent_queue.package_id", "exempt", "submit_interaction (validated ids)"),
     FieldPolicy("tool_signals.session", "exempt", "tool calls (the tool layer's correlation key)"),
     FieldPolicy("vocabularies, tool_catalog", "exempt", "the app's own configuration"),
+    FieldPolicy(
+        "link_codes.code_hash", "exempt", "identities: issue_link_code (a keyed hash; the code is never stored)"
+    ),
 )
 _BY_FIELD = {policy.field: policy.policy for policy in FIELD_POLICIES}
 

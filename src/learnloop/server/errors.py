@@ -21,6 +21,8 @@ from ..errors import (
     EmbedderError,
     InvalidTransition,
     LearnloopError,
+    LinkCodeInvalid,
+    LinkLocked,
     LLMError,
     NotConfigured,
     NotFound,
@@ -38,6 +40,8 @@ log = logging.getLogger("learnloop.server")
 # Most specific class first: InvalidCategory is a ValidationError and shares its 422.
 _STATUS: list[tuple[type[LearnloopError], int]] = [
     (NotFound, 404),
+    (LinkCodeInvalid, 400),
+    (LinkLocked, 429),
     (ValidationError, 422),
     (InvalidTransition, 409),
     (ConflictError, 409),
@@ -53,6 +57,7 @@ _STATUS: list[tuple[type[LearnloopError], int]] = [
 
 _HTTP_CODES = {
     400: "bad_request",
+    429: "too_many_requests",
     401: "unauthenticated",
     403: "permission_denied",
     404: "not_found",
@@ -121,6 +126,8 @@ def install_error_handlers(app: FastAPI) -> None:
         if status >= 500:
             log.error("%s on %s %s: %s", exc.code, request.method, request.url.path, exc.message)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        if isinstance(exc, LinkLocked):
+            headers = {"Retry-After": str(exc.details.get("retry_after", 60))}
         return JSONResponse(error_body(exc.code, exc.message, **_jsonable(exc.details)), status, headers=headers)
 
     @app.exception_handler(RequestValidationError)

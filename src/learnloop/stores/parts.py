@@ -1,6 +1,6 @@
 """The optional parts of a backend beside its `Store`: tool knowledge, the learning agent's tables, the write
 gate's quarantine, the HTTP service's keys and counters, whole-tenant archives, and the turns' conversation
-records, user profiles, the reads of seed 001's metrics.
+records, user profiles, the reads of seed 001's metrics, channel identities.
 
 A backend builds its parts once and hands them over as `StoreParts` (`SQLiteStore.parts()`); a backend without
 a part leaves it None. They reach the code that uses them through the `Engine`'s constructor (`Engine.tools`,
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .archive import TenantArchive
     from .conversations import ConversationStore
     from .holdback import HoldbackStore
+    from .identities import IdentityStore
     from .learning_metrics import LearningMetricsStore
     from .profiles import ProfileStore
     from .quarantine import QuarantineStore
@@ -40,6 +41,7 @@ class StoreParts:
     holdback: HoldbackStore | None = None
     profiles: ProfileStore | None = None
     learning_metrics: LearningMetricsStore | None = None
+    identities: IdentityStore | None = None
 
 
 @runtime_checkable

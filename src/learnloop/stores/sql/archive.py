@@ -54,6 +54,10 @@ KINDS = (
     "holdback_pins",
     "user_profiles",
     "user_patterns",
+    "canonical_users",
+    "channel_identities",
+    "link_codes",
+    "link_attempts",
 )
 KEYS = "api_keys"
 # Tables with a tenant column that are derived from the others (kept by triggers, or written by the import).

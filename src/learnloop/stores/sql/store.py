@@ -42,6 +42,7 @@ from .candidates import candidates
 from .conversations import SqlConversationStore
 from .dialect import Connection
 from .holdback import SqlHoldbackStore
+from .identities import IDENTITY_USER_TABLES, SqlIdentityStore
 from .learning_metrics import SqlLearningMetricsStore
 from .listing import list_learnings
 from .profiles import PROFILE_USER_TABLES, SqlProfileStore
@@ -76,6 +77,7 @@ class SqlStore(Generic[C]):
         "conversations",
         "holdback_pins",
         *PROFILE_USER_TABLES,
+        *IDENTITY_USER_TABLES,
     )
     # Whether a search on current partitions may run on the caller's thread: only where telling "current" costs
     # no round trip to a server (the check runs on the caller's thread too).
@@ -148,6 +150,11 @@ class SqlStore(Generic[C]):
         return SqlProfileStore(self._jobs)
 
     @functools.cached_property
+    def identities(self) -> SqlIdentityStore:
+        """Canonical users, channel identities and link codes (a merge moves tool rows: the tool store reloads)."""
+        return SqlIdentityStore(self._jobs, moved=lambda tenant: self.tools.note_outside_write())
+
+    @functools.cached_property
     def learning_metrics(self) -> SqlLearningMetricsStore:
         """Reads for seed 001 §11's metrics and the feedback records."""
         return SqlLearningMetricsStore(self._jobs)
@@ -164,6 +171,7 @@ class SqlStore(Generic[C]):
             holdback=self.holdback,
             profiles=self.profiles,
             learning_metrics=self.learning_metrics,
+            identities=self.identities,
         )
 
     # -- plumbing ------------------------------------------------------------------------------------
