@@ -19,6 +19,8 @@ PUBLIC = {
     "LearningType",
     "LearnloopError",
     "LifecyclePolicy",
+    "LinkCodeInvalid",
+    "LinkLocked",
     "Limits",
     "Loop",
     "NotConfigured",
@@ -54,7 +56,16 @@ def test_every_public_name_exists() -> None:
 
 
 def test_errors_share_one_root() -> None:
-    others = {"NotFound", "InvalidCategory", "InvalidTransition", "NotConfigured", "PermissionDenied", "WriteRefused"}
+    others = {
+        "LinkCodeInvalid",
+        "LinkLocked",
+        "NotFound",
+        "InvalidCategory",
+        "InvalidTransition",
+        "NotConfigured",
+        "PermissionDenied",
+        "WriteRefused",
+    }
     errors = [getattr(learnloop, n) for n in learnloop.__all__ if n.endswith("Error") or n in others]
     assert all(issubclass(e, learnloop.LearnloopError) for e in errors)
     assert len({e.code for e in errors}) == len(errors)

@@ -80,7 +80,7 @@ FIELD_POLICIES: tuple[FieldPolicy, ...] = (
     FieldPolicy(
         "channel_identities.channel_key",
         "hash",
-        "identities: resolve, attach, link, unlink (always a pseudonym: a channel user id is a phone number or a session token)",
+        "identities: resolve, link, unlink (always: it is a phone number or a session token)",
     ),
     FieldPolicy(
         "channel_identities.masked_id",

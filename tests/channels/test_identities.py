@@ -1,0 +1,225 @@
+"""One person across channels (`loop.identities`, issue 24 part A): identities resolve to canonical users, a link
+code issued on one channel and redeemed on another joins them (and merges two histories through the governed
+write: nothing is lost or doubled), wrong, expired and used codes link nothing, guessing locks out, unlinking
+stops new learning into the user, and forgetting the user takes identities, codes, attempts and merged users."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+import learnloop
+from learnloop import LinkCodeInvalid, LinkLocked, Status
+from learnloop.channels.identities import IdentityConfig, channel_key
+from learnloop.errors import ConflictError, NotFound, ValidationError
+from learnloop.stores.identities import LinkPolicy
+from tests.support.clock import Clock
+
+TG, WA = ("telegram", "123456789"), ("whatsapp", "+44 7700 900123")
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def loop(open_loop: Callable[..., learnloop.Loop], clock: Clock) -> AsyncIterator[learnloop.Loop]:
+    lp = open_loop("identities.db", clock=clock)
+    yield lp
+    await lp.aclose()
+
+
+async def texts_for(loop: learnloop.Loop, user: str, query: str) -> list[str]:
+    result = await loop.retrieve_context(user, query, record=False)
+    return [item.learning.text for item in result.items]
+
+
+async def test_two_channels_share_learnings_after_linking_and_not_before(loop: learnloop.Loop) -> None:
+    tg = await loop.identities.resolve(*TG, username="ana", display_name="Ana")
+    wa = await loop.identities.resolve(*WA)
+    assert tg.user != wa.user and tg.created and tg.active
+    await loop.save("User brews stout in 20 L batches", user=tg.user)
+    assert await texts_for(loop, wa.user, "what does the user brew?") == []
+
+    code = await loop.identities.issue_link_code(*TG)
+    linked = await loop.identities.redeem_link_code(*WA, code.code)
+    assert linked.linked and linked.user == tg.user and linked.merged_from == wa.user
+    again = await loop.identities.resolve(*WA)
+    assert again.user == tg.user and not again.created
+    assert await texts_for(loop, again.user, "what does the user brew?") == ["User brews stout in 20 L batches"]
+
+    person = await loop.identities.user(tg.user)
+    assert person.display_name == "Ana" and person.interaction_count == 3 and person.merged_from == [wa.user]
+    assert {(i.channel, i.masked_id) for i in person.identities} == {("telegram", "•••6789"), ("whatsapp", "•••0123")}
+    # Linking the same two again changes nothing.
+    code = await loop.identities.issue_link_code(*WA)
+    assert not (await loop.identities.redeem_link_code(*TG, code.code)).linked
+
+
+async def test_wrong_expired_and_used_codes_link_nothing(loop: learnloop.Loop, clock: Clock) -> None:
+    tg, wa = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+    web = await loop.identities.resolve("web", "session-token-42")
+    with pytest.raises(LinkCodeInvalid):
+        await loop.identities.redeem_link_code(*WA, "NOTACODE")
+    code = await loop.identities.issue_link_code(*TG)
+    assert code.expires_at == clock.now + IdentityConfig().code_ttl
+    clock.advance(minutes=11)
+    with pytest.raises(LinkCodeInvalid):
+        await loop.identities.redeem_link_code(*WA, code.code)
+    code = await loop.identities.issue_link_code(*TG)
+    with pytest.raises(ValidationError):
+        await loop.identities.redeem_link_code(*TG, code.code)  # on the channel that issued it
+    assert (await loop.identities.redeem_link_code(*WA, code.code.lower())).linked  # read off a screen: any case
+    with pytest.raises(LinkCodeInvalid):
+        await loop.identities.redeem_link_code("web", "session-token-42", code.code)  # single use
+    assert (await loop.identities.resolve("web", "session-token-42")).user == web.user
+    assert (await loop.identities.resolve(*WA)).user == tg.user != wa.user
+
+
+async def test_guessing_codes_locks_the_identity_out(loop: learnloop.Loop, clock: Clock) -> None:
+    await loop.identities.resolve(*TG)
+    await loop.identities.resolve(*WA)
+    code = await loop.identities.issue_link_code(*TG)
+    for guess in range(IdentityConfig().max_failures - 1):
+        with pytest.raises(LinkCodeInvalid):
+            await loop.identities.redeem_link_code(*WA, f"GUESS{guess:03d}")
+    with pytest.raises(LinkLocked) as locked:
+        await loop.identities.redeem_link_code(*WA, "GUESS999")
+    assert locked.value.details["retry_after"] > 0
+    with pytest.raises(LinkLocked):  # even the right code, while locked
+        await loop.identities.redeem_link_code(*WA, code.code)
+    clock.advance(minutes=9)  # the lock-out (15 minutes) is still on; the code (10 minutes) still good
+    with pytest.raises(LinkLocked):
+        await loop.identities.redeem_link_code(*WA, code.code)
+    clock.advance(minutes=7)
+    code = await loop.identities.issue_link_code(*TG)
+    assert (await loop.identities.redeem_link_code(*WA, code.code)).linked
+
+
+async def test_unlinking_stops_new_learning_into_the_user(loop: learnloop.Loop) -> None:
+    tg, _ = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+    with pytest.raises(ValidationError):
+        await loop.identities.unlink(*TG)  # its user's only identity
+    await loop.identities.redeem_link_code(*WA, (await loop.identities.issue_link_code(*TG)).code)
+    await loop.save("User brews stout in 20 L batches", user=tg.user)
+    gone = await loop.identities.unlink(*WA)
+    assert gone.previous_user == tg.user and gone.user != tg.user
+    now = await loop.identities.resolve(*WA)
+    assert now.user == gone.user
+    await loop.save("User keeps bees", user=now.user)
+    assert await texts_for(loop, tg.user, "does the user keep bees?") == []
+    assert await texts_for(loop, now.user, "what does the user brew?") == []
+    assert await texts_for(loop, tg.user, "what does the user brew?") == ["User brews stout in 20 L batches"]
+
+
+async def test_an_app_attaches_an_identity_to_a_user_it_knows(loop: learnloop.Loop) -> None:
+    web = await loop.identities.attach("web", "session-token-42", "alice")
+    assert web.user == "alice" and web.interaction_count == 0
+    assert (await loop.identities.resolve("api", "alice-key", user="alice")).user == "alice"
+    assert [i.channel for i in await loop.identities.identities("alice")] == ["api", "web"]
+    with pytest.raises(ConflictError):
+        await loop.identities.attach("web", "session-token-42", "bob")
+    with pytest.raises(ValidationError):
+        await loop.identities.resolve("Tele gram", "1")
+    with pytest.raises(ValidationError):
+        await loop.identities.resolve("telegram", "")
+    with pytest.raises(NotFound):
+        await loop.identities.user("nobody")
+    with pytest.raises(NotFound):
+        await loop.identities.issue_link_code("telegram", "never-seen")
+    # The pseudonym a listing shows is accepted where a channel user id is.
+    listed = (await loop.identities.identities("alice"))[1]
+    assert listed.id == channel_key("web", "session-token-42")
+    assert (await loop.identities.identity("web", listed.id)).user == "alice"
+
+
+async def test_a_merge_keeps_every_text_of_both_users(loop: learnloop.Loop) -> None:
+    tg, wa = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+    mine = ["User prefers short answers.", "The user's partner uses CircleCI for CI.", "Kettle A boils off 4 L/hr."]
+    theirs = [
+        "User prefers short answers.",  # known already: skipped, kept among the sources
+        "The user's partner switched from CircleCI to Jenkins for CI.",
+        "Kettle A actually boils off 3.5 L/hr.",
+        "The user runs 10 km every Sunday.",
+    ]
+    for text in mine:
+        await loop.save(text, user=tg.user)
+    for text in theirs:
+        await loop.save(text, user=wa.user, status="verified")
+    await loop.profiles.learn(wa.user, "revenue last month?")
+
+    code = await loop.identities.issue_link_code(*TG)
+    result = await loop.identities.redeem_link_code(*WA, code.code)
+    assert result.learnings_moved == len(theirs) and result.learnings_left == []
+    assert (await loop.list(user=wa.user, owner=wa.user, limit=100)).items == []  # nothing left behind
+
+    everything = (await loop.list(user=tg.user, owner=tg.user, limit=100)).items
+    live = [x for x in everything if x.status is not Status.DEPRECATED]
+    by_id = {x.id: x for x in everything}
+    wordings = {x.id: [p.text or "" for p in await loop.provenance(x.id, user=tg.user)] for x in live}
+    for text in mine + theirs:
+        if any(text in x.text for x in live) or any(text in w for x in live for w in wordings[x.id]):
+            continue
+        for old in (x for x in everything if x.text == text):
+            assert old.status is Status.DEPRECATED and old.status_reason and old.superseded_by in by_id
+    # No text is live twice.
+    assert len({x.text for x in live}) == len(live)
+    assert (await loop.profiles.get(tg.user)).interactions == 1
+
+
+async def test_a_merge_cut_short_resumes_without_doubling(loop: learnloop.Loop) -> None:
+    tg, wa = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+    await loop.save("User brews stout in 20 L batches.", user=wa.user)
+    await loop.save("User keeps bees.", user=wa.user)
+    # The link committed, then the process died before the merge moved anything but one copy (its first step).
+    store = loop.engine.identities
+    assert store is not None
+    await store.issue_code(
+        loop.tenant, "telegram", channel_key(*TG), "h", loop.engine.clock(), loop.engine.clock().replace(year=2999)
+    )
+
+    await store.redeem_code(loop.tenant, "whatsapp", channel_key(*WA), "h", loop.engine.clock(), LinkPolicy(5, 900))
+    await loop.save("User brews stout in 20 L batches.", user=tg.user)
+    assert await loop.identities.finish_merges() == 1
+    assert await loop.identities.finish_merges() == 0
+    live = [x.text for x in (await loop.list(user=tg.user, owner=tg.user, status="candidate", limit=100)).items]
+    assert sorted(live) == ["User brews stout in 20 L batches.", "User keeps bees."]
+
+
+async def test_forget_removes_identities_codes_attempts_and_merged_users(loop: learnloop.Loop, tmp_path: Path) -> None:
+    tg, wa = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+    await loop.save("User brews stout in 20 L batches", user=wa.user)
+    with pytest.raises(LinkCodeInvalid):
+        await loop.identities.redeem_link_code(*WA, "WRONG123")
+    await loop.identities.redeem_link_code(*WA, (await loop.identities.issue_link_code(*TG)).code)
+    await loop.identities.issue_link_code(*TG)
+    with pytest.raises(LinkCodeInvalid):
+        await loop.identities.redeem_link_code(*WA, "WRONG123")
+    other = await loop.identities.resolve("telegram", "555000111")
+
+    await loop.forget(tg.user)
+    conn = sqlite3.connect(tmp_path / "identities.db")
+    try:
+        for table in ("canonical_users", "channel_identities", "link_codes", "link_attempts", "learnings", "events"):
+            users = {r[0] for r in conn.execute(f"SELECT user_id FROM {table}")}
+            assert not users & {tg.user, wa.user}, table
+    finally:
+        conn.close()
+    assert (await loop.identities.resolve("telegram", "555000111")).user == other.user
+    fresh = await loop.identities.resolve(*TG)
+    assert fresh.created and fresh.user != tg.user
+
+
+async def test_no_tenant_sees_another_tenants_identities(loop: learnloop.Loop) -> None:
+    ours = await loop.identities.resolve(*TG)
+    theirs = await loop.for_tenant("acme").identities.resolve(*TG)
+    assert ours.user != theirs.user and theirs.created
+    assert await loop.for_tenant("acme").identities.identities(ours.user) == []
+    code = await loop.identities.issue_link_code(*TG)
+    await loop.for_tenant("acme").identities.resolve(*WA)
+    with pytest.raises(LinkCodeInvalid):
+        await loop.for_tenant("acme").identities.redeem_link_code(*WA, code.code)

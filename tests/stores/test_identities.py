@@ -1,0 +1,123 @@
+"""The identity part's contract (`stores.identities`), on every backend: identities map to canonical users per
+tenant, link codes work once and before they expire, wrong ones are counted durably into a lock-out, a link
+moves the redeemer's identities and a merge moves history and sums counters and profiles, and forgetting a
+user takes their identity rows."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from learnloop.models import Scope, utcnow
+from learnloop.stores.base import Store, TurnRecord
+from learnloop.stores.identities import IdentityStore, IdentityTouch, LinkOutcome, LinkPolicy
+from learnloop.stores.profiles import ProfileStore
+from tests.stores.test_parts_contract import part
+
+POLICY = LinkPolicy(max_failures=3, lockout_seconds=900)
+
+
+def touch(channel: str, key: str, user: str, at_offset: float = 0.0, **extra: object) -> IdentityTouch:
+    return IdentityTouch(
+        channel=channel,
+        channel_key=key,
+        masked_id="•••" + key[-4:],
+        new_user=user,
+        username=extra.get("username"),  # type: ignore[arg-type]
+        display_name=extra.get("display_name"),  # type: ignore[arg-type]
+        metadata=extra.get("metadata"),  # type: ignore[arg-type]
+        at=utcnow() + timedelta(seconds=at_offset),
+    )
+
+
+async def test_identities_resolve_to_one_user_per_tenant(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    first, user, created = await ids.touch("t1", touch("telegram", "id:tg1", "u-ana", display_name="Ana"))
+    assert created and first.user == "u-ana" and user.interaction_count == 1 and user.display_name == "Ana"
+    again, user, created = await ids.touch("t1", touch("telegram", "id:tg1", "ignored", 5, username="ana"))
+    assert not created and again.user == "u-ana" and again.username == "ana" and user.interaction_count == 2
+    assert again.last_active > first.last_active and user.last_seen > user.first_seen
+    # The same channel id in another tenant is another person.
+    other, _, created = await ids.touch("t2", touch("telegram", "id:tg1", "u-other"))
+    assert created and other.user == "u-other"
+    assert [i.channel_key for i in await ids.identities("t1", "u-ana")] == ["id:tg1"]
+    assert await ids.identities("t2", "u-ana") == []
+    assert await ids.identity("t2", "telegram", "id:nobody") is None
+    assert (await ids.user("t2", "u-ana")) is None
+
+
+async def test_a_code_links_once_before_it_expires_and_wrong_ones_lock_out(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    now = utcnow()
+    await ids.touch("t1", touch("telegram", "id:tg1", "u-ana"))
+    await ids.touch("t1", touch("whatsapp", "id:wa1", "u-wa"))
+    await ids.touch("t1", touch("web", "id:web1", "u-web"))
+    assert await ids.issue_code("t1", "telegram", "id:tg1", "h-good", now, now + timedelta(minutes=10)) == "u-ana"
+    # Another tenant's identity cannot redeem this tenant's code.
+    await ids.touch("t2", touch("whatsapp", "id:wa1", "u-t2"))
+    assert (await ids.redeem_code("t2", "whatsapp", "id:wa1", "h-good", now, POLICY)).outcome is LinkOutcome.INVALID
+    assert (await ids.redeem_code("t1", "telegram", "id:tg1", "h-good", now, POLICY)).outcome is LinkOutcome.OWN_CODE
+
+    linked = await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-good", now, POLICY)
+    assert (linked.outcome, linked.into_user, linked.from_user) == (LinkOutcome.LINKED, "u-ana", "u-wa")
+    assert {i.channel_key for i in await ids.identities("t1", "u-ana")} == {"id:tg1", "id:wa1"}
+    assert await ids.pending_merges("t1") == [("u-wa", "u-ana")]
+    assert await ids.merged_users("t1", "u-ana") == ["u-wa"]
+    # Used: the next try with it fails, and so does an expired one.
+    assert (await ids.redeem_code("t1", "web", "id:web1", "h-good", now, POLICY)).outcome is LinkOutcome.INVALID
+    await ids.issue_code("t1", "telegram", "id:tg1", "h-old", now - timedelta(minutes=20), now - timedelta(minutes=10))
+    assert (await ids.redeem_code("t1", "web", "id:web1", "h-old", now, POLICY)).outcome is LinkOutcome.INVALID
+    locked = await ids.redeem_code("t1", "web", "id:web1", "h-wrong", now, POLICY)
+    assert locked.outcome is LinkOutcome.LOCKED and locked.retry_at is not None
+    # Locked: even a good code is not read until the lock-out ends.
+    await ids.issue_code("t1", "telegram", "id:tg1", "h-new", now, now + timedelta(minutes=30))
+    assert (await ids.redeem_code("t1", "web", "id:web1", "h-new", now, POLICY)).outcome is LinkOutcome.LOCKED
+    later = now + timedelta(minutes=16)
+    assert (await ids.redeem_code("t1", "web", "id:web1", "h-new", later, POLICY)).outcome is LinkOutcome.LINKED
+
+
+async def test_a_merge_moves_history_sums_counters_and_is_done_once(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    profiles: ProfileStore = part(store, "profiles")
+    now = utcnow()
+    for channel, key, user in (("telegram", "id:tg1", "u-ana"), ("whatsapp", "id:wa1", "u-wa")):
+        await ids.touch("t1", touch(channel, key, user))
+        await profiles.observe(Scope(tenant="t1", user=user), [("metric", "revenue"), (channel, "x")], now, 30.0)
+        # Both users had turn 1 of session "default": the merged-away one's is kept under a session of its own.
+        record = TurnRecord("default", 1, user, (), (), (), now)
+        await store.put_turn(Scope(tenant="t1", user=user), record)
+    await ids.issue_code("t1", "telegram", "id:tg1", "h", now, now + timedelta(minutes=10))
+    await ids.redeem_code("t1", "whatsapp", "id:wa1", "h", now, POLICY)
+    assert await ids.finish_merge("t1", "u-wa", "u-ana", 30.0) > 0
+    assert await ids.finish_merge("t1", "u-wa", "u-ana", 30.0) == 0  # resumed after it finished: nothing twice
+    assert await ids.pending_merges("t1") == []
+
+    merged = await profiles.get(Scope(tenant="t1", user="u-ana"))
+    assert merged is not None and merged.interactions == 2
+    revenue = next(p for p in merged.patterns if p.value == "revenue")
+    assert revenue.count == 2
+    assert {p.kind for p in merged.patterns} == {"metric", "telegram", "whatsapp"}
+    assert await profiles.get(Scope(tenant="t1", user="u-wa")) is None
+    user = await ids.user("t1", "u-ana")
+    assert user is not None and user.interaction_count == 2
+    ana = Scope(tenant="t1", user="u-ana")
+    kept, moved = await store.last_turn(ana, "default"), await store.last_turn(ana, "default~u-wa")
+    assert kept is not None and kept.message_hash == "u-ana"
+    assert moved is not None and moved.message_hash == "u-wa"
+    assert await store.last_turn(Scope(tenant="t1", user="u-wa"), "default") is None
+
+
+async def test_unlinking_gives_a_fresh_user_and_forget_takes_identity_rows(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    now = utcnow()
+    await ids.touch("t1", touch("telegram", "id:tg1", "u-ana"))
+    await ids.touch("t1", touch("whatsapp", "id:wa1", "u-wa"))
+    await ids.issue_code("t1", "telegram", "id:tg1", "h", now, now + timedelta(minutes=10))
+    await ids.redeem_code("t1", "whatsapp", "id:wa1", "h", now, POLICY)
+    await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-wrong", now, POLICY)
+    assert await ids.unlink("t1", "whatsapp", "id:wa1", "u-fresh", now) == "u-ana"
+    assert [i.channel_key for i in await ids.identities("t1", "u-fresh")] == ["id:wa1"]
+    await ids.issue_code("t1", "telegram", "id:tg1", "h2", now, now + timedelta(minutes=10))
+    removed = await store.forget_user("t1", "u-ana")
+    assert removed["channel_identities"] == 1 and removed["link_codes"] == 1 and removed["canonical_users"] == 1
+    assert await ids.identities("t1", "u-ana") == [] and await ids.user("t1", "u-ana") is None
+    assert await ids.identity("t1", "whatsapp", "id:wa1") is not None  # another user now
