@@ -236,8 +236,20 @@ async def test_forget_leaves_no_trace_of_the_user(open_loop: Callable[..., Loop]
     )
     await loop.save(BOIL, user="alice", category="equipment")
     await loop.retrieve_context("mallory", "fermenter size")
+    # Her channels: one attached to her id, one with a user of its own (and a learning) merged in by a link code,
+    # a code she issued since, and a wrong code she tried.
+    await loop.identities.attach("telegram", "4242", "mallory", username="mallory_tg")
+    whatsapp = await loop.identities.resolve("whatsapp", "+15550001111", username="mallory_wa")
+    await loop.save(f"User's {secret_word} kegerator holds 2 kegs", user=whatsapp.user, category="equipment")
+    code = await loop.identities.issue_link_code("telegram", "4242")
+    await loop.identities.redeem_link_code("whatsapp", "+15550001111", code.code)
+    await loop.identities.issue_link_code("telegram", "4242")
+    with pytest.raises(learnloop.LinkCodeInvalid):
+        await loop.identities.redeem_link_code("whatsapp", "+15550001111", "WRONG999")
     removed = await loop.forget("mallory")
-    assert removed["learnings"] == 2 and removed["anonymised"] == 1
+    assert removed["learnings"] == 4 and removed["anonymised"] == 1
+    assert removed["channel_identities"] == 2 and removed["link_codes"] == 1 and removed["link_attempts"] == 1
+    assert removed["canonical_users"] == 2  # hers and the one merged into it
     after = await loop.retrieve_context("mallory", "fermenter size", record=False)
     assert all(i.learning.user is None for i in after.items)
     assert shared.learning is not None
@@ -251,6 +263,7 @@ async def test_forget_leaves_no_trace_of_the_user(open_loop: Callable[..., Loop]
         for row in conn.execute(f"SELECT * FROM {table}"):
             text = " ".join(str(v) for v in row if not isinstance(v, bytes))
             assert "mallory" not in text.lower(), f"{table} still mentions the user: {text[:200]}"
+            assert whatsapp.user not in text, f"{table} still mentions the user merged into hers"
             assert secret_word not in text.lower(), f"{table} still holds the user's text"
     conn.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(learnings_fts, 'row')")
     terms = {r[0] for r in conn.execute("SELECT term FROM vocab")}

@@ -178,6 +178,22 @@ async def through_the_agent(loop: learnloop.Loop) -> None:
     )
 
 
+async def through_channels(loop: learnloop.Loop) -> None:
+    """A WhatsApp id is a phone number: stored only as a pseudonym and a masked hint; what a channel says of the
+    person (username, display name, metadata) is redacted."""
+    h = HARMFUL
+    profile = {"profile": {"name": "Ana", "wa_id": h["phone"]}, "token": h["github"]}
+    who = await loop.identities.resolve(
+        "whatsapp", h["phone"], username=f"ana {h['phone']}", display_name=f"Ana {h['ssn']}", metadata=profile
+    )
+    await loop.identities.resolve("web", h["aws"], user=who.user)
+    code = await loop.identities.issue_link_code("whatsapp", h["phone"])
+    await loop.identities.resolve("telegram", h["card"])
+    await loop.identities.redeem_link_code("telegram", h["card"], code.code)
+    listed = await loop.identities.identities(who.user)
+    assert {i.masked_id for i in listed} == {"•••0958", "•••6467", "•••N3RT"}
+
+
 async def test_no_table_keeps_a_harmful_value(open_loop: Callable[..., learnloop.Loop], tmp_path: Path) -> None:
     loop = open_loop("walk.db")
     try:
@@ -186,6 +202,7 @@ async def test_no_table_keeps_a_harmful_value(open_loop: Callable[..., learnloop
         await through_rest(loop)
         await through_mcp(loop)
         await through_the_agent(loop)
+        await through_channels(loop)
     finally:
         await loop.aclose()
     assert traces(tmp_path / "walk.db") == []

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 
-from learnloop.models import EventAction, Filters, Learning, Scope
+from learnloop.models import EventAction, Filters, Learning, Scope, utcnow
 from learnloop.simhash import simhash64_hex
 from learnloop.stores.base import EventDraft, Insert, ListQuery, SearchRequest, Store
+from learnloop.stores.identities import IdentityStore, IdentityTouch, LinkOutcome, LinkPolicy
 from tests.conftest import unit_vector
 from tests.stores.test_contract import record
+from tests.stores.test_parts_contract import part
 
 WORDS = "boil mash hop yeast water grain kettle revenue order sort query tool error chart".split()
 TENANTS = ["acme", "globex", "initech"]
@@ -93,3 +96,27 @@ async def test_no_query_crosses_tenants_or_users(store: Store) -> None:
     assert queries >= 1000
     assert returned > 2000, "the queries must actually return data for the check to mean anything"
     assert leaks == []
+
+
+async def test_no_tenant_sees_another_tenants_identities(store: Store) -> None:
+    """The same channel ids in three tenants: every read of one tenant finds only its own identities and users,
+    and a code issued in one tenant links nothing in another."""
+    ids: IdentityStore = part(store, "identities")
+    now = utcnow()
+    for tenant in TENANTS:
+        for n, user in enumerate(USERS):
+            touch = IdentityTouch("telegram", f"id:{n}", "•••", f"{tenant}-{user}", None, None, None, now)
+            await ids.touch(tenant, touch)
+        await ids.issue_code(tenant, "telegram", "id:0", f"code-{tenant}", now, now + timedelta(minutes=10))
+    for tenant in [*TENANTS, "nobody"]:
+        for other in TENANTS:
+            for user in USERS:
+                found = await ids.identities(tenant, f"{other}-{user}")
+                assert (found != []) == (tenant == other), (tenant, other, user)
+                assert ((await ids.user(tenant, f"{other}-{user}")) is not None) == (tenant == other)
+        row = await ids.identity(tenant, "telegram", "id:1")
+        assert row is None if tenant == "nobody" else row.user == f"{tenant}-ben"
+    policy = LinkPolicy(5, 900)
+    crossed = await ids.redeem_code("globex", "telegram", "id:1", "code-acme", now, policy)
+    assert crossed.outcome is LinkOutcome.INVALID
+    assert (await ids.redeem_code("acme", "telegram", "id:1", "code-acme", now, policy)).outcome is LinkOutcome.LINKED

@@ -16,6 +16,7 @@ from .calibrate import calibrate_command
 from .capture import gate, observe
 from .context import CliContext, echo_json, pass_context, run
 from .demo import demo
+from .identities import identities
 from .keys import keys
 from .learnings import learnings
 from .mcp import mcp
@@ -54,6 +55,7 @@ cli.add_command(tenant)
 cli.add_command(report)
 cli.add_command(holdback)
 cli.add_command(profile)
+cli.add_command(identities)
 
 
 @cli.command()

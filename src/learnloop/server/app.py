@@ -23,7 +23,20 @@ from ..stores.service import ServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
-from .routes import admin, agent, capture, feedback, holdback, learnings, metrics, profiles, review, tools, turns
+from .routes import (
+    admin,
+    agent,
+    capture,
+    feedback,
+    holdback,
+    identities,
+    learnings,
+    metrics,
+    profiles,
+    review,
+    tools,
+    turns,
+)
 from .state import Service, ServiceOptions, service_store_for
 from .wire import BodySizeLimit, QueryTextCheck
 
@@ -157,6 +170,7 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         holdback.router,
         profiles.router,
         feedback.router,
+        identities.router,
         pages.router,
     )
     for router in routers:
