@@ -441,3 +441,29 @@ def test_learning_done_closes_the_learning_agents_panels(
         page.screenshot(path=str(OUTPUT / "activity-learning-done.png"), full_page=True)
         page.close()
         service.call(loop.agent.close_session("b1"))
+
+
+def test_knowledge_page_shows_a_users_channels(context: Any, service: RunningServer) -> None:
+    tenant = "browser-channels"
+    admin = service.key(tenant, "admin")
+    with service.client(admin) as c:
+        tg = {"channel": "telegram", "channel_user_id": "123456789"}
+        wa = {"channel": "whatsapp", "channel_user_id": "+44 7700 900123"}
+        c.post("/api/identities/resolve", json={**tg, "user": "pat", "username": "pat_tg"}).raise_for_status()
+        c.post("/api/identities/resolve", json=wa).raise_for_status()
+        code = c.post("/api/identities/link-codes", json=tg).json()["code"]
+        c.post("/api/identities/link", json={**wa, "code": code}).raise_for_status()
+    page = _login(context, service, admin)
+    assert page.locator("section.channels").count() == 0  # the whole tenant: nobody's channels
+    page.goto(f"{service.url}/knowledge?user=pat")
+    rows = page.locator("section.channels tbody tr")
+    assert rows.count() == 2
+    telegram = page.locator("section.channels tr[data-channel='telegram']").inner_text()
+    assert "@pat_tg" in telegram and "•••6789" in telegram
+    assert "•••0123" in page.locator("section.channels tr[data-channel='whatsapp']").inner_text()
+    assert "7700" not in page.content()  # the phone number is never on the page
+    page.screenshot(path=str(OUTPUT / "channels.png"), full_page=True)
+    page.close()
+    mine = _login(context, service, service.key(tenant, "user", "pat"))
+    assert mine.locator("section.channels tbody tr").count() == 2  # a user's own view shows their channels
+    mine.close()

@@ -15,7 +15,8 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..capture.dedupe import merged_text
-from ..errors import AuthenticationError, NotFound
+from ..channels.records import ChannelIdentity
+from ..errors import AuthenticationError, LearnloopError, NotFound
 from ..models import Status
 from .auth import COOKIE, Api, api_for, principal_of
 from .keys import Role
@@ -163,6 +164,7 @@ async def knowledge(
         everything = await api.loop.list(user=api.scope_user, namespace=namespace, limit=1)
         nothing_yet = everything.total == 0
     tabs = [("All", None)] + [(_category_label(n), n) for n in names]
+    channels = await _channels_of(api, owner or api.scope_user)
     pages = max(1, -(-listing.total // _PAGE_SIZE))
     here = {"category": category, "q": q, "status": chosen_status, "user": owner, "namespace": namespace}
     kept = {k: v for k, v in here.items() if v}
@@ -189,7 +191,19 @@ async def knowledge(
         queue=queue,
         review_total=queue.total,
         suggestions={item.link.id: merged_text(item.old.text, item.new.text) for item in queue.items},
+        channels=channels,
     )
+
+
+async def _channels_of(api: Api, user: str | None) -> list[ChannelIdentity]:
+    """The channels of the user in view (seed 001 §8.8): none for a whole-tenant view, a backend without
+    identities, or a name that is no user id."""
+    if not user:
+        return []
+    try:
+        return await api.loop.identities.identities(user)
+    except LearnloopError:
+        return []
 
 
 @router.get("/activity")
