@@ -5,17 +5,22 @@ stops new learning into the user, and forgetting the user takes identities, code
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import learnloop
 from learnloop import LinkCodeInvalid, LinkLocked, Status
 from learnloop.channels.identities import IdentityConfig, channel_key
 from learnloop.errors import ConflictError, NotFound, ValidationError
 from learnloop.stores.identities import LinkPolicy
+from tests.capture.test_nothing_lost import statement
 from tests.support.clock import Clock
 
 TG, WA = ("telegram", "123456789"), ("whatsapp", "+44 7700 900123")
@@ -223,3 +228,41 @@ async def test_no_tenant_sees_another_tenants_identities(loop: learnloop.Loop) -
     await loop.for_tenant("acme").identities.resolve(*WA)
     with pytest.raises(LinkCodeInvalid):
         await loop.for_tenant("acme").identities.redeem_link_code(*WA, code.code)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(statement, min_size=1, max_size=6), st.lists(statement, min_size=1, max_size=6))
+def test_every_text_of_two_merged_users_is_live_superseded_or_contained(
+    open_loop: Callable[..., learnloop.Loop],
+    mine: list[tuple[str, list[str]]],
+    theirs: list[tuple[str, list[str]]],
+) -> None:
+    """tests/capture/test_nothing_lost.py's property across a merge: whatever the two users knew, every text is
+    live for the joined user, or deprecated naming its successor and why, or contained in a live text, or kept
+    among the sources of the live learning that already knew it."""
+
+    async def run() -> None:
+        loop = open_loop(f"merge-{uuid.uuid4().hex}.db")
+        try:
+            tg, wa = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+            for user, sequence in ((tg.user, mine), (wa.user, theirs)):
+                for text, tags in sequence:
+                    assert (await loop.save(text, user=user, tags=tags)).action != "refused"
+            await loop.identities.redeem_link_code(*WA, (await loop.identities.issue_link_code(*TG)).code)
+            assert (await loop.list(user=wa.user, owner=wa.user, limit=10)).items == []
+            everything = (await loop.list(user=tg.user, owner=tg.user, limit=1000)).items
+            live = [x for x in everything if x.status is not Status.DEPRECATED]
+            by_id = {x.id: x for x in everything}
+            wordings = {x.id: [p.text or "" for p in await loop.provenance(x.id, user=tg.user)] for x in live}
+            for text, _ in mine + theirs:
+                if any(text in x.text for x in live) or any(text in w for x in live for w in wordings[x.id]):
+                    continue
+                gone = [x for x in everything if x.text == text]
+                assert gone, f"{text!r} was lost"
+                for old in gone:
+                    assert old.status is Status.DEPRECATED and old.status_reason
+                    assert old.superseded_by in by_id, f"{text!r} deprecated without a successor"
+        finally:
+            await loop.aclose()
+
+    asyncio.run(run())
