@@ -127,15 +127,24 @@ def _touch(conn: Connection, tenant: str, touch: IdentityTouch) -> tuple[Identit
         found = conn.execute(
             "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
         ).fetchone()
-        created = found is None
+        created = False
+        if found is None:
+            # Two first messages at once (PostgreSQL takes only row locks here): one inserts, the other finds it.
+            created = bool(
+                conn.execute(
+                    "INSERT INTO channel_identities (tenant, channel, channel_key, user_id, masked_id, username, "
+                    "metadata, active, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?) "
+                    "ON CONFLICT (tenant, channel, channel_key) DO NOTHING",
+                    (*key, touch.new_user, touch.masked_id, touch.username, json.dumps(touch.metadata or {}), now, now),
+                ).rowcount
+            )
+            if not created:
+                found = conn.execute(
+                    "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
+                ).fetchone()
         if created:
             user = touch.new_user
             _ensure_user(conn, tenant, user, now, touch.display_name)
-            conn.execute(
-                "INSERT INTO channel_identities (tenant, channel, channel_key, user_id, masked_id, username, metadata, "
-                "active, created_at, last_active) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-                (*key, user, touch.masked_id, touch.username, json.dumps(touch.metadata or {}), now, now),
-            )
         else:
             user = found[0]
             sets: list[str] = ["last_active = CASE WHEN last_active > ? THEN last_active ELSE ? END"]
