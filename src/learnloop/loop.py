@@ -270,12 +270,14 @@ class Loop(TenantAdmin):
         namespace: str = DEFAULT_NAMESPACE,
         at: datetime | None = None,
         tags: Sequence[str] = (),
+        channel: str = "",
     ) -> ObserveResult:
         """After a turn: judge the previous answer from this message, and keep what this turn taught.
 
         Pass `retrieved` (the `retrieve_context` result used for this turn) so that feedback reaches the
         learnings that were used and recalled text is never learned again. `tags` are the run's scope (the
-        filters it retrieved with): every learning the turn produces carries them.
+        filters it retrieved with): every learning the turn produces carries them. The user's latest message
+        repeated within 30 s, on any channel or session, is a duplicate (`result.duplicate`): nothing is learned.
         """
         result = await observe(
             self._engine,
@@ -288,9 +290,10 @@ class Loop(TenantAdmin):
             namespace=namespace,
             at=at,
             tags=normalise_tags(tags),
+            channel=channel,
         )
         if result.feedback is not None:  # seed 001 §11's event; a turn (`loop.turn()`) logs its own once
-            where = {"tenant": self.tenant, "session": result.session, "turn": result.turn}
+            where = {"tenant": self.tenant, "session": result.session, "turn": result.turn, "channel": channel}
             verdict = {"type": result.feedback.type, "score": result.feedback.score}
             _log.info("feedback_recorded", extra={"event": "feedback_recorded", **where, **verdict})
         return result

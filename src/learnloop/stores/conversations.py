@@ -5,6 +5,11 @@ A turn is begun (`open`), gathers the tool calls the app reports, and is finishe
 background work in the same transaction (`finished`), so an acknowledged finish survives a crash. Work is
 claimed under a lease, its steps are recorded as they complete, and a turn is `done` when all have run. Turns
 never finished expire (`abandoned`). Any process sharing the database can continue a turn another began.
+
+A turn begun with the same message (`message_hash`) as the user's latest turn within the duplicate window, on any
+channel and in any session, is a *duplicate* (seed 001 §8.6): recorded `done` at once with `duplicate_of` naming
+the first turn, it has no work and never expires, its finish changes nothing, and its `response` reads as the first
+turn's (None while that one is open). Tool calls reported on it are kept on its record and teach nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class NewTurn:
     context: Mapping[str, Any]
     started_at: datetime
     expires_at: datetime
+    message_hash: str = ""  # "" never matches: the turn is not checked for being a duplicate
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class ConversationTurn:
     feedback_type: str | None = None
     feedback_score: float | None = None
     silence: int = 0
+    duplicate_of: str | None = None  # the first turn of the same message, when this one repeats it
 
     @property
     def scope(self) -> Scope:
@@ -82,7 +89,11 @@ class SilenceVerdict:
 
 
 class ConversationStore(Protocol):
-    async def begin_turn(self, scope: Scope, turn: NewTurn) -> ConversationTurn: ...
+    async def begin_turn(self, scope: Scope, turn: NewTurn, duplicate_window: float = 0.0) -> ConversationTurn:
+        """Record the turn `open` — or, atomically, as a duplicate when the user's latest turn (the session's
+        without a user), begun at most `duplicate_window` seconds before and not abandoned, has the same
+        `message_hash`."""
+        ...
 
     async def get_turn(self, scope: Scope, turn_id: str) -> ConversationTurn | None:
         """The turn if it belongs to `scope` (a user-bound scope sees only its user's turns)."""
@@ -91,7 +102,8 @@ class ConversationStore(Protocol):
     async def add_tool_call(
         self, scope: Scope, turn_id: str, call: Mapping[str, Any], now: datetime, limit: int
     ) -> int:
-        """Append one call to an open turn holding fewer than `limit`; returns how many it has. NotFound,
+        """Append one call to an open turn (or a duplicate) holding fewer than `limit`; returns how many it has.
+        A call with an `id` the turn holds already (a client's retry) is not appended again. NotFound,
         ConflictError (not open), ValidationError (at the limit)."""
         ...
 
@@ -119,7 +131,7 @@ class ConversationStore(Protocol):
         ...
 
     async def previous_turn(self, scope: Scope, session: str, before: datetime) -> ConversationTurn | None:
-        """The latest turn of the session begun before `before`."""
+        """The latest turn of the session begun before `before` that is not a duplicate."""
         ...
 
     async def expire_turns(self, now: datetime, limit: int = 500) -> list[ConversationTurn]:

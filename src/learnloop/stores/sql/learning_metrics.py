@@ -133,6 +133,7 @@ def _rows(conn: Connection, scope: Scope, since: float, step: int) -> LearningMe
         )
         turns = conn.execute(
             f"SELECT user_id, steps FROM conversations WHERE {mine} AND status = 'done' AND user_id <> '' "
+            "AND duplicate_of IS NULL "
             "ORDER BY user_id, started_at LIMIT ?",
             (*mine_params, _COLD_START_ROWS),
         ).fetchall()
