@@ -362,16 +362,22 @@ class Loop(TenantAdmin):
         return await feedback_records(self._engine, self.scope(user), since=since, types=tuple(types), limit=limit)
 
     async def learning_metrics(
-        self, *, user: str | None = None, days: float = 7.0, bucket: Literal["hour", "day"] = "day"
+        self,
+        *,
+        user: str | None = None,
+        days: float = 7.0,
+        bucket: Literal["hour", "day"] = "day",
+        channel: str | None = None,
     ) -> LearningMetrics:
         """Template hit rate and confidence, error-recovery rate, first-try success, response quality, tool
-        selection accuracy, cold start and correction rate, in total and per bucket (`learnloop.learning_metrics`)."""
+        selection accuracy, cold start and correction rate, in total and per bucket (`learnloop.learning_metrics`);
+        `channel=` cuts them to the turns that came on that channel."""
         if not 0 < days <= 3660:
             raise ValidationError("days must be in (0, 3660]", field="days")
         await self._engine.ensure_started()
         step = 3600 if bucket == "hour" else 86_400
         return await compute_learning_metrics(
-            self._engine, self.scope(user), now=self._engine.clock(), days=days, bucket_seconds=step
+            self._engine, self.scope(user), now=self._engine.clock(), days=days, bucket_seconds=step, channel=channel
         )
 
 

@@ -14,6 +14,7 @@ turn's (None while that one is open). Tool calls reported on it are kept on its 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,7 @@ __all__ = [
     "NewTurn",
     "SilenceVerdict",
     "TurnStatus",
+    "distinct_calls",
 ]
 
 TurnStatus = Literal["open", "finished", "done", "abandoned"]
@@ -72,6 +74,20 @@ class ConversationTurn:
     @property
     def scope(self) -> Scope:
         return Scope(tenant=self.tenant, user=self.user)
+
+    @property
+    def tool_calls_json(self) -> list[dict[str, Any]]:
+        """The tool calls in seed 001 §3.2's shape (`conversations.tool_calls_json`): tool, params, success,
+        time_ms. `tool_calls` keeps them as reported (name, arguments, result, error, ms, and the call id)."""
+        return [
+            {
+                "tool": call["name"],
+                "params": call.get("arguments") or {},
+                "success": call.get("error") is None,
+                "time_ms": call.get("ms"),
+            }
+            for call in self.tool_calls
+        ]
 
 
 @dataclass(frozen=True)
@@ -149,3 +165,20 @@ class ConversationStore(Protocol):
     async def list_turns(
         self, scope: Scope, *, session: str | None = None, status: Sequence[TurnStatus] = (), limit: int = 100
     ) -> list[ConversationTurn]: ...
+
+
+def distinct_calls(calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A turn's calls as the tool layer counts them (seed 001 §8.6: a call recorded twice counts once): the first
+    of each call id, and of each tool called with the same arguments to the same outcome (a client's retried
+    report, or the same lookup made twice, tells the tool layer nothing new). Results and timings are not
+    compared."""
+    seen: set[str] = set()
+    kept: list[Mapping[str, Any]] = []
+    for call in calls:
+        key = call.get("id") or json.dumps(
+            [call["name"], call.get("arguments") or {}, call.get("error")], sort_keys=True, default=str
+        )
+        if key not in seen:
+            seen.add(key)
+            kept.append(call)
+    return kept

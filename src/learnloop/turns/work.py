@@ -21,7 +21,6 @@ sees the same message at the same moment again and counts it as a duplicate.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,7 @@ from ..capture.observe import ObserveResult, ShownLearning, observe
 from ..models import DEFAULT_NAMESPACE
 from ..profile import ProfileService
 from ..profile.rules import OTHER
-from ..stores.conversations import ConversationStore, ConversationTurn
+from ..stores.conversations import ConversationStore, ConversationTurn, distinct_calls
 from ..tools.intelligence import tools_of
 from ..tools.models import QueryTemplate
 from .config import TurnConfig
@@ -45,7 +44,6 @@ __all__ = [
     "TEMPLATE_HITS",
     "TEMPLATE_MISSES",
     "agent_wanted",
-    "distinct_calls",
     "record_signals",
     "run_turn_work",
 ]
@@ -142,22 +140,6 @@ async def record_signals(engine: Engine, turn: ConversationTurn, *, intent: str 
         "misses": misses,
         "recoveries": recoveries,
     }
-
-
-def distinct_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A turn's calls as the tool layer counts them: the first of each call id, and of each tool called with
-    the same arguments to the same outcome (a client's retried report, or the same lookup made twice, tells the
-    tool layer nothing new). Results and timings are not compared."""
-    seen: set[str] = set()
-    kept: list[dict[str, Any]] = []
-    for call in calls:
-        key = call.get("id") or json.dumps(
-            [call["name"], call.get("arguments") or {}, call.get("error")], sort_keys=True, default=str
-        )
-        if key not in seen:
-            seen.add(key)
-            kept.append(call)
-    return kept
 
 
 async def _template(engine: Engine, turn: ConversationTurn, tool: str, template_id: int) -> QueryTemplate | None:
