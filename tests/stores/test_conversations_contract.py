@@ -6,10 +6,11 @@ calls — and a tool call reported twice under one id recorded once."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from learnloop.models import utcnow
-from learnloop.stores.base import Store
+from learnloop.stores.base import Store, TurnRecord
 from learnloop.stores.conversations import NewTurn
 from tests.stores.test_contract import ALICE, BOB, OTHER_TENANT, TENANT
 from tests.stores.test_parts_contract import part
@@ -111,3 +112,40 @@ async def test_a_duplicate_is_no_follow_up_and_no_previous_turn(store: Store) ->
     # Half an hour of silence after the answer: the duplicate sent 5 s later is not a reply to it.
     verdict = await conversations.settle_silence(start + timedelta(hours=1), 1800.0, "no_reply", 0.1)
     assert [t.id for t in verdict.silent] == ["a"] and verdict.answered == 0
+
+
+async def test_the_learning_figures_cut_per_channel_read_each_channels_turns(store: Store) -> None:
+    conversations, metrics = part(store, "conversations"), part(store, "learning_metrics")
+    start = utcnow()
+    calls = {
+        "web": [{"name": "shop", "error": None, "id": "c1"}, {"name": "fx", "error": "timeout"}],
+        "telegram": [{"name": "shop", "error": None}, {"name": "shop", "error": None}],  # the same call twice
+    }
+    hit = {"id": 1, "intent": "products", "confidence": 0.5}
+    for number, (channel, made) in enumerate(calls.items()):
+        at = start + timedelta(minutes=number)
+        await conversations.begin_turn(ALICE, new_turn(channel, at, channel=channel, digest=channel), WINDOW)
+        for call in made:
+            await conversations.add_tool_call(ALICE, channel, call, at, 10)
+        await conversations.finish_turn(ALICE, channel, "answer", {}, at)
+        claimed = await conversations.claim_work("w", at + timedelta(seconds=1), 60.0)
+        assert claimed is not None and claimed.id == channel
+        signals = {"hits": [hit], "misses": []} if channel == "web" else {"hits": [], "misses": [hit]}
+        await conversations.commit_step(claimed, "signals", signals)
+        await conversations.complete_work(claimed)
+    said = TurnRecord("tg-1", 0, "h", (), (), (), start, channel="telegram")
+    _, number = await store.claim_turn(ALICE, said, WINDOW)
+    assert number is not None
+    await store.put_turn(ALICE, replace(said, turn=number, feedback_type="explicit_positive", feedback_score=0.8))
+    since = start - timedelta(hours=1)
+
+    web = await metrics.learning_metric_rows(ALICE, since, 3600, "web")
+    assert web.calls_total == (2, 1) and web.feedback == []
+    assert [(h, m) for _, h, m, _ in web.turn_templates] == [(1, 0)]
+    telegram = await metrics.learning_metric_rows(ALICE, since, 3600, "telegram")
+    assert telegram.calls_total == (1, 1)  # counted as the tool layer counted them
+    assert [(kind, n) for _, kind, n, _ in telegram.feedback] == [("explicit_positive", 1)]
+    assert [(h, m) for _, h, m, _ in telegram.turn_templates] == [(0, 1)]
+    assert (await metrics.learning_metric_rows(BOB, since, 3600, "web")).calls_total == (0, 0)
+    every = await metrics.learning_metric_rows(ALICE, since, 3600)
+    assert every.turn_templates is None and len(every.feedback) == 1
