@@ -134,3 +134,43 @@ async def test_each_metric_from_a_scripted_history_and_each_event_once(
     assert corrected and {r.type for r in corrected} == {"follow_up_correction"}
     assert len(corrected) == sum(r.type == "follow_up_correction" for r in records)
     assert len(await loop.feedback(user="bob")) == 1
+
+
+async def test_the_figures_cut_per_channel(metrics_loop: learnloop.Loop, clock: Clock) -> None:
+    loop = metrics_loop
+    ok: Call = ("shop_analytics", TOP, None)
+    other: Call = ("currency_convert", {"amount": 10}, "rate service unavailable")
+
+    async def turn(user: str, channel: str, message: str, calls: list[Call]) -> None:
+        clock.advance(minutes=2)
+        async with loop.turn(user, message, session=f"{user}-{channel}", channel=channel) as begun:
+            for tool, arguments, error in calls:
+                await begun.tool_call(tool, arguments, result=None if error else "rows", error=error)
+            await begun.finish("Here you are.")
+        await loop.turns.drain()
+
+    # alice on Telegram: a new template (miss), then its reuse (hit), whose message judges the first answer.
+    await turn("alice", "telegram", "top products by revenue last month", [ok])
+    await turn("alice", "telegram", "perfect, thanks! top products by revenue this month", [ok])
+    # The same message again from the web a few seconds later: a duplicate, counted nowhere.
+    async with loop.turn("alice", "perfect, thanks! top products by revenue this month", channel="web") as copy:
+        assert copy.duplicate_of is not None
+        await copy.tool_call("currency_convert", {"amount": 10}, error="rate service unavailable")
+        await copy.finish("ignored")
+    # bob on the web: a failed call, then the shared template hit.
+    await turn("bob", "web", "top products by revenue today", [other, ok])
+    await loop.turns.drain()
+
+    telegram = await loop.learning_metrics(channel="telegram", bucket="hour")
+    assert telegram.channel == "telegram"
+    assert (telegram.tool_calls, telegram.first_try_success_rate, telegram.template_hit_rate) == (2, 1.0, 0.5)
+    assert telegram.feedback_count == 1  # the second message judged the first answer
+    assert sum(b["template_hits"] for b in telegram.series) == 1
+    assert sum(b["template_misses"] for b in telegram.series) == 1
+    web = await loop.learning_metrics(channel="web")
+    assert (web.tool_calls, web.first_try_success_rate, web.template_hit_rate) == (2, 0.5, 1.0)
+    assert web.feedback_count == 0 and web.users_with_template_hit == 1
+    silent = await loop.learning_metrics(channel="whatsapp")
+    assert (silent.tool_calls, silent.first_try_success_rate, silent.template_hit_rate) == (0, None, None)
+    every = await loop.learning_metrics()
+    assert every.channel is None and every.tool_calls == 4 and every.feedback_count == 1

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AuthenticationError",
+    "ChannelSendError",
     "ConfigurationError",
     "ConflictError",
     "EmbedderError",
@@ -26,6 +27,7 @@ __all__ = [
     "StoreError",
     "UserRequired",
     "ValidationError",
+    "WebhookRejected",
     "WriteRefused",
 ]
 
@@ -159,3 +161,29 @@ class PermissionDenied(LearnloopError):
     """Valid credentials whose scope does not cover the operation."""
 
     code = "permission_denied"
+
+
+class WebhookRejected(AuthenticationError):
+    """An inbound channel webhook without a valid secret, signature or verify token; a route answers 401.
+
+    Subclassing `AuthenticationError` gives it that status wherever the HTTP layer maps errors."""
+
+    code = "webhook_rejected"
+
+
+class ChannelSendError(LearnloopError):
+    """A message could not be delivered through a channel's platform API (after the retries it allows).
+
+    `status` is the last HTTP status (None when no answer came), `attempts` how many requests were made and
+    `description` the platform's own reason, when it gave one."""
+
+    code = "channel_send_error"
+
+    def __init__(
+        self, message: str, *, channel: str, status: int | None, attempts: int, description: str | None
+    ) -> None:
+        super().__init__(message, channel=channel, status=status, attempts=attempts, description=description)
+        self.channel = channel
+        self.status = status
+        self.attempts = attempts
+        self.description = description

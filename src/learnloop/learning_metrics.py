@@ -13,6 +13,11 @@
 
 Templates, recovery patterns and tool statistics are the tenant's shared knowledge: a user's figures show the
 tenant's for those. The over-time series of template hits come from hourly write counters the turns' work keeps.
+
+Cut to one `channel` (the channel each turn came on, seed 001 §3.2), the figures are of that channel's turns:
+feedback and correction rate, first-try success (their tool calls, as the tool layer counted them), template hit
+rate and its series (the hits and misses their work recorded) and cold start; template confidence, error recovery
+and tool-selection accuracy stay the tenant's (shared knowledge has no channel).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ class LearningMetrics(BaseModel):
     users_without_template_hit: int
     feedback_by_type: dict[str, int]
     series: list[dict[str, Any]]
+    channel: str | None = None  # the channel the figures are cut to; None: every channel
 
 
 def learning_store(engine: Engine) -> LearningMetricsStore:
@@ -66,15 +72,16 @@ def _ratio(part: float, whole: float) -> float | None:
 
 
 async def compute_learning_metrics(
-    engine: Engine, scope: Scope, *, now: datetime, days: float, bucket_seconds: int
+    engine: Engine, scope: Scope, *, now: datetime, days: float, bucket_seconds: int, channel: str | None = None
 ) -> LearningMetrics:
     since = now - timedelta(days=days)
-    rows = await learning_store(engine).learning_metric_rows(scope, since, bucket_seconds)
+    rows = await learning_store(engine).learning_metric_rows(scope, since, bucket_seconds, channel)
     confidence = None
     if engine.tools is not None:
         active = [t for t in await engine.tools.templates(Scope(tenant=scope.tenant), now) if t.status == "active"]
         confidence = round(sum(t.confidence for t in active) / len(active), 4) if active else None
-    return _figures(rows, since, now, bucket_seconds, confidence)
+    figures = _figures(rows, since, now, bucket_seconds, confidence)
+    return figures if channel is None else figures.model_copy(update={"channel": channel})
 
 
 def _figures(
@@ -96,8 +103,12 @@ def _figures(
     with_preference = [(intent, tool, n) for intent, tool, n in rows.tool_uses if intent in rows.preferred]
     chosen = sum(n for intent, tool, n in with_preference if rows.preferred[intent] == tool)
     firsts = [turns.index(True) + 1 for turns in rows.user_turns.values() if True in turns]
+    hit_rate = _ratio(max(successes - created, 0), successes)
+    if rows.turn_templates is not None:  # one channel's turns: the hits and misses they recorded
+        hits = sum(h for _, h, _, _ in rows.turn_templates)
+        hit_rate = _ratio(hits, hits + sum(m for _, _, m, _ in rows.turn_templates))
     return LearningMetrics(
-        template_hit_rate=_ratio(max(successes - created, 0), successes),
+        template_hit_rate=hit_rate,
         template_confidence=confidence,
         error_recovery_rate=_ratio(succeeded, applied),
         first_try_success_rate=_ratio(ok, calls),
@@ -128,6 +139,10 @@ def _series(rows: LearningMetricRows, since: datetime, now: datetime, step: int)
             per[bucket]["corrections"] += count
     for bucket, name, value in rows.counters:
         per[bucket // step * step][name] += value
+    for bucket, hits, misses, confidence in rows.turn_templates or []:
+        per[bucket][TEMPLATE_HITS] += hits
+        per[bucket][TEMPLATE_MISSES] += misses
+        per[bucket][TEMPLATE_CONFIDENCE_MILLI] += confidence * 1000
     out = []
     for bucket in buckets:
         f = per.get(bucket, {})

@@ -277,12 +277,14 @@ class Loop(TenantAdmin):
         namespace: str = DEFAULT_NAMESPACE,
         at: datetime | None = None,
         tags: Sequence[str] = (),
+        channel: str = "",
     ) -> ObserveResult:
         """After a turn: judge the previous answer from this message, and keep what this turn taught.
 
         Pass `retrieved` (the `retrieve_context` result used for this turn) so that feedback reaches the
         learnings that were used and recalled text is never learned again. `tags` are the run's scope (the
-        filters it retrieved with): every learning the turn produces carries them.
+        filters it retrieved with): every learning the turn produces carries them. The user's latest message
+        repeated within 30 s, on any channel or session, is a duplicate (`result.duplicate`): nothing is learned.
         """
         result = await observe(
             self._engine,
@@ -295,9 +297,10 @@ class Loop(TenantAdmin):
             namespace=namespace,
             at=at,
             tags=normalise_tags(tags),
+            channel=channel,
         )
         if result.feedback is not None:  # seed 001 §11's event; a turn (`loop.turn()`) logs its own once
-            where = {"tenant": self.tenant, "session": result.session, "turn": result.turn}
+            where = {"tenant": self.tenant, "session": result.session, "turn": result.turn, "channel": channel}
             verdict = {"type": result.feedback.type, "score": result.feedback.score}
             _log.info("feedback_recorded", extra={"event": "feedback_recorded", **where, **verdict})
         return result
@@ -372,16 +375,22 @@ class Loop(TenantAdmin):
         return await feedback_records(self._engine, self.scope(user), since=since, types=tuple(types), limit=limit)
 
     async def learning_metrics(
-        self, *, user: str | None = None, days: float = 7.0, bucket: Literal["hour", "day"] = "day"
+        self,
+        *,
+        user: str | None = None,
+        days: float = 7.0,
+        bucket: Literal["hour", "day"] = "day",
+        channel: str | None = None,
     ) -> LearningMetrics:
         """Template hit rate and confidence, error-recovery rate, first-try success, response quality, tool
-        selection accuracy, cold start and correction rate, in total and per bucket (`learnloop.learning_metrics`)."""
+        selection accuracy, cold start and correction rate, in total and per bucket (`learnloop.learning_metrics`);
+        `channel=` cuts them to the turns that came on that channel."""
         if not 0 < days <= 3660:
             raise ValidationError("days must be in (0, 3660]", field="days")
         await self._engine.ensure_started()
         step = 3600 if bucket == "hour" else 86_400
         return await compute_learning_metrics(
-            self._engine, self.scope(user), now=self._engine.clock(), days=days, bucket_seconds=step
+            self._engine, self.scope(user), now=self._engine.clock(), days=days, bucket_seconds=step, channel=channel
         )
 
 

@@ -38,7 +38,7 @@ from .terms import MAX_QUERY_CHARS, query_names, query_terms
 from .tokens import TokenCounter
 from .tools.context import may_add_sections, render_with_tool_sections, retrieval_sections
 
-__all__ = ["retrieve"]
+__all__ = ["record_retrieval", "retrieve"]
 
 
 async def retrieve(
@@ -214,3 +214,10 @@ _QUERY_CHARS = 120
 def _clipped(query: str) -> str:
     text = " ".join(query.split())
     return text if len(text) <= _QUERY_CHARS else text[: _QUERY_CHARS - 1] + "…"
+
+
+def record_retrieval(engine: Engine, scope: Scope, result: RetrievalResult, assignment: Assignment) -> None:
+    """Record what `retrieve(..., record=False)` returned, as `record=True` would have: for a caller that knows
+    only afterwards whether the retrieval counts (a turn that turns out to repeat a message counts nothing)."""
+    if assignment.shows_memory:
+        _record(engine, scope, result.items, "system:retrieval", result.query)

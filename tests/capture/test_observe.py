@@ -83,6 +83,22 @@ async def test_the_same_message_within_30_seconds_is_not_learned_twice(loop: Loo
     assert not later.duplicate and [r.action for r in later.saved] == ["skipped"]
 
 
+async def test_the_same_message_on_another_channel_and_session_is_a_duplicate_of_the_first(loop: Loop) -> None:
+    start = utcnow()
+    first = await loop.observe(CORRECTION, PREDICTION, user="alice", session="tg-1", channel="telegram", at=start)
+    copy = f"  {CORRECTION.upper()} "
+    again = await loop.observe(
+        copy, PREDICTION, user="alice", session="web-1", channel="web", at=start + timedelta(seconds=10)
+    )
+    assert first.stored and again.duplicate and again.saved == [] and again.feedback is None
+    assert (again.session, again.turn) == (first.session, first.turn)  # names the turn it repeats
+    assert not (await loop.observe(CORRECTION, PREDICTION, user="bob", session="web-1", at=start)).duplicate
+    later = await loop.observe(
+        CORRECTION, PREDICTION, user="alice", session="web-1", channel="web", at=start + timedelta(seconds=41)
+    )
+    assert not later.duplicate and later.turn == 1  # 31 s after the last copy: the first turn of web-1
+
+
 async def test_recalled_context_is_never_extracted_again(loop: Loop) -> None:
     await loop.save("User prefers mashing at 66 C", user="alice", category="technique", status="verified")
     recalled = await loop.retrieve_context("alice", "what mash temperature do I like?")

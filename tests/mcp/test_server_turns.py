@@ -37,6 +37,15 @@ async def test_a_turn_over_mcp(loop: Loop) -> None:
     assert record.status == "done"
 
 
+async def test_a_repeated_message_gets_the_first_answer(loop: Loop) -> None:
+    async with client(loop, Principal("default", "alice")) as mcp:
+        first = structured(await mcp.call_tool("begin_turn", {"message": "what is my boil-off rate?"}))
+        await mcp.call_tool("finish_turn", {"turn_id": first["turn_id"], "response": "About 3.5 L per hour."})
+        again = await mcp.call_tool("begin_turn", {"message": "What is my boil-off rate?"})
+        assert structured(again)["duplicate_of"] == first["turn_id"]
+        assert structured(again)["response"] == "About 3.5 L per hour." and "About 3.5 L per hour." in text(again)
+
+
 async def test_another_user_cannot_finish_the_turn(loop: Loop) -> None:
     async with client(loop, Principal("default", "alice")) as mcp:
         turn_id = structured(await mcp.call_tool("begin_turn", {"message": "hello there"}))["turn_id"]

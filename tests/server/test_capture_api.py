@@ -109,6 +109,18 @@ def test_retrieve_and_observe_close_the_loop(service: RunningServer, key: str) -
         assert c.post("/api/retrieve", json={"query": "x", "limits": {"top_k": 0}}).status_code == 422
 
 
+def test_observe_names_the_channel_and_a_copy_from_another_channel_is_a_duplicate(
+    service: RunningServer, key: str
+) -> None:
+    turn = {"user_message": "I brew on a Grainfather G30 now.", "user": "gina"}
+    with service.client(key) as c:
+        first = c.post("/api/observe", json={**turn, "session": "tg-1", "channel": "telegram"}).json()
+        again = c.post("/api/observe", json={**turn, "session": "web-1", "channel": "web"}).json()
+        assert not first["duplicate"] and again["duplicate"] and again["session"] == "tg-1"
+        bad = c.post("/api/observe", json={**turn, "channel": "two words"})
+        assert bad.status_code == 422 and error_of(bad)["code"] == "validation_error"
+
+
 def test_tool_schemas_and_prompt_follow_the_vocabulary(service: RunningServer, key: str) -> None:
     with service.client(key) as c:
         openai = c.get("/api/tools/schema").json()

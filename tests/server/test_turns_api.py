@@ -4,6 +4,7 @@ finishable by another process sharing the database."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -85,3 +86,35 @@ def test_another_process_finishes_a_turn_begun_over_http(service: RunningServer)
     assert asyncio.run(elsewhere()) == "finished"
     with service.client(service.key("turns-shared", "admin")) as c:
         assert _ok(c.get(f"/api/turns/{turn}"))["status"] == "done"
+
+
+def test_a_repeat_on_another_channel_gets_the_first_answer_and_learns_nothing(service: RunningServer) -> None:
+    admin = service.key("turns-dup", "admin")
+    start = datetime.now(UTC)
+    message = {"message": "Top products this month?", "user": "alice"}
+    with service.client(admin) as c:
+        first = _ok(c.post("/api/turns", json={**message, "session": "tg-1", "channel": "telegram"}))
+        assert first["duplicate_of"] is None and first["response"] is None and first["channel"] == "telegram"
+        call = {"name": "shop_analytics", "arguments": TOP, "ms": 80, "call_id": "call_1"}
+        assert _ok(c.post(f"/api/turns/{first['id']}/tool-calls", json=call))["tool_calls"] == 1
+        assert _ok(c.post(f"/api/turns/{first['id']}/tool-calls", json=call))["tool_calls"] == 1  # a retry
+        # While the first is open, a copy is told so: no answer yet.
+        early = _ok(c.post("/api/turns", json={**message, "message": "top products  this month?", "session": "w"}))
+        assert early["duplicate_of"] == first["id"] and early["response"] is None
+        _ok(c.post(f"/api/turns/{first['id']}/finish", json={"response": "Boots and scarves."}))
+        again = _ok(c.post("/api/turns", json={**message, "session": "wa-1", "channel": "whatsapp"}))
+        assert again["duplicate_of"] == first["id"] and again["response"] == "Boots and scarves."
+        assert _ok(c.get(f"/api/turns/{early['id']}"))["response"] == "Boots and scarves."  # polled: now answered
+        finished = _ok(c.post(f"/api/turns/{again['id']}/finish", json={"response": "another"}))
+        assert finished["response"] == "Boots and scarves." and finished["duplicate_of"] == first["id"]
+        service.call(service.loop.for_tenant("turns-dup").turns.drain())
+        record = _ok(c.get(f"/api/turns/{first['id']}"))
+        assert record["steps"]["signals"]["calls"] == 1
+        assert record["tool_calls_json"] == [{"tool": "shop_analytics", "params": TOP, "success": True, "time_ms": 80}]
+        # 31 s later (the request's own time) the same message is a turn of its own.
+        later = {**message, "session": "wa-1", "at": (start + timedelta(seconds=45)).isoformat()}
+        assert _ok(c.post("/api/turns", json=later))["duplicate_of"] is None
+        metrics = _ok(c.get("/api/metrics", params={"channel": "telegram"}))
+        assert metrics["learning"]["channel"] == "telegram" and metrics["learning"]["tool_calls"] == 1
+        assert _ok(c.get("/api/metrics", params={"channel": "whatsapp"}))["learning"]["tool_calls"] == 0
+        _error(c.get("/api/metrics", params={"channel": "no spaces"}), 422, "validation_error")

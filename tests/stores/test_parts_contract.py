@@ -68,6 +68,23 @@ async def test_turns_are_numbered_per_owner_and_session_and_a_repeat_in_the_wind
     assert (await store.claim_turn(OTHER_TENANT, turn(0, "again"), 60.0))[1] == 1
 
 
+async def test_a_repeat_in_another_session_of_the_user_is_refused_and_turns_keep_their_channel(store: Store) -> None:
+    first = TurnRecord(**{**turn(0, "hello").__dict__, "channel": "telegram"})
+    _, number = await store.claim_turn(ALICE, first, 60.0)
+    assert number == 1
+    copy = TurnRecord(**{**turn(0, "hello", seconds=5).__dict__, "session": "web-1", "channel": "web"})
+    repeated, number = await store.claim_turn(ALICE, copy, 60.0)
+    assert number is None and repeated is not None and (repeated.session, repeated.channel) == ("s1", "telegram")
+    later = TurnRecord(**{**copy.__dict__, "at": copy.at + timedelta(seconds=61)})
+    assert (await store.claim_turn(ALICE, later, 60.0))[1] == 1  # the window is over: the first of web-1
+    last = await store.last_turn(ALICE, "web-1")
+    assert last is not None and last.channel == "web"
+    # Without a user, sessions are not followed: the same words in another session are a turn of their own.
+    await store.claim_turn(TENANT, turn(0, "hello"), 60.0)
+    other = TurnRecord(**{**turn(0, "hello").__dict__, "session": "s2"})
+    assert (await store.claim_turn(TENANT, other, 60.0))[1] == 1
+
+
 async def test_put_turn_replaces_the_record_of_that_turn(store: Store) -> None:
     _, number = await store.claim_turn(ALICE, turn(0, "hello"), 60.0)
     assert number is not None

@@ -1,6 +1,7 @@
 """observe(): after each turn, read the user's reaction to the previous answer and keep what this turn taught.
 
-1. A repeat of the same message within 30 s (seed 001 §8.6) is not a new turn: nothing is learned.
+1. A repeat of the user's latest message within 30 s (seed 001 §8.6), in any session and on any channel, is not
+   a new turn: nothing is learned and nothing is judged; the result names the turn it repeats.
 2. Feedback on the previous turn: positive feedback promotes the candidate it produced and raises the
    streaks of what was retrieved for it; negative feedback demotes or deprecates what was retrieved. When
    the tenant's `loop.tools` has a window for the session, its score also goes to the query templates the
@@ -18,6 +19,7 @@ is extracted from it. The session id follows the *hash* policy.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -52,7 +54,7 @@ from .whole_turn import (
 )
 from .write import SaveAction, SaveRequest, SaveResult, save
 
-__all__ = ["FeedbackOutcome", "ObserveResult", "ShownLearning", "observe"]
+__all__ = ["DUPLICATE_WINDOW_SECONDS", "FeedbackOutcome", "ObserveResult", "ShownLearning", "message_hash", "observe"]
 
 DUPLICATE_WINDOW_SECONDS = 30.0
 _STORED = (SaveAction.CREATED, SaveAction.NEW_VERSION, SaveAction.MERGED)
@@ -96,8 +98,15 @@ class ShownLearning:
 Shown = RetrievalResult | Sequence[str] | Sequence[ShownLearning]
 
 
-def _message_hash(text: str) -> str:
-    return hashlib.blake2b(" ".join(text.casefold().split()).encode(), digest_size=12).hexdigest()
+def message_hash(text: str, namespace: str = "", tags: Sequence[str] = ()) -> str:
+    """What "the same message" is in the duplicate window (seed 001 §8.6): equal after Unicode compatibility
+    normalisation (NFKC), case folding and collapsing runs of whitespace (punctuation and wording count), sent to
+    the same namespace with the same tags (the same words in another scope are another request)."""
+    normal = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    scoped = sorted({t.casefold() for t in tags})
+    if namespace or scoped:
+        normal = "\x1f".join([normal, namespace, *scoped])
+    return hashlib.blake2b(normal.encode(), digest_size=12).hexdigest()
 
 
 def _recalled(retrieved: Shown | None, answer: str) -> tuple[list[str], list[int]]:
@@ -137,9 +146,11 @@ async def observe(
     at: datetime | None = None,
     tags: Sequence[str] = (),
     refused: bool = False,
+    channel: str = "",
 ) -> ObserveResult:
     """`refused`: `user_message` is already the redacted form of a message the gate refused (a turn stores only
-    that): the previous turn is judged from it and nothing is learned, as for the message itself."""
+    that): the previous turn is judged from it and nothing is learned, as for the message itself. `channel` is
+    kept on the turn's record (the feedback figures are cut by it)."""
     if not isinstance(user_message, str) or not isinstance(assistant_message, str):
         raise ValidationError("user_message and assistant_message must be strings", field="user_message")
     meta = dict(meta or {})
@@ -149,7 +160,7 @@ async def observe(
     safe_message = redact_text(engine.gate, user_message)
     # Redaction returns the very same text when nothing is harmful.
     refused = refused or safe_message is not user_message
-    digest = _message_hash(safe_message)
+    digest = message_hash(safe_message, namespace, tags)
     recalled_texts, recalled_ids = _recalled(retrieved, assistant_message)
     own = Carried() if refused else own_part(engine, safe_message, assistant_message)
     claim = TurnRecord(
@@ -161,12 +172,13 @@ async def observe(
         saved_ids=(),
         at=now,
         carried=own.data(),
+        channel=channel,
     )
     # Claiming the turn is atomic: the same message sent twice at once (a client retry) counts once.
     previous, turn_number = await engine.store.claim_turn(scope, claim, DUPLICATE_WINDOW_SECONDS)
-    if turn_number is None:
+    if turn_number is None:  # `previous` is the turn this one repeats, maybe of another session or channel
         assert previous is not None
-        return ObserveResult(session=session, turn=previous.turn, duplicate=True)
+        return ObserveResult(session=previous.session, turn=previous.turn, duplicate=True)
     gap = None if previous is None else (now - previous.at).total_seconds()
 
     feedback = None
@@ -445,6 +457,7 @@ async def _apply_feedback(
             at=previous.at,
             feedback_type=feedback.type.value,
             feedback_score=feedback.score,
+            channel=previous.channel,
         ),
     )
     return outcome

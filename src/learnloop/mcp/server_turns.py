@@ -106,7 +106,13 @@ async def begin_turn(
     )
     context = turn.context or "Nothing learned so far applies to this message."
     text = f"{context}\n\nTurn id: {turn.id} (pass it to finish_turn when you have answered)."
-    return _result(text, {"turn_id": turn.id, "context": turn.context, "tools": [t.name for t in turn.tools]})
+    structured: dict[str, Any] = {"turn_id": turn.id, "context": turn.context, "tools": [t.name for t in turn.tools]}
+    if turn.duplicate_of is not None:  # seed 001 §8.6: the same message moments ago; its answer stands
+        answer = turn.cached_response
+        said = f"its answer was:\n{answer}" if answer is not None else "it is still being answered"
+        text = f"{text}\n\nThis message repeats one sent moments ago (turn {turn.duplicate_of}); {said}"
+        structured |= {"duplicate_of": turn.duplicate_of, "response": answer}
+    return _result(text, structured)
 
 
 async def finish_turn(loop: Loop, principal: Principal, args: Mapping[str, Any]) -> types.CallToolResult:

@@ -178,6 +178,9 @@ class ObserveIn(Strict):
     namespace: Name = DEFAULT_NAMESPACE
     global_: bool = Field(default=False, alias="global", description=_GLOBAL)
     at: AwareDatetime | None = Field(default=None, description=_AT)
+    channel: Annotated[str, StringConstraints(pattern=f"^$|{IDENT}", max_length=64)] = Field(
+        default="", description="Where the message came from (web, telegram, …): kept on the turn's record"
+    )
     tags: list[Tag] = Field(
         default_factory=list,
         max_length=32,

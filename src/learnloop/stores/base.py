@@ -157,8 +157,9 @@ class TurnLog(Protocol):
     async def claim_turn(
         self, owner: Scope, turn: TurnRecord, duplicate_window_seconds: float
     ) -> tuple[TurnRecord | None, int | None]:
-        """Atomically: the session's last turn, and the number under which `turn` was recorded — or None when
-        the last turn is the same message (`message_hash`) within the window (then nothing is recorded)."""
+        """Atomically: the session's last turn, and the number under which `turn` was recorded — or, when the
+        user's latest turn (any session, any channel; the session's without a user) is the same message
+        (`message_hash`) within the window, that turn and None (then nothing is recorded)."""
         ...
 
     async def put_turn(self, owner: Scope, turn: TurnRecord) -> None:

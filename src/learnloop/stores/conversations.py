@@ -5,10 +5,16 @@ A turn is begun (`open`), gathers the tool calls the app reports, and is finishe
 background work in the same transaction (`finished`), so an acknowledged finish survives a crash. Work is
 claimed under a lease, its steps are recorded as they complete, and a turn is `done` when all have run. Turns
 never finished expire (`abandoned`). Any process sharing the database can continue a turn another began.
+
+A turn begun with the same message (`message_hash`) as the user's latest turn within the duplicate window, on any
+channel and in any session, is a *duplicate* (seed 001 §8.6): recorded `done` at once with `duplicate_of` naming
+the first turn, it has no work and never expires, its finish changes nothing, and its `response` reads as the first
+turn's (None while that one is open). Tool calls reported on it are kept on its record and teach nothing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +29,7 @@ __all__ = [
     "NewTurn",
     "SilenceVerdict",
     "TurnStatus",
+    "distinct_calls",
 ]
 
 TurnStatus = Literal["open", "finished", "done", "abandoned"]
@@ -37,6 +44,7 @@ class NewTurn:
     context: Mapping[str, Any]
     started_at: datetime
     expires_at: datetime
+    message_hash: str = ""  # "" never matches: the turn is not checked for being a duplicate
 
 
 @dataclass(frozen=True)
@@ -61,10 +69,25 @@ class ConversationTurn:
     feedback_type: str | None = None
     feedback_score: float | None = None
     silence: int = 0
+    duplicate_of: str | None = None  # the first turn of the same message, when this one repeats it
 
     @property
     def scope(self) -> Scope:
         return Scope(tenant=self.tenant, user=self.user)
+
+    @property
+    def tool_calls_json(self) -> list[dict[str, Any]]:
+        """The tool calls in seed 001 §3.2's shape (`conversations.tool_calls_json`): tool, params, success,
+        time_ms. `tool_calls` keeps them as reported (name, arguments, result, error, ms, and the call id)."""
+        return [
+            {
+                "tool": call["name"],
+                "params": call.get("arguments") or {},
+                "success": call.get("error") is None,
+                "time_ms": call.get("ms"),
+            }
+            for call in self.tool_calls
+        ]
 
 
 @dataclass(frozen=True)
@@ -82,7 +105,11 @@ class SilenceVerdict:
 
 
 class ConversationStore(Protocol):
-    async def begin_turn(self, scope: Scope, turn: NewTurn) -> ConversationTurn: ...
+    async def begin_turn(self, scope: Scope, turn: NewTurn, duplicate_window: float = 0.0) -> ConversationTurn:
+        """Record the turn `open` — or, atomically, as a duplicate when the user's latest turn (the session's
+        without a user), begun at most `duplicate_window` seconds before and not abandoned, has the same
+        `message_hash`."""
+        ...
 
     async def get_turn(self, scope: Scope, turn_id: str) -> ConversationTurn | None:
         """The turn if it belongs to `scope` (a user-bound scope sees only its user's turns)."""
@@ -91,7 +118,8 @@ class ConversationStore(Protocol):
     async def add_tool_call(
         self, scope: Scope, turn_id: str, call: Mapping[str, Any], now: datetime, limit: int
     ) -> int:
-        """Append one call to an open turn holding fewer than `limit`; returns how many it has. NotFound,
+        """Append one call to an open turn (or a duplicate) holding fewer than `limit`; returns how many it has.
+        A call with an `id` the turn holds already (a client's retry) is not appended again. NotFound,
         ConflictError (not open), ValidationError (at the limit)."""
         ...
 
@@ -119,7 +147,7 @@ class ConversationStore(Protocol):
         ...
 
     async def previous_turn(self, scope: Scope, session: str, before: datetime) -> ConversationTurn | None:
-        """The latest turn of the session begun before `before`."""
+        """The latest turn of the session begun before `before` that is not a duplicate."""
         ...
 
     async def expire_turns(self, now: datetime, limit: int = 500) -> list[ConversationTurn]:
@@ -137,3 +165,20 @@ class ConversationStore(Protocol):
     async def list_turns(
         self, scope: Scope, *, session: str | None = None, status: Sequence[TurnStatus] = (), limit: int = 100
     ) -> list[ConversationTurn]: ...
+
+
+def distinct_calls(calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A turn's calls as the tool layer counts them (seed 001 §8.6: a call recorded twice counts once): the first
+    of each call id, and of each tool called with the same arguments to the same outcome (a client's retried
+    report, or the same lookup made twice, tells the tool layer nothing new). Results and timings are not
+    compared."""
+    seen: set[str] = set()
+    kept: list[Mapping[str, Any]] = []
+    for call in calls:
+        key = call.get("id") or json.dumps(
+            [call["name"], call.get("arguments") or {}, call.get("error")], sort_keys=True, default=str
+        )
+        if key not in seen:
+            seen.add(key)
+            kept.append(call)
+    return kept

@@ -42,6 +42,9 @@ class LearningMetricRows:
     # Per user, their turns in order: whether each had a template hit (cold start: turns until the first).
     user_turns: dict[str, list[bool]] = field(default_factory=dict)
     counters: list[tuple[int, str, int]] = field(default_factory=list)  # bucket, "template.*" counter, value
+    # Cut to one channel: the template hits and misses of that channel's turns (the hourly counters are the
+    # tenant's), per bucket: hits, misses, the hit templates' confidence summed.
+    turn_templates: list[tuple[int, int, int, float]] | None = None
 
 
 class LearningMetricsStore(Protocol):
@@ -51,4 +54,10 @@ class LearningMetricsStore(Protocol):
         """The newest verdicts first."""
         ...
 
-    async def learning_metric_rows(self, scope: Scope, since: datetime, bucket_seconds: int) -> LearningMetricRows: ...
+    async def learning_metric_rows(
+        self, scope: Scope, since: datetime, bucket_seconds: int, channel: str | None = None
+    ) -> LearningMetricRows:
+        """`channel`: the figures of that channel's turns only — feedback, tool calls (from the conversation
+        records), template hits and cold start; the shared knowledge (templates, recoveries, tool statistics)
+        is not cut."""
+        ...

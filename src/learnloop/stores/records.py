@@ -323,3 +323,4 @@ class TurnRecord:
     feedback_score: float | None = None
     # What this turn hands to the next one of its session (`capture.carried.Carried`, as JSON data).
     carried: Mapping[str, Any] = field(default_factory=dict)
+    channel: str = ""  # where the message came from (seed 001 §3.2's channel_type); "" when not said

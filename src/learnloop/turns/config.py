@@ -24,6 +24,9 @@ class TurnConfig:
     max_attempts: int = 5
     retry_backoff: float = 2.0  # seconds before the second attempt, doubled for each later one
     max_tool_calls: int = 200
+    # Seed 001 §8.6: the user's latest message repeated within this many seconds, on any channel, is a duplicate
+    # (it gets the first turn's response and learns nothing); 0 turns the window off.
+    duplicate_seconds: float = 30.0
     # None: hand each finished turn to the learning agent when one is configured (a model, or a queue-only
     # process); False never, True always (the package waits in the queue for a worker).
     agent: bool | None = None
@@ -37,6 +40,8 @@ class TurnConfig:
         for name in ("expire_seconds", "silence_seconds", "housekeeping_seconds", "lease_seconds", "retry_backoff"):
             if not getattr(self, name) > 0:
                 raise ValidationError(f"{name} must be positive", field=name)
+        if not self.duplicate_seconds >= 0:
+            raise ValidationError("duplicate_seconds must not be negative", field="duplicate_seconds")
         if self.max_tokens < 10:
             raise ValidationError("max_tokens must be at least 10", field="max_tokens")
         if self.max_attempts < 1 or self.max_tool_calls < 1:

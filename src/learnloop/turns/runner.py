@@ -114,7 +114,8 @@ class TurnRunner:
             report.abandoned.append(turn.id)
             if turn.tool_calls:  # the calls happened even if the answer never came: the tool layer learns
                 await record_signals(self._engine, turn)
-            log.info("turn_abandoned", extra={"event": "turn_abandoned", "tenant": turn.tenant, "turn_id": turn.id})
+            where = {"tenant": turn.tenant, "turn_id": turn.id, "channel": turn.channel}
+            log.info("turn_abandoned", extra={"event": "turn_abandoned", **where})
         kind = FeedbackType.NO_REPLY.value
         verdict = await self.store.settle_silence(now, self.config.silence_seconds, kind, self.config.silence_score)
         report.answered = verdict.answered
@@ -126,7 +127,13 @@ class TurnRunner:
                 await tools.template_feedback(turn.scope, sorted(set(templates)), self.config.silence_score, now)
             log.info(
                 "feedback_recorded",
-                extra={"event": "feedback_recorded", "tenant": turn.tenant, "turn_id": turn.id, "type": kind},
+                extra={
+                    "event": "feedback_recorded",
+                    "tenant": turn.tenant,
+                    "turn_id": turn.id,
+                    "channel": turn.channel,
+                    "type": kind,
+                },
             )
         report.processed = await self.drain()
         return report

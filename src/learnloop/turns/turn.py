@@ -9,11 +9,19 @@ Begin retrieves (recording hits as `retrieve_context` does) and routes the tools
 a row in the database from then on, so any process may record its tool calls or finish it (`loop.turns`,
 `POST /api/turns`). Finishing is durable and idempotent; the work it queues runs in `turns.work`.
 What the database keeps of the conversation follows the write gate's *redact* policy.
+
+Seed 001 §8.6: a message that repeats the user's latest one within 30 s (`TurnConfig.duplicate_seconds`) — on any
+channel, in any session; the same after case folding and whitespace collapsing (`capture.observe.message_hash`) —
+is a duplicate. `turn.duplicate_of` names the first turn and `turn.cached_response` is its answer: send that
+again. While the first turn is still open it is None; `await turn.cached()` asks again (poll it, or answer
+anew: a duplicate's finish changes nothing and returns its record, whose `response` is the first turn's). A
+duplicate learns nothing, judges nothing, counts no hits and feeds no tool signals.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -21,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent import AgentService, ExperienceContext
 from ..capture.fields import redact_text, redact_values
+from ..capture.observe import message_hash
 from ..errors import ConfigurationError, NotFound, ValidationError
 from ..holdback.assignment import context_assignment
 from ..models import DEFAULT_NAMESPACE, Filters, Limits, RetrievalResult, Scope
 from ..profile import ProfileService
-from ..recall import retrieve
+from ..recall import record_retrieval, retrieve
 from ..sdk_edge import sdk_edge
 from ..stores.conversations import ConversationStore, ConversationTurn, NewTurn, TurnStatus
 from ..sync import SyncProxy, run_sync
@@ -40,6 +49,8 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 __all__ = ["Turn", "TurnService"]
+
+log = logging.getLogger("learnloop.turns")
 
 _MAX_TEXT = 20_000  # message and response as kept on the conversation record
 _MAX_RESULT = 2_000  # a tool call's result as kept (the tool layer learns from outcomes, not payloads)
@@ -127,6 +138,7 @@ class TurnService:
             assignment=assignment,
             sections=[profile] if profile else [],
             counter=runner.config.token_counter or default_counter(),
+            record=False,  # recorded below once the turn is known not to repeat one
         )
         routed: list[RoutedTool] = []
         if engine.tools is not None:
@@ -142,6 +154,7 @@ class TurnService:
             session=session,
             channel=channel,
             message=stored[:_MAX_TEXT],
+            message_hash=message_hash(stored, filters.namespace or DEFAULT_NAMESPACE, tags),
             context={
                 "shown": [{"id": i.learning.id, "used": i.used} for i in retrieval.items],
                 "routed": [r.name for r in routed],
@@ -154,8 +167,13 @@ class TurnService:
             started_at=now,
             expires_at=now + timedelta(seconds=runner.config.expire_seconds),
         )
-        row = await store.begin_turn(scope, record)
-        runner.start()
+        row = await store.begin_turn(scope, record, runner.config.duplicate_seconds)
+        if row.duplicate_of is None:
+            record_retrieval(engine, scope, retrieval, assignment)
+            runner.start()
+        else:
+            where = {"tenant": self.tenant, "turn_id": row.id, "session": session, "channel": channel}
+            log.info("turn_duplicate", extra={"event": "turn_duplicate", **where, "duplicate_of": row.duplicate_of})
         return Turn(self, row, retrieval=retrieval, tools=routed, experience=experience)
 
     async def _experience(
@@ -206,15 +224,20 @@ class TurnService:
         error: str | None = None,
         ms: float | None = None,
         user: str | None = None,
+        call_id: str | None = None,
     ) -> int:
         """Record one tool call of an open turn as it happens (an `error` marks it failed); returns how many the
-        turn has. Durable when this returns."""
+        turn has. Durable when this returns. `call_id` (the model's tool-call id) makes a retried report safe:
+        a call whose id the turn holds is not recorded again. Calls reported on a duplicate turn are kept on its
+        record and teach the tool layer nothing; a turn's identical calls count once there."""
         if not isinstance(name, str) or not name.strip() or len(name) > _NAME:
             raise ValidationError(f"a tool call needs a name of 1-{_NAME} characters", field="name")
         if arguments is not None and not isinstance(arguments, Mapping):
             raise ValidationError("arguments must be an object", field="arguments")
         if ms is not None and (not isinstance(ms, int | float) or ms < 0):
             raise ValidationError("ms must be a non-negative number", field="ms")
+        if call_id is not None:
+            call_id = _identifier(call_id, "call_id")
         scope = self._scope(user)
         gate = self._engine.gate
         call = {
@@ -223,14 +246,14 @@ class TurnService:
             "result": None if result is None else redact_text(gate, _as_text(result))[:_MAX_RESULT],
             "error": None if error is None else redact_text(gate, str(error))[:1_000],
             "ms": ms,
-        }
+        } | ({"id": call_id} if call_id is not None else {})
         return await self.store.add_tool_call(scope, turn_id, call, self._engine.clock(), self.config.max_tool_calls)
 
     async def finish(
         self, turn_id: str, response: str = "", *, meta: Mapping[str, Any] | None = None, user: str | None = None
     ) -> ConversationTurn:
         """Finish the turn with the answer given: durable when this returns, the work runs in the background. A
-        second finish of the same turn changes nothing and returns it as it is."""
+        second finish of the same turn, or any finish of a duplicate, changes nothing and returns it as it is."""
         if not isinstance(response, str):
             raise ValidationError("response must be a string", field="response")
         if meta is not None and not isinstance(meta, Mapping):
@@ -297,6 +320,28 @@ class Turn:
         return self.row.status
 
     @property
+    def channel(self) -> str:
+        return self.row.channel
+
+    @property
+    def duplicate_of(self) -> str | None:
+        """The id of the turn this one repeats (seed 001 §8.6), or None for a turn of its own."""
+        return self.row.duplicate_of
+
+    @property
+    def cached_response(self) -> str | None:
+        """A duplicate's answer: the first turn's response as it was when this turn began (None while that turn is
+        still open, and for a turn of its own)."""
+        return self.row.response if self.row.duplicate_of is not None else None
+
+    async def cached(self) -> str | None:
+        """The first turn's response now (for a duplicate begun while the first was still open)."""
+        if self.row.duplicate_of is None:
+            return None
+        self._row = await self._service.get(self.id, user=self.row.user)
+        return self.cached_response
+
+    @property
     def context(self) -> str:
         """What to put before the model's call: the learnings block (with the tool sections), then the learning
         agent's experience files when there are any."""
@@ -311,9 +356,10 @@ class Turn:
         result: Any = None,
         error: str | None = None,
         ms: float | None = None,
+        call_id: str | None = None,
     ) -> int:
         return await self._service.tool_call(
-            self.id, name, arguments, result=result, error=error, ms=ms, user=self.row.user
+            self.id, name, arguments, result=result, error=error, ms=ms, user=self.row.user, call_id=call_id
         )
 
     async def finish(self, response: str = "", *, meta: Mapping[str, Any] | None = None) -> ConversationTurn:

@@ -6,7 +6,8 @@ Steps, in order, each recorded on the turn when it completes so that work resume
    the intent the tool layer files this turn's templates and statistics under (unless the tool layer has its
    own intent classifier);
 1. `signals` — the tool layer's window for the turn (the tools it was shown) and each tool call it reported:
-   usage signals, templates, recovery patterns (seed 002, seed 001 §4.1–4.2);
+   usage signals, templates, recovery patterns (seed 002, seed 001 §4.1–4.2); a call reported twice (the same
+   call id, or the same tool, arguments and outcome) counts once (seed 001 §8.6);
 2. `observe` — the verdict on the session's previous turn from this message, and what this turn taught
    (`capture.observe`); the verdict is also written on the previous turn's conversation record;
 3. `agent` — the interaction package for the learning agent when one is configured (seed 003); the turn id is
@@ -29,7 +30,7 @@ from ..capture.observe import ObserveResult, ShownLearning, observe
 from ..models import DEFAULT_NAMESPACE
 from ..profile import ProfileService
 from ..profile.rules import OTHER
-from ..stores.conversations import ConversationStore, ConversationTurn
+from ..stores.conversations import ConversationStore, ConversationTurn, distinct_calls
 from ..tools.intelligence import tools_of
 from ..tools.models import QueryTemplate
 from .config import TurnConfig
@@ -110,7 +111,8 @@ async def record_signals(engine: Engine, turn: ConversationTurn, *, intent: str 
     hits: list[dict[str, Any]] = []
     misses: list[dict[str, Any]] = []
     recoveries: list[dict[str, Any]] = []
-    for call in turn.tool_calls:
+    calls = distinct_calls(turn.tool_calls)
+    for call in calls:
         receipt = await tools.record_call(
             turn.session,
             call["name"],
@@ -132,7 +134,7 @@ async def record_signals(engine: Engine, turn: ConversationTurn, *, intent: str 
         if recovery is not None and recovery.times_applied > 1:  # a known recovery worked again
             recoveries.append({"id": recovery.id, "error_type": recovery.error_type, "tool": recovery.failed_tool})
     return {
-        "calls": len(turn.tool_calls),
+        "calls": len(calls),
         "templates": templates,
         "hits": hits,
         "misses": misses,
@@ -169,6 +171,7 @@ async def _observe(engine: Engine, store: ConversationStore, turn: ConversationT
         at=turn.started_at,
         tags=list(turn.context.get("tags", [])),
         refused=bool(turn.context.get("refused")),
+        channel=turn.channel,
     )
     feedback = result.feedback
     if feedback is not None:

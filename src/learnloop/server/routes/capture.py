@@ -133,6 +133,7 @@ async def observe(api: ApiDep, body: ObserveIn) -> ObserveResult:
         namespace=body.namespace,
         tags=body.tags,
         at=body.at,
+        channel=body.channel,
     )
 
 

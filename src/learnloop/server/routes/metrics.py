@@ -20,7 +20,9 @@ __all__ = ["router"]
 router = APIRouter(tags=["metrics"], responses=ERROR_RESPONSES)
 
 
-async def _metrics(api: Api, user: str | None, days: float, bucket: Bucket | None) -> Metrics:
+async def _metrics(
+    api: Api, user: str | None, days: float, bucket: Bucket | None, channel: str | None = None
+) -> Metrics:
     scope_user = api.acting_for(user) if user is not None else api.scope_user
     # Write counters are tenant-wide; a user-bound key sees only what its own events show.
     metrics = await compute_metrics(
@@ -34,7 +36,7 @@ async def _metrics(api: Api, user: str | None, days: float, bucket: Bucket | Non
     step = 3600 if metrics.bucket == "hour" else 86_400
     scope = api.loop.scope(scope_user)
     metrics.learning = await compute_learning_metrics(
-        api.loop.engine, scope, now=api.now(), days=days, bucket_seconds=step
+        api.loop.engine, scope, now=api.now(), days=days, bucket_seconds=step, channel=channel
     )
     return metrics
 
@@ -45,8 +47,11 @@ async def metrics(
     days: Annotated[float, Query(gt=0, le=366, description="Window of the series")] = 7,
     bucket: Annotated[Bucket | None, Query(description="Series step; default hour up to 2 days, else day")] = None,
     user: Annotated[str | None, Query(pattern=IDENT, max_length=128)] = None,
+    channel: Annotated[
+        str | None, Query(pattern=IDENT, max_length=64, description="Cut the learning figures to one channel's turns")
+    ] = None,
 ) -> Metrics:
-    return await _metrics(api, user, days, bucket)
+    return await _metrics(api, user, days, bucket, channel)
 
 
 @router.get("/metrics", include_in_schema=False)

@@ -5,6 +5,11 @@ id; `POST /api/turns/{id}/tool-calls` records each tool call as it happens; `POS
 hands over the answer and queues the rest (feedback on the previous turn, learning, tool signals, the learning
 agent's package, the conversation record) durably. The turn lives in the database: any API process may take
 any of the three requests. A retried finish answers as the first did and queues nothing again.
+
+The user's latest message sent again within 30 s, on any channel, is a duplicate (seed 001 §8.6): `POST
+/api/turns` answers with `duplicate_of` (the first turn) and `response` (its answer; null while it is still open:
+poll `GET /api/turns/{id}`, whose `response` is the first turn's). A duplicate learns nothing and its finish
+changes nothing. A tool call sent with a `call_id` the turn holds already is recorded once.
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ class RoutedToolOut(BaseModel):
 class TurnOut(BaseModel):
     id: str
     status: str
+    channel: str
+    duplicate_of: str | None = Field(description="The turn this message repeats (seed 001 §8.6), or null")
+    response: str | None = Field(description="A duplicate's answer: the first turn's (null while it is open)")
     context: str = Field(description="What to put before the model's call")
     items: list[RetrievedItem]
     tools: list[RoutedToolOut] = Field(description="The tools to show the model for this message, best first")
@@ -66,6 +74,7 @@ class ToolCallRecordIn(Strict):
     error: Annotated[str, StringConstraints(max_length=4_000)] | None = None
     ms: float | None = Field(default=None, ge=0, le=86_400_000)
     user: Ident | None = None
+    call_id: Ident | None = Field(default=None, description="The model's id for the call: a retry is recorded once")
 
 
 class ToolCallRecordOut(BaseModel):
@@ -88,6 +97,8 @@ class TurnRecordOut(BaseModel):
     message: str
     response: str | None
     tool_calls: list[dict[str, Any]]
+    tool_calls_json: list[dict[str, Any]] = Field(description="The calls as seed 001 §3.2 keeps them")
+    duplicate_of: str | None
     steps: dict[str, Any]
     started_at: datetime
     finished_at: datetime | None
@@ -106,6 +117,8 @@ class TurnRecordOut(BaseModel):
             message=turn.message,
             response=turn.response,
             tool_calls=turn.tool_calls,
+            tool_calls_json=turn.tool_calls_json,
+            duplicate_of=turn.duplicate_of,
             steps=turn.steps,
             started_at=turn.started_at,
             finished_at=turn.finished_at,
@@ -136,6 +149,9 @@ async def begin_turn(api: ApiDep, body: TurnIn) -> TurnOut:
     return TurnOut(
         id=turn.id,
         status=turn.status,
+        channel=turn.channel,
+        duplicate_of=turn.duplicate_of,
+        response=turn.cached_response,
         context=turn.context,
         items=turn.retrieval.items if turn.retrieval else [],
         tools=[
@@ -164,6 +180,7 @@ async def record_tool_call(api: ApiDep, turn_id: TurnId, body: ToolCallRecordIn)
         error=body.error,
         ms=body.ms,
         user=api.acting_for(body.user),
+        call_id=body.call_id,
     )
     return ToolCallRecordOut(turn=turn_id, tool_calls=count)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -25,7 +26,7 @@ __all__ = ["SqlConversationStore"]
 T = TypeVar("T")
 _COLUMNS = (
     "tenant, id, user_id, session, channel, status, message, response, context, tool_calls, meta, steps, "
-    "started_at, finished_at, expires_at, attempts, error, feedback_type, feedback_score, silence"
+    "started_at, finished_at, expires_at, attempts, error, feedback_type, feedback_score, silence, duplicate_of"
 )
 
 
@@ -39,8 +40,8 @@ class SqlConversationStore:
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._store._run(fn, *args)
 
-    async def begin_turn(self, scope: Scope, turn: NewTurn) -> ConversationTurn:
-        return await self._run(_begin, scope, turn)
+    async def begin_turn(self, scope: Scope, turn: NewTurn, duplicate_window: float = 0.0) -> ConversationTurn:
+        return await self._run(_begin, scope, turn, duplicate_window)
 
     async def get_turn(self, scope: Scope, turn_id: str) -> ConversationTurn | None:
         return await self._run(_get, scope, turn_id)
@@ -89,7 +90,7 @@ class SqlConversationStore:
 
 def _turn(row: Sequence[Any]) -> ConversationTurn:
     (tenant, turn_id, user, session, channel, status, message, response, context, calls, meta, steps) = row[:12]
-    started, finished, expires, attempts, error, feedback_type, feedback_score, silence = row[12:]
+    started, finished, expires, attempts, error, feedback_type, feedback_score, silence, duplicate_of = row[12:]
     return ConversationTurn(
         tenant=tenant,
         id=turn_id,
@@ -111,7 +112,18 @@ def _turn(row: Sequence[Any]) -> ConversationTurn:
         feedback_type=feedback_type,
         feedback_score=feedback_score,
         silence=silence,
+        duplicate_of=duplicate_of,
     )
+
+
+def _with_first_response(conn: Connection, turn: ConversationTurn) -> ConversationTurn:
+    """A duplicate's response is the first turn's: cached with that turn, read from it."""
+    if turn.duplicate_of is None or turn.response is not None:
+        return turn
+    row = conn.execute(
+        "SELECT response FROM conversations WHERE tenant = ? AND id = ?", (turn.tenant, turn.duplicate_of)
+    ).fetchone()
+    return turn if row is None or row[0] is None else replace(turn, response=row[0])
 
 
 def _owner_clause(scope: Scope) -> tuple[str, tuple[Any, ...]]:
@@ -123,7 +135,7 @@ def _owner_clause(scope: Scope) -> tuple[str, tuple[Any, ...]]:
 def _get(conn: Connection, scope: Scope, turn_id: str) -> ConversationTurn | None:
     where, args = _owner_clause(scope)
     row = conn.execute(f"SELECT {_COLUMNS} FROM conversations WHERE {where} AND id = ?", (*args, turn_id)).fetchone()
-    return None if row is None else _turn(row)
+    return None if row is None else _with_first_response(conn, _turn(row))
 
 
 def _require(conn: Connection, scope: Scope, turn_id: str) -> ConversationTurn:
@@ -133,22 +145,26 @@ def _require(conn: Connection, scope: Scope, turn_id: str) -> ConversationTurn:
     return found
 
 
-def _begin(conn: Connection, scope: Scope, turn: NewTurn) -> ConversationTurn:
+def _begin(conn: Connection, scope: Scope, turn: NewTurn, window: float) -> ConversationTurn:
     with write_transaction(conn):
+        first = _repeated(conn, scope, turn, window)
         try:
             conn.execute(
                 "INSERT INTO conversations (tenant, id, user_id, session, channel, status, message, context, "
-                "started_at, expires_at) VALUES (?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
+                "started_at, expires_at, message_hash, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     scope.tenant,
                     turn.id,
                     scope.user or "",
                     turn.session,
                     turn.channel,
+                    "open" if first is None else "done",
                     turn.message,
                     json.dumps(dict(turn.context)),
                     turn.started_at.timestamp(),
                     turn.expires_at.timestamp(),
+                    turn.message_hash,
+                    first,
                 ),
             )
         except dialect_of(conn).integrity_errors as exc:
@@ -156,13 +172,34 @@ def _begin(conn: Connection, scope: Scope, turn: NewTurn) -> ConversationTurn:
         return _require(conn, scope, turn.id)
 
 
+def _repeated(conn: Connection, scope: Scope, turn: NewTurn, window: float) -> str | None:
+    """The first turn `turn` repeats, if it is a duplicate (see `stores.conversations`)."""
+    if not turn.message_hash or window <= 0:
+        return None
+    at = turn.started_at.timestamp()
+    if scope.user is None:  # no person to follow across sessions
+        where, args = "tenant = ? AND user_id = '' AND session = ?", (scope.tenant, turn.session)
+    else:
+        where, args = "tenant = ? AND user_id = ?", (scope.tenant, scope.user)
+    latest = conn.execute(
+        f"SELECT id, message_hash, started_at, status, duplicate_of FROM conversations WHERE {where} "
+        "AND started_at <= ? ORDER BY started_at DESC LIMIT 1",
+        (*args, at),
+    ).fetchone()
+    if latest is None or latest[1] != turn.message_hash or latest[3] == "abandoned" or at - latest[2] > window:
+        return None
+    return str(latest[4] or latest[0])
+
+
 def _add_call(conn: Connection, scope: Scope, turn_id: str, call: dict[str, Any], now: float, limit: int) -> int:
     with write_transaction(conn):
         turn = _require(conn, scope, turn_id)
-        if turn.status != "open":
+        if turn.duplicate_of is None and turn.status != "open":
             raise ConflictError(f"turn {turn_id!r} is {turn.status}: tool calls go to an open turn")
-        if turn.expires_at.timestamp() <= now:
+        if turn.duplicate_of is None and turn.expires_at.timestamp() <= now:
             raise ConflictError(f"turn {turn_id!r} has expired")
+        if call.get("id") is not None and any(c.get("id") == call["id"] for c in turn.tool_calls):
+            return len(turn.tool_calls)  # the same call reported again: it is recorded once
         if len(turn.tool_calls) >= limit:
             raise ValidationError(f"a turn records at most {limit} tool calls", field="name")
         calls = [*turn.tool_calls, call]
@@ -258,7 +295,7 @@ def _record_feedback(conn: Connection, scope: Scope, turn_id: str, kind: str, sc
 def _previous(conn: Connection, scope: Scope, session: str, before: float) -> ConversationTurn | None:
     row = conn.execute(
         f"SELECT {_COLUMNS} FROM conversations WHERE tenant = ? AND user_id = ? AND session = ? AND started_at < ? "
-        "ORDER BY started_at DESC LIMIT 1",
+        "AND duplicate_of IS NULL ORDER BY started_at DESC LIMIT 1",
         (scope.tenant, scope.user or "", session, before),
     ).fetchone()
     return None if row is None else _turn(row)
@@ -298,7 +335,7 @@ def _settle_silence(conn: Connection, now: float, window: float, kind: str, scor
             assert turn.finished_at is not None
             answered = conn.execute(
                 "SELECT 1 FROM conversations WHERE tenant = ? AND user_id = ? AND session = ? AND started_at > ? "
-                "AND started_at <= ? LIMIT 1",
+                "AND started_at <= ? AND duplicate_of IS NULL LIMIT 1",
                 (
                     turn.tenant,
                     turn.user or "",
@@ -331,4 +368,4 @@ def _list(
     rows = conn.execute(
         f"SELECT {_COLUMNS} FROM conversations WHERE {where} ORDER BY started_at DESC LIMIT ?", (*args, limit)
     ).fetchall()
-    return [_turn(row) for row in rows]
+    return [_with_first_response(conn, _turn(row)) for row in rows]

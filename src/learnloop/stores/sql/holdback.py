@@ -104,7 +104,7 @@ def _pin(conn: Connection, tenant: str, user: str, arm: Arm | None, at: float) -
 
 
 def _armed_turns(conn: Connection, tenant: str, since: float | None, limit: int) -> list[ArmedTurn]:
-    where = "tenant = ? AND user_id <> ''"
+    where = "tenant = ? AND user_id <> '' AND duplicate_of IS NULL"  # a repeated message is not a turn of its own
     args: tuple[Any, ...] = (tenant,)
     if since is not None:
         where, args = f"{where} AND started_at >= ?", (*args, since)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from ...models import Scope
+from ..conversations import distinct_calls
 from ..learning_metrics import FeedbackRecord, LearningMetricRows
 from ..retention import COUNTER_BUCKET
 from .dialect import Connection, dialect_of
@@ -42,8 +44,10 @@ class SqlLearningMetricsStore:
     ) -> list[FeedbackRecord]:
         return await self._run(_feedback_records, scope, since.timestamp(), types, limit)
 
-    async def learning_metric_rows(self, scope: Scope, since: datetime, bucket_seconds: int) -> LearningMetricRows:
-        return await self._run(_rows, scope, since.timestamp(), bucket_seconds)
+    async def learning_metric_rows(
+        self, scope: Scope, since: datetime, bucket_seconds: int, channel: str | None = None
+    ) -> LearningMetricRows:
+        return await self._run(_rows, scope, since.timestamp(), bucket_seconds, channel)
 
 
 def _feedback_records(
@@ -81,24 +85,28 @@ def _feedback_records(
     return records[:limit]
 
 
-def _rows(conn: Connection, scope: Scope, since: float, step: int) -> LearningMetricRows:
+def _rows(conn: Connection, scope: Scope, since: float, step: int, channel: str | None) -> LearningMetricRows:
     dialect = dialect_of(conn)
     mine, mine_params = _user_clause(scope)
     tenant = (scope.tenant,)
+    # The turn tables keep the channel; the tool tables do not (a channel's calls are read from its turns).
+    turn_of, turn_params = (
+        (mine, mine_params) if channel is None else (f"{mine} AND channel = ?", (*mine_params, channel))
+    )
 
     def bucket(column: str) -> str:
         return f"{dialect.whole(f'{column} / {step}')} * {step}"
 
     with read_transaction(conn):
         feedback = conn.execute(
-            f"SELECT {bucket('at')}, feedback_type, COUNT(*), SUM(feedback_score) FROM turns WHERE {mine} "
+            f"SELECT {bucket('at')}, feedback_type, COUNT(*), SUM(feedback_score) FROM turns WHERE {turn_of} "
             "AND feedback_type IS NOT NULL AND at >= ? GROUP BY 1, 2",
-            (*mine_params, since),
+            (*turn_params, since),
         ).fetchall()
         silence = conn.execute(
             f"SELECT {bucket('finished_at')}, feedback_type, COUNT(*), SUM(feedback_score) FROM conversations "
-            f"WHERE {mine} AND silence = 1 AND feedback_type IS NOT NULL AND finished_at >= ? GROUP BY 1, 2",
-            (*mine_params, since),
+            f"WHERE {turn_of} AND silence = 1 AND feedback_type IS NOT NULL AND finished_at >= ? GROUP BY 1, 2",
+            (*turn_params, since),
         ).fetchall()
         calls = conn.execute(
             f"SELECT {bucket('at')}, COUNT(*), SUM(ok) FROM tool_signals WHERE {mine} AND kind = 'call' "
@@ -132,10 +140,12 @@ def _rows(conn: Connection, scope: Scope, since: float, step: int) -> LearningMe
             ).fetchall()
         )
         turns = conn.execute(
-            f"SELECT user_id, steps FROM conversations WHERE {mine} AND status = 'done' AND user_id <> '' "
+            f"SELECT user_id, steps FROM conversations WHERE {turn_of} AND status = 'done' AND user_id <> '' "
+            "AND duplicate_of IS NULL "
             "ORDER BY user_id, started_at LIMIT ?",
-            (*mine_params, _COLD_START_ROWS),
+            (*turn_params, _COLD_START_ROWS),
         ).fetchall()
+        cut = None if channel is None else _channel_rows(conn, turn_of, turn_params, since, step)
     preferred: dict[str, str] = {}
     for key, value in preferences:
         tool = json.loads(value).get("preferred_tool")
@@ -145,7 +155,7 @@ def _rows(conn: Connection, scope: Scope, since: float, step: int) -> LearningMe
     for user, steps in turns:
         signals = json.loads(steps).get("signals") or {}
         user_turns.setdefault(user, []).append(bool(signals.get("hits")))
-    return LearningMetricRows(
+    rows = LearningMetricRows(
         feedback=[(int(b), t, int(n), float(s or 0.0)) for b, t, n, s in [*feedback, *silence]],
         calls=[(int(b), int(n), int(ok or 0)) for b, n, ok in calls],
         calls_total=(int(calls_total[0] or 0), int(calls_total[1] or 0)),
@@ -156,3 +166,40 @@ def _rows(conn: Connection, scope: Scope, since: float, step: int) -> LearningMe
         user_turns=user_turns,
         counters=[(int(b), name, int(v or 0)) for b, name, v in counters],
     )
+    return rows if cut is None else replace(rows, **cut)
+
+
+def _channel_rows(conn: Connection, where: str, params: tuple[Any, ...], since: float, step: int) -> dict[str, Any]:
+    """The tool-call and template figures of one channel, from its turns' conversation records: the calls as
+    the tool layer counted them (`distinct_calls`) and the template hits and misses their work recorded."""
+    records = conn.execute(
+        f"SELECT started_at, tool_calls, steps FROM conversations WHERE {where} "
+        "AND duplicate_of IS NULL AND status IN ('done', 'abandoned') ORDER BY started_at DESC LIMIT ?",
+        (*params, _COLD_START_ROWS),
+    ).fetchall()
+    calls: dict[int, list[int]] = {}
+    templates: dict[int, list[float]] = {}
+    total = ok_total = 0
+    for started, tool_calls, steps in records:
+        made = distinct_calls(json.loads(tool_calls))
+        ok = sum(1 for call in made if call.get("error") is None)
+        total, ok_total = total + len(made), ok_total + ok
+        if started < since:
+            continue
+        bucket = int(started) // step * step
+        if made:
+            counted = calls.setdefault(bucket, [0, 0])
+            counted[0], counted[1] = counted[0] + len(made), counted[1] + ok
+        signals = json.loads(steps).get("signals") or {}
+        hits, misses = signals.get("hits") or [], signals.get("misses") or []
+        if hits or misses:
+            figures = templates.setdefault(bucket, [0, 0, 0.0])
+            figures[0] += len(hits)
+            figures[1] += len(misses)
+            figures[2] += sum(float(h.get("confidence") or 0.0) for h in hits)
+    return {
+        "calls": [(b, n, ok) for b, (n, ok) in sorted(calls.items())],
+        "calls_total": (total, ok_total),
+        "counters": [],
+        "turn_templates": [(b, int(h), int(m), c) for b, (h, m, c) in sorted(templates.items())],
+    }
