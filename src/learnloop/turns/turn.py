@@ -335,7 +335,8 @@ class Turn:
         return self.row.response if self.row.duplicate_of is not None else None
 
     async def cached(self) -> str | None:
-        """The first turn's response now (for a duplicate begun while the first was still open)."""
+        """The first turn's response now (for a duplicate begun while the first was still open). It stays None if
+        the first turn is never finished (`loop.turns.get(turn.duplicate_of)` says `abandoned`): answer anew."""
         if self.row.duplicate_of is None:
             return None
         self._row = await self._service.get(self.id, user=self.row.user)
