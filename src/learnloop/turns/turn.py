@@ -212,8 +212,11 @@ class TurnService:
         session: str | None = None,
         status: Sequence[TurnStatus] = (),
         limit: int = 100,
+        channel: str | None = None,
     ) -> list[ConversationTurn]:
-        return await self.store.list_turns(self._scope(user), session=session, status=status, limit=limit)
+        return await self.store.list_turns(
+            self._scope(user), session=session, status=status, limit=limit, channel=channel
+        )
 
     async def tool_call(
         self,
