@@ -114,6 +114,8 @@ def test_a_repeat_on_another_channel_gets_the_first_answer_and_learns_nothing(se
         # 31 s later (the request's own time) the same message is a turn of its own.
         later = {**message, "session": "wa-1", "at": (start + timedelta(seconds=45)).isoformat()}
         assert _ok(c.post("/api/turns", json=later))["duplicate_of"] is None
+        listed = _ok(c.get("/api/turns", params={"user": "alice", "channel": "whatsapp"}))
+        assert [t["id"] for t in listed][-1] == again["id"] and {t["channel"] for t in listed} == {"whatsapp"}
         metrics = _ok(c.get("/api/metrics", params={"channel": "telegram"}))
         assert metrics["learning"]["channel"] == "telegram" and metrics["learning"]["tool_calls"] == 1
         assert _ok(c.get("/api/metrics", params={"channel": "whatsapp"}))["learning"]["tool_calls"] == 0

@@ -49,6 +49,7 @@ async def test_a_repeat_on_another_channel_within_the_window_is_a_duplicate_of_t
     assert await conversations.add_tool_call(ALICE, "b", {"name": "shop"}, start, 10) == 1
     listed = await conversations.list_turns(ALICE)
     assert {t.id: t.duplicate_of for t in listed} == {"a": None, "b": "a", "c": "a"}
+    assert [t.id for t in await conversations.list_turns(ALICE, channel="web")] == ["b"]
 
 
 async def test_the_window_is_per_user_and_tenant_bounded_in_time_and_ends_at_another_message(store: Store) -> None:

@@ -163,7 +163,13 @@ class ConversationStore(Protocol):
         ...
 
     async def list_turns(
-        self, scope: Scope, *, session: str | None = None, status: Sequence[TurnStatus] = (), limit: int = 100
+        self,
+        scope: Scope,
+        *,
+        session: str | None = None,
+        status: Sequence[TurnStatus] = (),
+        limit: int = 100,
+        channel: str | None = None,
     ) -> list[ConversationTurn]: ...
 
 

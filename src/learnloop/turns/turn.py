@@ -5,17 +5,18 @@
         await turn.tool_call("get_revenue", {"period": "last_month"}, result="…", ms=120)
         await turn.finish(answer)                  # the rest of §7 runs in the background, once
 
-Begin retrieves (recording hits as `retrieve_context` does) and routes the tools for the message; the turn is
-a row in the database from then on, so any process may record its tool calls or finish it (`loop.turns`,
-`POST /api/turns`). Finishing is durable and idempotent; the work it queues runs in `turns.work`.
-What the database keeps of the conversation follows the write gate's *redact* policy.
+Begin retrieves (recording hits as `retrieve_context` does, unless the turn is a duplicate) and routes the tools
+for the message; the turn is a row in the database from then on, so any process may record its tool calls or
+finish it (`loop.turns`, `POST /api/turns`). Finishing is durable and idempotent; the work it queues runs in
+`turns.work`. What the database keeps of the conversation follows the write gate's *redact* policy.
 
 Seed 001 §8.6: a message that repeats the user's latest one within 30 s (`TurnConfig.duplicate_seconds`) — on any
-channel, in any session; the same after case folding and whitespace collapsing (`capture.observe.message_hash`) —
-is a duplicate. `turn.duplicate_of` names the first turn and `turn.cached_response` is its answer: send that
-again. While the first turn is still open it is None; `await turn.cached()` asks again (poll it, or answer
-anew: a duplicate's finish changes nothing and returns its record, whose `response` is the first turn's). A
-duplicate learns nothing, judges nothing, counts no hits and feeds no tool signals.
+channel, in any session; the same after NFKC, case folding and whitespace collapsing, to the same namespace and
+tags (`capture.observe.message_hash`) — is a duplicate. `turn.duplicate_of` names the first turn and
+`turn.cached_response` is its answer: send that again. While the first turn is still open it is None; `await
+turn.cached()` asks again (poll it, or answer anew: a duplicate's finish changes nothing and returns its record,
+whose `response` is the first turn's). A duplicate learns nothing, judges nothing, counts no hits and feeds no
+tool signals.
 """
 
 from __future__ import annotations
@@ -211,8 +212,11 @@ class TurnService:
         session: str | None = None,
         status: Sequence[TurnStatus] = (),
         limit: int = 100,
+        channel: str | None = None,
     ) -> list[ConversationTurn]:
-        return await self.store.list_turns(self._scope(user), session=session, status=status, limit=limit)
+        return await self.store.list_turns(
+            self._scope(user), session=session, status=status, limit=limit, channel=channel
+        )
 
     async def tool_call(
         self,
@@ -335,7 +339,8 @@ class Turn:
         return self.row.response if self.row.duplicate_of is not None else None
 
     async def cached(self) -> str | None:
-        """The first turn's response now (for a duplicate begun while the first was still open)."""
+        """The first turn's response now (for a duplicate begun while the first was still open). It stays None if
+        the first turn is never finished (`loop.turns.get(turn.duplicate_of)` says `abandoned`): answer anew."""
         if self.row.duplicate_of is None:
             return None
         self._row = await self._service.get(self.id, user=self.row.user)

@@ -204,8 +204,9 @@ async def list_turns(
     session: Annotated[str | None, Query(pattern=IDENT, max_length=128)] = None,
     status: Literal["open", "finished", "done", "abandoned"] | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    channel: Annotated[str | None, Query(pattern=IDENT, max_length=64)] = None,
 ) -> list[TurnRecordOut]:
     turns = await api.loop.turns.list(
-        user=api.acting_for(user), session=session, status=(status,) if status else (), limit=limit
+        user=api.acting_for(user), session=session, status=(status,) if status else (), limit=limit, channel=channel
     )
     return [TurnRecordOut.of(t) for t in turns]

@@ -83,9 +83,15 @@ class SqlConversationStore:
         return await self._run(_settle_silence, now.timestamp(), window, kind, score, limit)
 
     async def list_turns(
-        self, scope: Scope, *, session: str | None = None, status: Sequence[TurnStatus] = (), limit: int = 100
+        self,
+        scope: Scope,
+        *,
+        session: str | None = None,
+        status: Sequence[TurnStatus] = (),
+        limit: int = 100,
+        channel: str | None = None,
     ) -> list[ConversationTurn]:
-        return await self._run(_list, scope, session, tuple(status), limit)
+        return await self._run(_list, scope, session, tuple(status), limit, channel)
 
 
 def _turn(row: Sequence[Any]) -> ConversationTurn:
@@ -358,11 +364,13 @@ def _settle_silence(conn: Connection, now: float, window: float, kind: str, scor
 
 
 def _list(
-    conn: Connection, scope: Scope, session: str | None, status: tuple[str, ...], limit: int
+    conn: Connection, scope: Scope, session: str | None, status: tuple[str, ...], limit: int, channel: str | None
 ) -> list[ConversationTurn]:
     where, args = _owner_clause(scope)
     if session is not None:
         where, args = f"{where} AND session = ?", (*args, session)
+    if channel is not None:
+        where, args = f"{where} AND channel = ?", (*args, channel)
     if status:
         where, args = f"{where} AND status IN ({','.join('?' * len(status))})", (*args, *status)
     rows = conn.execute(
