@@ -24,6 +24,7 @@ __all__ = [
     "NotConfigured",
     "NotFound",
     "PermissionDenied",
+    "ResponderError",
     "StoreError",
     "UserRequired",
     "ValidationError",
@@ -187,3 +188,9 @@ class ChannelSendError(LearnloopError):
         self.status = status
         self.attempts = attempts
         self.description = description
+
+
+class ResponderError(LearnloopError):
+    """The app's responder (the agent that answers a channel message) failed or gave no answer."""
+
+    code = "responder_error"

@@ -9,6 +9,8 @@ from ..errors import ChannelSendError, WebhookRejected
 from .base import ChannelAdapter, ChannelUser, InboundMessage, SentMessage
 from .delivery import RetryPolicy
 from .registry import CHANNELS, adapter_for
+from .responders import HttpResponder, LLMResponder, Responder, responder_from_spec
+from .router import ChannelRouter, Handled
 from .settings import ChannelSettings
 from .telegram import TelegramAdapter
 from .web import WebAdapter, sanitise_html
@@ -18,10 +20,15 @@ from .whatsapp import WhatsAppAdapter
 __all__ = [
     "CHANNELS",
     "ChannelAdapter",
+    "ChannelRouter",
     "ChannelSendError",
     "ChannelSettings",
     "ChannelUser",
+    "Handled",
+    "HttpResponder",
     "InboundMessage",
+    "LLMResponder",
+    "Responder",
     "RetryPolicy",
     "SentMessage",
     "TelegramAdapter",
@@ -29,6 +36,7 @@ __all__ = [
     "WebhookRejected",
     "WhatsAppAdapter",
     "adapter_for",
+    "responder_from_spec",
     "sanitise_html",
     "verify_telegram",
     "verify_whatsapp_signature",

@@ -31,6 +31,12 @@ __all__ = ["serve"]
     help="Run the learning agent's workers here; off: only queue (workers run in `learnloop agent-worker`).",
 )
 @click.option(
+    "--responder",
+    default=None,
+    envvar="LEARNLOOP_CHANNEL_RESPONDER",
+    help="Who answers Telegram, WhatsApp and web-chat messages: llm, http:<url> or python:<module>:<function>.",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -46,6 +52,7 @@ def serve(
     secure_cookies: bool,
     poll: float,
     agent_workers: bool,
+    responder: str | None,
     log_level: str,
 ) -> None:
     """Serve the API (/api, OpenAPI at /openapi.json) and the pages (/knowledge, /activity, /metrics).
@@ -53,7 +60,7 @@ def serve(
     On the first run (no admin key for the tenant yet) an admin API key is created and printed once.
     """
     try:
-        asyncio.run(_serve(ctx, host, port, no_first_key, secure_cookies, poll, agent_workers, log_level))
+        asyncio.run(_serve(ctx, host, port, no_first_key, secure_cookies, poll, agent_workers, responder, log_level))
     except LearnloopError as exc:
         raise click.ClickException(f"{exc.message} [{exc.code}]") from exc
     except KeyboardInterrupt:  # pragma: no cover - Ctrl-C before the server installed its handlers
@@ -68,10 +75,13 @@ async def _serve(
     secure_cookies: bool,
     poll: float,
     agent_workers: bool,
+    responder: str | None,
     log_level: str,
 ) -> None:
     import uvicorn
 
+    from ..channels.responders import responder_from_spec
+    from ..channels.settings import ChannelSettings
     from ..server import ServiceOptions, create_app
     from ..server.keys import Role, issue_key
     from ..server.logs import configure_json_logging
@@ -94,7 +104,15 @@ async def _serve(
             await store.create_key(first_key.record)
         # Load the embedding model now, so the first request does not wait for it.
         await loop.engine.embedder.embed(["warm up"], purpose="query")
-        app = create_app(loop, options=ServiceOptions(poll_interval=poll, secure_cookies=secure_cookies))
+        options = ServiceOptions(
+            poll_interval=poll,
+            secure_cookies=secure_cookies,
+            channels=ChannelSettings.from_env(),
+            responder=responder_from_spec(responder, llm=loop.engine.llm, timeout=ctx.settings.request_timeout)
+            if responder
+            else None,
+        )
+        app = create_app(loop, options=options)
         config = uvicorn.Config(
             app,
             host=host,

@@ -27,6 +27,7 @@ from .routes import (
     admin,
     agent,
     capture,
+    channels,
     feedback,
     holdback,
     identities,
@@ -135,6 +136,7 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         finally:
             await loop.turns.stop()
             await app.state.service.imports.stop()  # interrupted jobs resume later, after their last batch
+            await app.state.service.close_adapters()
             loop.engine.count_sinks.remove(counter)
             await service_store.flush()
 
@@ -171,6 +173,7 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         profiles.router,
         feedback.router,
         identities.router,
+        channels.router,
         pages.router,
     )
     for router in routers:

@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import (
     AuthenticationError,
+    ChannelSendError,
     ConflictError,
     EmbedderError,
     InvalidTransition,
@@ -27,6 +28,7 @@ from ..errors import (
     NotConfigured,
     NotFound,
     PermissionDenied,
+    ResponderError,
     StoreError,
     UserRequired,
     ValidationError,
@@ -53,6 +55,8 @@ _STATUS: list[tuple[type[LearnloopError], int]] = [
     (StoreError, 503),
     (EmbedderError, 503),
     (LLMError, 502),
+    (ResponderError, 502),
+    (ChannelSendError, 502),
 ]
 
 _HTTP_CODES = {

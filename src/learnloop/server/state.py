@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
+from ..channels.base import ChannelAdapter
+from ..channels.registry import adapter_for
+from ..channels.responders import Responder
+from ..channels.settings import ChannelSettings
 from ..errors import NotConfigured
 from ..loop import Loop
 from ..stores.service import ServiceStore
@@ -29,6 +33,9 @@ class ServiceOptions:
     max_body_bytes: int = 2 * 1024 * 1024
     # What one import may carry, per key role: (bytes, lines).
     import_limits: Mapping[str, ImportLimit] = field(default_factory=lambda: dict(DEFAULT_IMPORT_LIMITS))
+    # Channels: the platforms' tokens and webhook secrets, and the app's agent that answers their messages.
+    channels: ChannelSettings = field(default_factory=ChannelSettings)
+    responder: Responder | None = None
 
     @property
     def max_import_bytes(self) -> int:
@@ -43,10 +50,29 @@ class Service:
     options: ServiceOptions = field(default_factory=ServiceOptions)
     keys: KeyRing = field(init=False)
     imports: ImportJobs = field(init=False)
+    adapters: dict[str, ChannelAdapter] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.keys = KeyRing(self.store)
         self.imports = ImportJobs.beside(str(getattr(self.loop.engine.store, "path", ":memory:")))
+
+    def adapter(self, channel: str) -> ChannelAdapter:
+        """One adapter per channel for the service's life: they hold the platforms' connection pools."""
+        if channel not in self.adapters:
+            self.adapters[channel] = adapter_for(channel, self.options.channels)
+        return self.adapters[channel]
+
+    def responder(self) -> Responder:
+        if self.options.responder is None:
+            raise NotConfigured("no responder: set LEARNLOOP_CHANNEL_RESPONDER (llm, http:<url>, python:…)")
+        return self.options.responder
+
+    async def close_adapters(self) -> None:
+        for adapter in self.adapters.values():
+            close = getattr(adapter, "aclose", None)
+            if close is not None:
+                await close()
+        self.adapters.clear()
 
 
 def get_service(request: Request) -> Service:

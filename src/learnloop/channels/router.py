@@ -1,0 +1,139 @@
+"""The channel router: seed 001 §7 for one inbound message, whatever the platform.
+
+    router = ChannelRouter(loop, respond)                     # respond: the app's agent (see `responders`)
+    delivered = await router.handle(telegram, update)         # a verified webhook's event
+
+For each text message: the sender is resolved to the canonical user (`loop.identities`, step 0); `/link`
+commands link identities without a turn; otherwise a turn opens for the canonical user on this channel (the
+memory the agent sees is the person's, whichever channel they write from), the responder answers, the turn is
+finished (learning, once) and the answer is formatted and sent (step 6). The same message again within the
+duplicate window (seed §8.6, any channel) learns nothing and is answered with the first turn's response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ChannelSendError, LearnloopError, LinkCodeInvalid, LinkLocked, ResponderError
+from .base import ChannelAdapter, InboundMessage, SentMessage
+from .responders import Responder
+
+if TYPE_CHECKING:
+    from ..loop import Loop
+
+__all__ = ["ChannelRouter", "Handled"]
+
+log = logging.getLogger("learnloop.channels")
+
+_LINK = "/link"
+_UNLINK = "/unlink"
+# A duplicate that arrives while the first turn is still being answered waits this long for its answer.
+_DUPLICATE_WAIT_S = 10.0
+_DUPLICATE_POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class Handled:
+    """What became of one inbound message: `kind` is `turn`, `duplicate`, `link` or `error`."""
+
+    kind: str
+    user: str
+    channel: str
+    turn: str | None = None
+    duplicate_of: str | None = None
+    sent: list[SentMessage] = field(default_factory=list)
+    error: str | None = None
+
+
+class ChannelRouter:
+    def __init__(self, loop: Loop, respond: Responder, *, duplicate_wait_s: float = _DUPLICATE_WAIT_S) -> None:
+        self._loop = loop
+        self._respond = respond
+        self._duplicate_wait_s = duplicate_wait_s
+
+    async def handle(self, adapter: ChannelAdapter, event: Mapping[str, Any]) -> list[Handled]:
+        """Every text message an inbound event carries, in order; other events (receipts, media) give none."""
+        return [await self.handle_message(adapter, message) for message in adapter.parse(event)]
+
+    async def handle_message(self, adapter: ChannelAdapter, message: InboundMessage) -> Handled:
+        sender = message.sender
+        who = await self._loop.identities.resolve(
+            sender.channel,
+            sender.channel_user_id,
+            username=sender.username,
+            display_name=sender.display_name,
+            metadata=dict(sender.metadata) or None,
+            at=message.timestamp,
+        )
+        command, _, argument = message.text.strip().partition(" ")
+        try:
+            if command.lower() in (_LINK, _UNLINK):
+                return await self._link(adapter, message, who.user, command.lower(), argument.strip())
+            return await self._turn(adapter, message, who.user)
+        except ChannelSendError:
+            raise  # the platform refused the answer itself: telling the person would fail the same way
+        except LearnloopError as exc:
+            # The person hears that something went wrong, in words; the platform hears 200 (a retry would
+            # only meet the duplicate window). The error is logged with its kind, never the message text.
+            where = {"event": "channel_turn_failed", "channel": adapter.channel, "code": exc.code}
+            log.warning("channel_turn_failed", extra=where)
+            sent = await adapter.send_error(message.recipient, exc)
+            return Handled("error", who.user, adapter.channel, sent=sent, error=exc.code)
+
+    async def _turn(self, adapter: ChannelAdapter, message: InboundMessage, user: str) -> Handled:
+        async with self._loop.turn(user, message.text, session=adapter.channel, channel=adapter.channel) as turn:
+            if turn.duplicate_of is not None:
+                answer = turn.cached_response or await self._first_answer(turn)
+                sent = await adapter.send(message.recipient, answer) if answer else []
+                return Handled("duplicate", user, adapter.channel, turn.id, turn.duplicate_of, sent)
+            try:
+                answer = await self._respond(turn, message)
+            except LearnloopError:
+                raise
+            except Exception as exc:  # the app's code: its failure is the responder's, not the service's
+                raise ResponderError(f"the responder failed: {type(exc).__name__}") from exc
+            await turn.finish(answer)
+        sent = await adapter.send(message.recipient, answer)
+        return Handled("turn", user, adapter.channel, turn.id, None, sent)
+
+    async def _first_answer(self, turn: Any) -> str | None:
+        """A duplicate sent while the first is still being answered: wait a little for that answer; if it does
+        not come, send nothing (the first turn's own answer is on its way)."""
+        waited = 0.0
+        while waited < self._duplicate_wait_s:
+            await asyncio.sleep(_DUPLICATE_POLL_S)
+            waited += _DUPLICATE_POLL_S
+            answer: str | None = await turn.cached()
+            if answer:
+                return answer
+        return None
+
+    async def _link(
+        self, adapter: ChannelAdapter, message: InboundMessage, user: str, command: str, code: str
+    ) -> Handled:
+        identities = self._loop.identities
+        sender = message.sender
+        if command == _UNLINK:
+            await identities.unlink(sender.channel, sender.channel_user_id)
+            text = "This chat is no longer linked: what you taught me stays with your other channels."
+        elif not code:
+            issued = await identities.issue_link_code(sender.channel, sender.channel_user_id)
+            minutes = max(1, round((issued.expires_at - self._loop.engine.clock()).total_seconds() / 60))
+            text = (
+                f"Your link code is **{issued.code}**. Send `/link {issued.code}` from your other channel "
+                f"within {minutes} minutes to use the same memory there."
+            )
+        else:
+            try:
+                await identities.redeem_link_code(sender.channel, sender.channel_user_id, code)
+                text = "Linked: I now know you here as on your other channel."
+            except LinkLocked:
+                text = "Too many wrong codes: linking is paused for a while."
+            except LinkCodeInvalid:
+                text = "That code is wrong, used or expired. Ask for a new one with /link on your other channel."
+        sent = await adapter.send(message.recipient, text)
+        return Handled("link", user, adapter.channel, sent=sent)
