@@ -143,3 +143,11 @@ def test_a_token_is_required_and_a_limit_too() -> None:
         TelegramAdapter("")
     with pytest.raises(ConfigurationError):
         TelegramAdapter(TOKEN, message_limit=0)
+
+
+def test_an_adapter_works_from_one_event_loop_after_another(platform: FakePlatform) -> None:
+    import asyncio
+
+    telegram = adapter(platform)  # the client it creates belongs to the loop that first sends
+    assert asyncio.run(telegram.send("42", "one"))[0].message_id == "1"
+    assert asyncio.run(telegram.send("42", "two"))[0].message_id == "2"

@@ -69,3 +69,24 @@ def test_a_rejection_is_an_authentication_error_so_routes_answer_401() -> None:
         verify_telegram({}, SECRET)
     assert caught.value.to_dict()["code"] == "webhook_rejected"
     assert SECRET not in caught.value.message
+
+
+def test_verify_webhook_picks_the_channels_check() -> None:
+    from learnloop.channels import ChannelSettings, verify_webhook
+
+    settings = ChannelSettings(telegram_webhook_secret=SECRET, whatsapp_app_secret=APP_SECRET)
+    verify_webhook("telegram", {"X-Telegram-Bot-Api-Secret-Token": SECRET}, b"{}", settings)
+    verify_webhook("whatsapp", {"X-Hub-Signature-256": sign(BODY)}, BODY, settings)
+    for channel, headers in (("telegram", {}), ("whatsapp", {"X-Hub-Signature-256": sign(b"other")}), ("web", {})):
+        with pytest.raises(WebhookRejected):
+            verify_webhook(channel, headers, BODY, settings)
+
+
+def test_read_event_gives_a_json_object_or_a_validation_error() -> None:
+    from learnloop.channels import read_event
+    from learnloop.errors import ValidationError
+
+    assert read_event(BODY)["object"] == "whatsapp_business_account"
+    for body in (b"not json", b"[1, 2]", b"\xff\xfe", b" " * 1_000_001):
+        with pytest.raises(ValidationError):
+            read_event(body)

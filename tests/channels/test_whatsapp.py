@@ -138,3 +138,17 @@ def test_credentials_are_required() -> None:
         WhatsAppAdapter("", PHONE_ID)
     with pytest.raises(ConfigurationError):
         WhatsAppAdapter(TOKEN, "")
+
+
+async def test_the_wait_honours_the_platforms_retry_after_up_to_the_cap(
+    platform: FakePlatform, caplog: pytest.LogCaptureFixture
+) -> None:
+    platform.then(
+        Answer(429, {"error": {"message": "slow down"}}, {"Retry-After": "0.004"}),
+        Answer(429, {"error": {"message": "slow down"}}, {"Retry-After": "3600"}),
+    )
+    with caplog.at_level("WARNING", logger="learnloop.channels.delivery"):
+        [receipt] = await adapter(platform).send("1", "hi")
+    assert receipt.attempts == 3
+    waits = [record.args[-1] for record in caplog.records]  # type: ignore[index]
+    assert waits == [0.004, FAST.max_retry_after]  # asked for, then the cap instead of an hour

@@ -12,7 +12,7 @@ from .registry import CHANNELS, adapter_for
 from .settings import ChannelSettings
 from .telegram import TelegramAdapter
 from .web import WebAdapter, sanitise_html
-from .webhooks import verify_telegram, verify_whatsapp_signature, whatsapp_handshake
+from .webhooks import read_event, verify_telegram, verify_webhook, verify_whatsapp_signature, whatsapp_handshake
 from .whatsapp import WhatsAppAdapter
 
 __all__ = [
@@ -29,8 +29,10 @@ __all__ = [
     "WebhookRejected",
     "WhatsAppAdapter",
     "adapter_for",
+    "read_event",
     "sanitise_html",
     "verify_telegram",
+    "verify_webhook",
     "verify_whatsapp_signature",
     "whatsapp_handshake",
 ]
