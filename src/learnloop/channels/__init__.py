@@ -14,7 +14,7 @@ from .router import ChannelRouter, Handled
 from .settings import ChannelSettings
 from .telegram import TelegramAdapter
 from .web import WebAdapter, sanitise_html
-from .webhooks import verify_telegram, verify_whatsapp_signature, whatsapp_handshake
+from .webhooks import read_event, verify_telegram, verify_webhook, verify_whatsapp_signature, whatsapp_handshake
 from .whatsapp import WhatsAppAdapter
 
 __all__ = [
@@ -36,9 +36,11 @@ __all__ = [
     "WebhookRejected",
     "WhatsAppAdapter",
     "adapter_for",
+    "read_event",
     "responder_from_spec",
     "sanitise_html",
     "verify_telegram",
+    "verify_webhook",
     "verify_whatsapp_signature",
     "whatsapp_handshake",
 ]

@@ -51,6 +51,7 @@ class Delivery:
         self.policy = policy or RetryPolicy()
         self._client = client
         self._owns_client = client is None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
         self._headers = dict(headers or {})
         self._secrets = tuple(s for s in secrets if s)
 
@@ -98,13 +99,22 @@ class Delivery:
         )
 
     async def aclose(self) -> None:
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        """Closes the client this sender created (an injected one belongs to the caller)."""
+        client, loop = self._client, self._client_loop
+        if self._owns_client and client is not None:
+            self._client = self._client_loop = None
+            if loop is asyncio.get_running_loop():
+                await client.aclose()
 
     def _get_client(self) -> httpx.AsyncClient:
-        if self._client is None or (self._owns_client and self._client.is_closed):
+        if not self._owns_client and self._client is not None:
+            return self._client
+        # Pooled connections belong to the event loop that opened them: a caller on a new loop (a sync
+        # wrapper, a test per loop) gets a fresh client of ours rather than "Event loop is closed".
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client.is_closed or self._client_loop is not loop:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.policy.timeout))
+            self._client_loop = loop
         return self._client
 
     def _backoff(self, attempt: int) -> float:

@@ -76,8 +76,8 @@ class TelegramHTML:
 class WhatsAppMarkup:
     """WhatsApp: *bold*, _italic_, ~strike~, `inline code`, ```code blocks```, "> " quotes; links as text.
 
-    WhatsApp reads a marker only at a word's edge, so whitespace never carries a style marker (a styled
-    phrase becomes styled words; a part never starts or ends in whitespace); code spans hold no other marker,
+    WhatsApp reads a marker only at a word's edge: a span never starts or ends in whitespace (the splitter
+    sees to that for every channel, and a part never starts or ends in whitespace); code spans hold no other marker,
     and a code block leaves its quote (quote prefixes inside code would change the code). WhatsApp has no
     escape character: a literal `*` or `_` in the text stays as it is, and a backtick inside code is wrapped
     in zero-width spaces (so it cannot join a fence).
@@ -89,8 +89,6 @@ class WhatsAppMarkup:
         marks = _ordered(atom.marks)
         if any(m.kind == "pre" for m in marks):
             return tuple(m for m in marks if m.kind == "pre")
-        if atom.text.isspace():
-            return tuple(m for m in marks if m.kind in ("quote", "link", "autolink", "code"))
         if any(m.kind == "code" for m in marks):
             if "`" in atom.text:  # a backtick would end an inline code span; a code block can hold one
                 return (*(m for m in marks if m.kind in ("link", "autolink")), Mark("pre"))

@@ -58,17 +58,41 @@ class _Piece:
 
 def format_markdown(markdown: str, markup: Markup, limit: int) -> list[str]:
     """Markdown → parts in `markup`, each within `limit` (0: one part, however long)."""
+    atoms = read_markdown(markdown)
+    shown = _inside_spans(atoms, [markup.marks(atom) for atom in atoms])
     interned: dict[tuple[Mark, ...], tuple[Mark, ...]] = {}
     pieces: list[_Piece] = []
-    for atom in read_markdown(markdown):
-        marks = markup.marks(atom)
-        marks = interned.setdefault(marks, marks)
+    for atom, found in zip(atoms, shown, strict=True):
+        marks = interned.setdefault(found, found)
         pieces.append(_Piece(atom.text, marks, atom.cut, atom.space, markup.text_size(atom.text, marks)))
     if not pieces:
         return []
     if limit <= 0:
         return [_render(pieces, markup)]
     return _Packer(pieces, markup, limit).parts()
+
+
+def _inside_spans(atoms: Sequence[Atom], marks: list[tuple[Mark, ...]]) -> list[tuple[Mark, ...]]:
+    """Blanks keep only the marks that run on from the word before them into the word after: a span never
+    opens or closes on whitespace (WhatsApp reads `*bold *` as text). A code block keeps its blanks: they
+    are its indentation."""
+    words = [index for index, atom in enumerate(atoms) if not atom.text.isspace()]
+    shown = list(marks)
+    edges = list(zip([-1, *words], [*words, len(atoms)], strict=True))
+    for before, after in edges:
+        left = marks[before] if before >= 0 else ()
+        right = marks[after] if after < len(atoms) else ()
+        for index in range(max(before + 1, 0), after):
+            own = marks[index]
+            if any(m.kind == "pre" for m in own):
+                continue
+            kept: list[Mark] = []
+            for mark, other in zip(left, right, strict=False):
+                if mark != other or mark not in own:
+                    break
+                kept.append(mark)
+            shown[index] = tuple(kept)
+    return shown
 
 
 def _render(pieces: Sequence[_Piece], markup: Markup) -> str:

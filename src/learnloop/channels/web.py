@@ -112,3 +112,6 @@ class WebAdapter:
 
     async def send_error(self, recipient: str, error: BaseException) -> list[SentMessage]:
         return await self.send(recipient, friendly_error(error))
+
+    async def aclose(self) -> None:
+        """Nothing to close (no HTTP); here so every built-in adapter can be closed alike."""

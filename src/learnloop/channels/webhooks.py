@@ -5,30 +5,38 @@ answer. Each check raises `WebhookRejected` (an `AuthenticationError`: HTTP 401)
 credential, and also when no secret is configured: an unconfigured secret never means "accept all".
 Comparisons are constant-time (`hmac.compare_digest`).
 
-From a Starlette/FastAPI route:
+From a Starlette/FastAPI route (verify first, on the raw body, then read):
 
-    verify_telegram(request.headers, settings.telegram_webhook_secret)
-    verify_whatsapp_signature(await request.body(), request.headers, settings.whatsapp_app_secret)
-    challenge = whatsapp_handshake(request.query_params, settings.whatsapp_verify_token)
+    body = await request.body()
+    verify_webhook("whatsapp", request.headers, body, settings)   # or verify_telegram / verify_whatsapp_signature
+    messages = adapter_for("whatsapp", settings).parse(read_event(body))
+    challenge = whatsapp_handshake(request.query_params, settings.whatsapp_verify_token)   # the GET handshake
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections.abc import Mapping
+from typing import Any
 
-from ..errors import WebhookRejected
+from ..errors import ValidationError, WebhookRejected
+from .settings import ChannelSettings
 
 __all__ = [
+    "MAX_EVENT_BYTES",
     "TELEGRAM_SECRET_HEADER",
     "WHATSAPP_SIGNATURE_HEADER",
+    "read_event",
     "verify_telegram",
+    "verify_webhook",
     "verify_whatsapp_signature",
     "whatsapp_handshake",
 ]
 
 TELEGRAM_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+MAX_EVENT_BYTES = 1_000_000  # a text update is a few kilobytes; a megabyte is no message
 WHATSAPP_SIGNATURE_HEADER = "X-Hub-Signature-256"
 
 
@@ -69,6 +77,29 @@ def whatsapp_handshake(params: Mapping[str, str], verify_token: str | None) -> s
     if not hmac.compare_digest(token.encode(), verify_token.encode()):
         raise WebhookRejected("whatsapp subscription refused: wrong verify token", channel="whatsapp")
     return challenge
+
+
+def verify_webhook(channel: str, headers: Mapping[str, str], body: bytes, settings: ChannelSettings) -> None:
+    """The check for `channel`'s inbound POST; channels without a webhook (web, api) authenticate by API key."""
+    if channel == "telegram":
+        verify_telegram(headers, settings.telegram_webhook_secret)
+    elif channel == "whatsapp":
+        verify_whatsapp_signature(body, headers, settings.whatsapp_app_secret)
+    else:
+        raise WebhookRejected(f"no webhook for channel {channel!r}", channel=channel)
+
+
+def read_event(body: bytes) -> dict[str, Any]:
+    """A verified webhook body as a JSON object, or `ValidationError` (HTTP 422), never a 500."""
+    if len(body) > MAX_EVENT_BYTES:
+        raise ValidationError(f"a webhook body must be at most {MAX_EVENT_BYTES} bytes")
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationError("a webhook body must be JSON") from exc
+    if not isinstance(event, dict):
+        raise ValidationError("a webhook body must be a JSON object")
+    return event
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
