@@ -44,6 +44,8 @@ async def test_identities_resolve_to_one_user_per_tenant(store: Store) -> None:
     assert [i.channel_key for i in await ids.identities("t1", "u-ana")] == ["id:tg1"]
     assert await ids.identities("t2", "u-ana") == []
     assert await ids.identity("t2", "telegram", "id:nobody") is None
+    assert not (await ids.set_active("t1", "telegram", "id:tg1", False)).active
+    assert (await ids.identity("t2", "telegram", "id:tg1")).active  # type: ignore[union-attr]
     assert (await ids.user("t2", "u-ana")) is None
 
 
