@@ -121,6 +121,16 @@ async def test_unlinking_stops_new_learning_into_the_user(loop: learnloop.Loop) 
     assert await texts_for(loop, tg.user, "what does the user brew?") == ["User brews stout in 20 L batches"]
 
 
+async def test_an_identity_can_be_stopped_from_learning(loop: learnloop.Loop) -> None:
+    tg = await loop.identities.resolve(*TG)
+    assert not (await loop.identities.set_active(*TG, False)).active
+    quiet = await loop.identities.resolve(*TG)
+    assert quiet.user == tg.user and not quiet.active
+    assert (await loop.identities.set_active(*TG, True)).active and (await loop.identities.resolve(*TG)).active
+    with pytest.raises(NotFound):
+        await loop.identities.set_active("telegram", "never-seen", False)
+
+
 async def test_an_app_attaches_an_identity_to_a_user_it_knows(loop: learnloop.Loop) -> None:
     web = await loop.identities.attach("web", "session-token-42", "alice")
     assert web.user == "alice" and web.interaction_count == 0

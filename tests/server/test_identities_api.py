@@ -58,6 +58,9 @@ def test_two_channels_are_linked_and_unlinked_over_http(service: RunningServer) 
         recalled = _ok(c.post("/api/retrieve", json={"user": tg["user"], "query": "what does the user brew?"}))
         assert "stout" in recalled["block"]
 
+        assert not _ok(c.post("/api/identities/active", json={**TG, "active": False}))["active"]
+        assert not _ok(c.post("/api/identities/resolve", json=TG))["active"]
+        assert _ok(c.post("/api/identities/active", json={**TG, "active": True}))["active"]
         gone = _ok(c.post("/api/identities/unlink", json=WA))
         assert gone["previous_user"] == tg["user"] and gone["user"] != tg["user"]
         assert c.post("/api/identities/unlink", json=TG).status_code == 422  # its user's only identity now

@@ -11,6 +11,8 @@ from learnloop.models import Scope, utcnow
 from learnloop.stores.base import Store, TurnRecord
 from learnloop.stores.identities import IdentityStore, IdentityTouch, LinkOutcome, LinkPolicy
 from learnloop.stores.profiles import ProfileStore
+from learnloop.stores.sql.store import SqlStore
+from learnloop.stores.sql.user_merge import KEPT_TABLES, MERGED_TABLES
 from tests.stores.test_parts_contract import part
 
 POLICY = LinkPolicy(max_failures=3, lockout_seconds=900)
@@ -42,6 +44,8 @@ async def test_identities_resolve_to_one_user_per_tenant(store: Store) -> None:
     assert [i.channel_key for i in await ids.identities("t1", "u-ana")] == ["id:tg1"]
     assert await ids.identities("t2", "u-ana") == []
     assert await ids.identity("t2", "telegram", "id:nobody") is None
+    assert not (await ids.set_active("t1", "telegram", "id:tg1", False)).active
+    assert (await ids.identity("t2", "telegram", "id:tg1")).active  # type: ignore[union-attr]
     assert (await ids.user("t2", "u-ana")) is None
 
 
@@ -121,3 +125,9 @@ async def test_unlinking_gives_a_fresh_user_and_forget_takes_identity_rows(store
     assert removed["channel_identities"] == 1 and removed["link_codes"] == 1 and removed["canonical_users"] == 1
     assert await ids.identities("t1", "u-ana") == [] and await ids.user("t1", "u-ana") is None
     assert await ids.identity("t1", "whatsapp", "id:wa1") is not None  # another user now
+
+
+def test_a_merge_decides_for_every_table_a_user_owns() -> None:
+    """A table added for users later must say what a merge does with it: moved, summed, or kept on purpose."""
+    assert set(SqlStore.user_tables) <= {*MERGED_TABLES, *KEPT_TABLES}
+    assert not set(MERGED_TABLES) & set(KEPT_TABLES)

@@ -377,6 +377,15 @@ class IdentityService:
         """The profile's decay: a merge adds two users' pattern weights at one time."""
         return ProfileService(self._engine, self.tenant).config.half_life_days
 
+    async def set_active(self, channel: str, channel_user_id: str, active: bool) -> ChannelIdentity:
+        """Stop an identity from learning (a shared phone, a test account), or let it again: `resolve` answers
+        `active=False` for it, and the caller then runs turns without learning. It still maps to its user."""
+        channel = _channel(channel)
+        if not isinstance(active, bool):
+            raise ValidationError("active must be true or false", field="active")
+        store = await self._started()
+        return _identity(await store.set_active(self.tenant, channel, channel_key(channel, channel_user_id), active))
+
     async def unlink(self, channel: str, channel_user_id: str) -> UnlinkResult:
         """The identity leaves its user for a fresh one of its own: what was learned stays with the user it
         left, and its new messages learn into the new one. Its user's only identity cannot be unlinked."""

@@ -41,7 +41,9 @@ async def merge_users(
     admin = Scope(tenant=tenant)
     seen: set[int] = set()
     while True:
-        page = await engine.store.list_learnings(admin, ListQuery(user=from_user, order="oldest", limit=_PAGE))
+        # What could not move stays first in the listing: read past it.
+        query = ListQuery(user=from_user, order="oldest", offset=len(report.left), limit=_PAGE)
+        page = await engine.store.list_learnings(admin, query)
         todo = [x for x in page.items if x.user == from_user and x.id not in seen]
         if not todo:
             break

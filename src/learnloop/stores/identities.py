@@ -121,6 +121,10 @@ class IdentityStore(Protocol):
         """Move the identity to a new canonical user `fresh_user`; returns the user it left."""
         ...
 
+    async def set_active(self, tenant: str, channel: str, channel_key: str, active: bool) -> IdentityRow:
+        """Let the identity learn, or not (its messages still resolve to its user)."""
+        ...
+
     async def finish_merge(self, tenant: str, from_user: str, into_user: str, half_life_days: float) -> int:
         """Move the rest of `from_user`'s rows to `into_user` (history, profile and counters summed) and mark the
         merge done, in one transaction; returns how many rows moved."""

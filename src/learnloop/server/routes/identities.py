@@ -47,6 +47,10 @@ class ResolveIn(IdentityIn):
     count: bool = Field(default=True, description="false: attach without counting an interaction")
 
 
+class ActiveIn(IdentityIn):
+    active: bool
+
+
 class RedeemIn(IdentityIn):
     code: Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
@@ -103,3 +107,9 @@ async def redeem(api: ApiDep, body: RedeemIn) -> LinkResult:
 async def unlink(api: ApiDep, body: IdentityIn) -> UnlinkResult:
     await _own(api, body)
     return await api.loop.identities.unlink(body.channel, body.channel_user_id)
+
+
+@router.post("/active", summary="Stop an identity from learning, or let it learn again")
+async def set_active(api: ApiDep, body: ActiveIn) -> ChannelIdentity:
+    api.principal.require_tenant_key("stopping an identity from learning")
+    return await api.loop.identities.set_active(body.channel, body.channel_user_id, body.active)

@@ -102,6 +102,9 @@ class SqlIdentityStore:
     async def unlink(self, tenant: str, channel: str, channel_key: str, fresh_user: str, now: datetime) -> str:
         return await self._run(_unlink, tenant, channel, channel_key, fresh_user, now.timestamp())
 
+    async def set_active(self, tenant: str, channel: str, channel_key: str, active: bool) -> IdentityRow:
+        return await self._run(_set_active, tenant, channel, channel_key, active)
+
     async def finish_merge(self, tenant: str, from_user: str, into_user: str, half_life_days: float) -> int:
         return await self._run(self._finish, tenant, from_user, into_user, half_life_days)
 
@@ -359,3 +362,16 @@ def _unlink(conn: Connection, tenant: str, channel: str, channel_key: str, fresh
             (fresh_user, *key),
         )
     return left
+
+
+def _set_active(conn: Connection, tenant: str, channel: str, channel_key: str, active: bool) -> IdentityRow:
+    key = (tenant, channel, channel_key)
+    with write_transaction(conn, ordered=False):
+        conn.execute(
+            "UPDATE channel_identities SET active = ? WHERE tenant = ? AND channel = ? AND channel_key = ?",
+            (1 if active else 0, *key),
+        )
+        found = _get_identity(conn, *key)
+    if found is None:
+        raise NotFound(f"no {channel} identity with that id", channel=channel)
+    return found
