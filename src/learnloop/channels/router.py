@@ -67,7 +67,6 @@ class ChannelRouter:
             username=sender.username,
             display_name=sender.display_name,
             metadata=dict(sender.metadata) or None,
-            at=message.timestamp,
         )
         command, _, argument = message.text.strip().partition(" ")
         try:

@@ -10,9 +10,8 @@ own tenant (`LEARNLOOP_TENANT`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse
@@ -20,8 +19,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from ...channels.base import ChannelUser, InboundMessage
 from ...channels.router import ChannelRouter, Handled
-from ...channels.webhooks import verify_telegram, verify_whatsapp_signature, whatsapp_handshake
-from ...errors import ValidationError
+from ...channels.webhooks import read_event, verify_webhook, whatsapp_handshake
 from ..auth import ApiDep
 from ..errors import ERROR_RESPONSES, error_schema
 from ..schemas import Strict
@@ -73,23 +71,17 @@ def _delivered(handled: Handled) -> Delivered:
     return Delivered(**fields)
 
 
-def _event(body: bytes) -> dict[str, Any]:
-    try:
-        event = json.loads(body)
-    except ValueError as exc:
-        raise ValidationError("the webhook body is not JSON") from exc
-    if not isinstance(event, dict):
-        raise ValidationError("the webhook body must be a JSON object")
-    return event
+async def _webhook(channel: str, request: Request, service: Service) -> WebhookAnswer:
+    body = await request.body()
+    verify_webhook(channel, request.headers, body, service.options.channels)
+    event = read_event(body)
+    handled = await ChannelRouter(service.loop, service.responder()).handle(service.adapter(channel), event)
+    return WebhookAnswer(handled=[_delivered(h) for h in handled])
 
 
 @router.post("/telegram/webhook", summary="A Telegram update (setWebhook with secret_token)")
 async def telegram_webhook(request: Request, service: ServiceDep) -> WebhookAnswer:
-    verify_telegram(request.headers, service.options.channels.telegram_webhook_secret)
-    event = _event(await request.body())
-    router_ = ChannelRouter(service.loop, service.responder())
-    handled = await router_.handle(service.adapter("telegram"), event)
-    return WebhookAnswer(handled=[_delivered(h) for h in handled])
+    return await _webhook("telegram", request, service)
 
 
 @router.get(
@@ -104,12 +96,7 @@ async def whatsapp_subscribe(request: Request, service: ServiceDep) -> PlainText
 
 @router.post("/whatsapp/webhook", summary="A WhatsApp Cloud API notification (signed with the app secret)")
 async def whatsapp_webhook(request: Request, service: ServiceDep) -> WebhookAnswer:
-    body = await request.body()
-    verify_whatsapp_signature(body, request.headers, service.options.channels.whatsapp_app_secret)
-    event = _event(body)
-    router_ = ChannelRouter(service.loop, service.responder())
-    handled = await router_.handle(service.adapter("whatsapp"), event)
-    return WebhookAnswer(handled=[_delivered(h) for h in handled])
+    return await _webhook("whatsapp", request, service)
 
 
 @router.post("/web/messages", summary="A message from the web chat or an API caller: the answer as sanitised HTML")
