@@ -23,20 +23,8 @@ from ..stores.service import ServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
-from .routes import (
-    admin,
-    agent,
-    capture,
-    feedback,
-    holdback,
-    identities,
-    learnings,
-    metrics,
-    profiles,
-    review,
-    tools,
-    turns,
-)
+from .routes import admin, agent, capture, feedback, holdback, learnings, metrics, profiles, review, tools, turns
+from .routes import identities as identity_routes
 from .state import Service, ServiceOptions, service_store_for
 from .wire import BodySizeLimit, QueryTextCheck
 
@@ -170,7 +158,7 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         holdback.router,
         profiles.router,
         feedback.router,
-        identities.router,
+        identity_routes.router,
         pages.router,
     )
     for router in routers:
