@@ -23,21 +23,9 @@ from ..stores.service import ServiceStore
 from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
-from .routes import (
-    admin,
-    agent,
-    capture,
-    channels,
-    feedback,
-    holdback,
-    identities,
-    learnings,
-    metrics,
-    profiles,
-    review,
-    tools,
-    turns,
-)
+from .routes import admin, agent, capture, feedback, holdback, learnings, metrics, profiles, review, tools, turns
+from .routes import identities as identity_routes
+from .routes import channels as channel_routes
 from .state import Service, ServiceOptions, service_store_for
 from .wire import BodySizeLimit, QueryTextCheck
 
@@ -172,8 +160,8 @@ def create_app(loop: Loop, *, options: ServiceOptions | None = None, store: Serv
         holdback.router,
         profiles.router,
         feedback.router,
-        identities.router,
-        channels.router,
+        identity_routes.router,
+        channel_routes.router,
         pages.router,
     )
     for router in routers:

@@ -34,7 +34,7 @@ from ..errors import (
     ValidationError,
 )
 
-__all__ = ["ERROR_RESPONSES", "UserRequired", "error_body", "error_schema", "install_error_handlers", "status_for"]
+__all__ = ["ERROR_RESPONSES", "UserRequired", "error_body", "install_error_handlers", "status_for"]
 
 log = logging.getLogger("learnloop.server")
 
@@ -84,7 +84,7 @@ def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **details}}
 
 
-def error_schema(description: str) -> dict[str, Any]:
+def _error_schema(description: str) -> dict[str, Any]:
     return {
         "description": description,
         "content": {
@@ -107,11 +107,11 @@ def error_schema(description: str) -> dict[str, Any]:
 
 # Documented on every API route, so clients (and schemathesis) know the error shape.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: error_schema("Missing, malformed or revoked API key"),
-    403: error_schema("The key's role does not allow this operation"),
-    404: error_schema("Not found, or outside the key's tenant or user"),
-    409: error_schema("Lifecycle transition not allowed, or a concurrent change"),
-    422: error_schema("Invalid input; `allowed` lists the vocabulary for a bad category"),
+    401: _error_schema("Missing, malformed or revoked API key"),
+    403: _error_schema("The key's role does not allow this operation"),
+    404: _error_schema("Not found, or outside the key's tenant or user"),
+    409: _error_schema("Lifecycle transition not allowed, or a concurrent change"),
+    422: _error_schema("Invalid input; `allowed` lists the vocabulary for a bad category"),
 }
 
 

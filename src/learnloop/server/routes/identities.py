@@ -13,7 +13,7 @@ from pydantic import Field, StringConstraints
 
 from ...channels.records import CanonicalUser, ChannelIdentity, LinkCode, LinkResult, ResolvedUser, UnlinkResult
 from ..auth import Api, ApiDep
-from ..errors import ERROR_RESPONSES, error_schema
+from ..errors import ERROR_RESPONSES
 from ..schemas import IDENT, Ident, Strict
 
 __all__ = ["router"]
@@ -23,8 +23,9 @@ router = APIRouter(
     tags=["identities"],
     responses={
         **ERROR_RESPONSES,
-        400: error_schema("A link code that is wrong, expired or used: nothing was linked"),
-        429: error_schema("Too many wrong link codes from this identity: `retry_at` says when to try again"),
+        # The same error shape as every other status.
+        400: {**ERROR_RESPONSES[422], "description": "A link code that is wrong, expired or used: nothing linked"},
+        429: {**ERROR_RESPONSES[422], "description": "Too many wrong link codes: `retry_at` says when to try again"},
     },
 )
 
