@@ -121,7 +121,9 @@ async def test_a_repeat_within_the_window_is_answered_with_the_first_response(
     assert len([x for x in (await loop.list(user=first.user)).items if "vegetarian" in x.text]) == 1
 
 
-async def test_a_wrong_code_links_nothing(loop: learnloop.Loop, telegram: TelegramAdapter, platform: FakePlatform) -> None:
+async def test_a_wrong_code_links_nothing(
+    loop: learnloop.Loop, telegram: TelegramAdapter, platform: FakePlatform
+) -> None:
     router = ChannelRouter(loop, Remembering())
     [tg] = await router.handle(telegram, telegram_update("/link"))
     wrong = await router.handle_message(WebAdapter(), web_message("/link WRONGCODE"))

@@ -29,6 +29,7 @@ __all__ = ["ChannelRouter", "Handled"]
 
 log = logging.getLogger("learnloop.channels")
 
+_PAUSED = "This chat is paused: I'm not using or keeping any memory here."
 _LINK = "/link"
 _UNLINK = "/unlink"
 # A duplicate that arrives while the first turn is still being answered waits this long for its answer.
@@ -38,7 +39,7 @@ _DUPLICATE_POLL_S = 0.25
 
 @dataclass(frozen=True)
 class Handled:
-    """What became of one inbound message: `kind` is `turn`, `duplicate`, `link` or `error`."""
+    """What became of one inbound message: `kind` is `turn`, `duplicate`, `link`, `paused` or `error`."""
 
     kind: str
     user: str
@@ -72,6 +73,9 @@ class ChannelRouter:
         try:
             if command.lower() in (_LINK, _UNLINK):
                 return await self._link(adapter, message, who.user, command.lower(), argument.strip())
+            if not who.active:  # switched off for learning (`identities.set_active`): no turn, no memory
+                sent = await adapter.send(message.recipient, _PAUSED)
+                return Handled("paused", who.user, adapter.channel, sent=sent)
             return await self._turn(adapter, message, who.user)
         except ChannelSendError:
             raise  # the platform refused the answer itself: telling the person would fail the same way

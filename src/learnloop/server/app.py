@@ -24,8 +24,8 @@ from . import pages, sse
 from .errors import install_error_handlers
 from .logs import event_log_sink
 from .routes import admin, agent, capture, feedback, holdback, learnings, metrics, profiles, review, tools, turns
-from .routes import identities as identity_routes
 from .routes import channels as channel_routes
+from .routes import identities as identity_routes
 from .state import Service, ServiceOptions, service_store_for
 from .wire import BodySizeLimit, QueryTextCheck
 

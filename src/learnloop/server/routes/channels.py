@@ -21,7 +21,7 @@ from ...channels.base import ChannelUser, InboundMessage
 from ...channels.router import ChannelRouter, Handled
 from ...channels.webhooks import read_event, verify_webhook, whatsapp_handshake
 from ..auth import ApiDep
-from ..errors import ERROR_RESPONSES, error_schema
+from ..errors import ERROR_RESPONSES
 from ..schemas import Strict
 from ..state import Service, get_service
 
@@ -32,9 +32,13 @@ router = APIRouter(
     tags=["channels"],
     responses={
         **ERROR_RESPONSES,
-        401: error_schema("The webhook's secret token or signature is missing or wrong: nothing was stored"),
-        409: error_schema("The channel or its responder is not configured on this service"),
-        502: error_schema("The responder or the platform failed"),
+        # The same error shape as every other status.
+        401: {
+            **ERROR_RESPONSES[401],
+            "description": "Webhook secret or signature missing or wrong: nothing stored",
+        },
+        409: {**ERROR_RESPONSES[409], "description": "The channel or its responder is not configured on this service"},
+        502: {**ERROR_RESPONSES[422], "description": "The responder or the platform failed"},
     },
 )
 
