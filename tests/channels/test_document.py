@@ -57,3 +57,10 @@ def test_cut_levels_rank_paragraphs_lines_sentences_words() -> None:
 def test_raw_html_and_unsafe_links_are_text() -> None:
     assert texts("<b>x</b> [y](javascript:alert(1)) [z](ftp://e.co)") == "<b>x</b> [y](javascript:alert(1)) z"
     assert all(not a.marks for a in read_markdown("[z](ftp://e.co)"))
+
+
+def test_an_image_is_its_description_linked_to_the_picture() -> None:
+    atoms = read_markdown("![hop cones](https://e.co/hops.png)")
+    assert "".join(a.text for a in atoms) == "hop cones"
+    assert all(a.marks == (Mark("link", "https://e.co/hops.png"),) for a in atoms)
+    assert all(not a.marks for a in read_markdown("![x](javascript:alert(1))"))
