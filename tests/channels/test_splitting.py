@@ -24,7 +24,7 @@ from .documents import (
 )
 
 PROPERTY = settings(
-    max_examples=1000, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    max_examples=800, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
 )
 TELEGRAM_TAGS = {t: set() for t in ("b", "i", "s", "u", "blockquote", "pre")} | {"a": {"href"}, "code": {"class"}}
 TELEGRAM_ENTITIES = frozenset({"a", "code", "pre", "blockquote"})
@@ -59,7 +59,7 @@ def test_whatsapp_parts_fit_pair_their_markers_and_keep_the_text(markdown: str, 
     assert_text_kept(document_text(markdown), "".join(seen), DECORATION | links)
 
 
-@settings(max_examples=600, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=400, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(documents(PLAIN), st.sampled_from([160, 400, 2000]))
 def test_web_parts_fit_are_sanitised_and_keep_the_text(markdown: str, limit: int) -> None:
     parts = WebAdapter(message_limit=limit).format_response(markdown)
