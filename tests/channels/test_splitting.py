@@ -105,3 +105,8 @@ def test_an_empty_answer_has_no_parts_and_a_limit_too_small_for_a_character_is_r
     with pytest.raises(ConfigurationError):
         format_markdown("😀", TelegramHTML(), 1)  # two UTF-16 code units
     assert format_markdown("**b** `c`", WebHTML(), 1) == ["b", "c"]  # the tags go before the text does
+
+
+def test_a_word_made_of_two_spans_moves_whole_to_the_next_part_when_it_fits_there() -> None:
+    parts = format_markdown("a " + "**" + "b" * 10 + "**" + "c" * 10, TelegramHTML(), 20)  # the word is 20
+    assert parts == ["a", "<b>" + "b" * 10 + "</b>" + "c" * 10]
