@@ -71,9 +71,14 @@ class _Writer:
     def block(self) -> str:
         rng = self.rng
         kind = rng.choice(["para", "para", "lines", "heading", "bullets", "numbers", "nested", "code", "quote", "hr"])
-        items = [self.inline() for _ in range(rng.randint(1, 4))]
         if kind == "para":
             return self.inline()
+        if kind == "code":
+            language = rng.choice(["", "python", "js"])
+            return f"```{language}\n" + "\n".join(self.code_line() for _ in range(rng.randint(1, 8))) + "\n```"
+        if kind == "hr":
+            return "---"
+        items = [self.inline() for _ in range(rng.randint(1, 4))]
         if kind == "lines":
             return "\n".join(items)
         if kind == "heading":
@@ -84,12 +89,7 @@ class _Writer:
             return "\n".join(f"{n + 1}. {x}" for n, x in enumerate(items))
         if kind == "nested":
             return "\n".join([f"- {items[0]}", *(f"  - {x}" for x in items[1:])])
-        if kind == "code":
-            language = rng.choice(["", "python", "js"])
-            return f"```{language}\n" + "\n".join(self.code_line() for _ in range(rng.randint(1, 8))) + "\n```"
-        if kind == "quote":
-            return "\n>\n".join(f"> {x}" for x in items[:3])
-        return "---"
+        return "\n>\n".join(f"> {x}" for x in items[:3])  # a quote
 
 
 _READER = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])

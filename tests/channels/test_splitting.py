@@ -24,7 +24,7 @@ from .documents import (
 )
 
 PROPERTY = settings(
-    max_examples=1000, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    max_examples=800, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
 )
 TELEGRAM_TAGS = {t: set() for t in ("b", "i", "s", "u", "blockquote", "pre")} | {"a": {"href"}, "code": {"class"}}
 TELEGRAM_ENTITIES = frozenset({"a", "code", "pre", "blockquote"})
@@ -59,7 +59,7 @@ def test_whatsapp_parts_fit_pair_their_markers_and_keep_the_text(markdown: str, 
     assert_text_kept(document_text(markdown), "".join(seen), DECORATION | links)
 
 
-@settings(max_examples=600, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=400, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(documents(PLAIN), st.sampled_from([160, 400, 2000]))
 def test_web_parts_fit_are_sanitised_and_keep_the_text(markdown: str, limit: int) -> None:
     parts = WebAdapter(message_limit=limit).format_response(markdown)
@@ -95,43 +95,9 @@ def test_a_code_block_is_split_by_lines_and_refenced() -> None:
 
 
 def test_only_a_single_over_long_word_is_hard_split_between_code_points() -> None:
-    word = "😀" * 30  # 60 UTF-16 code units
-    parts = format_markdown(f"short {word} end", TelegramHTML(), 20)
-    assert parts[0] == "short"
-    assert all(utf16_length(p) <= 20 for p in parts)
-    assert "".join(parts[1:-1]) + parts[-1].removesuffix(" end") == word or "".join(parts).count("😀") == 30
-
-
-def test_telegram_counts_visible_utf16_units_and_escapes_the_rest() -> None:
-    parts = format_markdown("a < b & **c** 😀", TelegramHTML(), 4096)
-    assert parts == ["a &lt; b &amp; <b>c</b> 😀"]
-
-
-def test_raw_html_and_unsafe_links_arrive_as_text() -> None:
-    telegram = format_markdown('<script>alert(1)</script> [x](javascript:alert(1)) <b onclick="y">', TelegramHTML(), 0)
-    assert telegram == ['&lt;script&gt;alert(1)&lt;/script&gt; [x](javascript:alert(1)) &lt;b onclick="y"&gt;']
-
-
-def test_telegram_never_nests_what_it_cannot_show() -> None:
-    [part] = format_markdown("> quote with `code` and [a **link**](https://e.co)", TelegramHTML(), 0)
-    TagChecker(TELEGRAM_TAGS, TELEGRAM_ENTITIES).check(part)
-    assert '<a href="https://e.co">a <b>link</b></a>' in part
-
-
-def test_whatsapp_markup() -> None:
-    [part] = format_markdown(
-        "# Title\n\n**bold** *it* ~~gone~~ `x = 1` [site](https://e.co) <https://e.co/b>\n\n- one\n- two\n\n> said",
-        WhatsAppMarkup(),
-        0,
-    )
-    assert part == "*Title*\n\n*bold* _it_ ~gone~ `x = 1` site (https://e.co) https://e.co/b\n\n• one\n• two\n\n> said"
-
-
-def test_web_page_is_sanitised_html() -> None:
-    [page] = WebAdapter().format_response("# T\n\n<img src=x onerror=alert(1)> [x](https://e.co) **b**")
-    assert "<h1>T</h1>" in page
-    assert "onerror" not in page.replace("&lt;img src=x onerror=alert(1)&gt;", "")
-    assert '<a href="https://e.co" rel="noopener noreferrer nofollow">x</a>' in page
+    parts = format_markdown("short " + "😀" * 30 + " end", TelegramHTML(), 20)  # an emoji is 2 UTF-16 units
+    assert parts == ["short", "😀" * 10, "😀" * 10, "😀" * 10, "end"]
+    assert format_markdown("a **" + "x" * 30 + "** b", WhatsAppMarkup(), 12) == ["a", *["*" + "x" * 10 + "*"] * 3, "b"]
 
 
 def test_an_empty_answer_has_no_parts_and_a_limit_too_small_for_a_character_is_refused() -> None:
@@ -139,3 +105,8 @@ def test_an_empty_answer_has_no_parts_and_a_limit_too_small_for_a_character_is_r
     with pytest.raises(ConfigurationError):
         format_markdown("😀", TelegramHTML(), 1)  # two UTF-16 code units
     assert format_markdown("**b** `c`", WebHTML(), 1) == ["b", "c"]  # the tags go before the text does
+
+
+def test_a_word_made_of_two_spans_moves_whole_to_the_next_part_when_it_fits_there() -> None:
+    parts = format_markdown("a " + "**" + "b" * 10 + "**" + "c" * 10, TelegramHTML(), 20)  # the word is 20
+    assert parts == ["a", "<b>" + "b" * 10 + "</b>" + "c" * 10]

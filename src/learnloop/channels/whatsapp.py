@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import ConfigurationError
+from ..errors import ChannelSendError, ConfigurationError
 from .base import ChannelUser, InboundMessage, SentMessage, friendly_error
 from .delivery import Delivery, RetryPolicy
 from .markups import WhatsAppMarkup
@@ -27,6 +27,7 @@ WHATSAPP_API = "https://graph.facebook.com"
 WHATSAPP_API_VERSION = "v23.0"
 # The Cloud API's cap on `text.body` (the WhatsApp app itself allows 65,536).
 WHATSAPP_LIMIT = 4096
+_OUTSIDE_WINDOW = "131047"  # the Cloud API's error code for a message outside the customer service window
 
 
 class WhatsAppAdapter:
@@ -115,7 +116,19 @@ class WhatsAppAdapter:
     async def _send_parts(self, to: str, parts: list[str]) -> list[SentMessage]:
         sent: list[SentMessage] = []
         for part in parts:  # in order: each part waits for the one before it
-            body, attempts = await self._delivery.post(self._url, self.payload(to, part))
+            try:
+                body, attempts = await self._delivery.post(self._url, self.payload(to, part))
+            except ChannelSendError as error:
+                if _OUTSIDE_WINDOW in (error.description or ""):
+                    raise ChannelSendError(
+                        f"{error.message}. WhatsApp allows free-form text only within 24 hours of the person's "
+                        "last message; after that only an approved template message can start a conversation",
+                        channel=error.channel,
+                        status=error.status,
+                        attempts=error.attempts,
+                        description=error.description,
+                    ) from error
+                raise
             messages = body.get("messages")
             first = messages[0] if isinstance(messages, list) and messages else None
             message_id = first.get("id") if isinstance(first, Mapping) else None
