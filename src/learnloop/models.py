@@ -335,6 +335,9 @@ class Filters(BaseModel):
     statuses: list[Status] = Field(default_factory=lambda: [Status.VERIFIED, Status.CANDIDATE])
     tags: list[str] | None = None
     include_global: bool = True
+    # The channel the question comes from: learnings scoped to other channels (tag `channel:<name>`, what a person
+    # said about one channel, such as a format for WhatsApp) are not served. None: every channel's.
+    channel: str | None = None
 
     @field_validator("statuses")
     @classmethod

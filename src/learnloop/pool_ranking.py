@@ -13,6 +13,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
+from .capture.channel_scope import served_on
 from .capture.timing import TimeSpan
 from .models import Filters, Limits, Status
 from .retrieval import RetrievalConfig, Scored, noise_floor, rank_candidates, scored_in_order
@@ -41,6 +42,9 @@ def rank_pool(
     if filters.tags is not None:
         tags = set(filters.tags)
         kept &= np.fromiter((not tags.isdisjoint(t) for t in pool.tags), dtype=bool, count=len(pool))
+    if filters.channel is not None:
+        channel = filters.channel
+        kept &= np.fromiter((served_on(t, channel) for t in pool.tags), dtype=bool, count=len(pool))
     min_similarity = noise_floor("") if config.min_similarity is None else config.min_similarity
     similarity, coverage = pool.similarity, pool.coverage
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from .capture.channel_scope import served_on
 from .capture.timing import TimeSpan, dated
 from .models import Filters, Learning, Limits, RetrievedItem, Status, constructed
 from .prompting import RenderedBlock, Section, clean_line, memory_line, quoted, render_block
@@ -223,6 +224,7 @@ def rank_candidates(
     about), learnings said in it or about it are favoured (`RetrievalConfig.time_boost`)."""
     statuses = {status for status in filters.statuses if status is not Status.DEPRECATED}
     tags = None if filters.tags is None else set(filters.tags)
+    channel = filters.channel
     min_similarity = noise_floor("") if config.min_similarity is None else config.min_similarity
     min_coverage = config.min_coverage
     start, end = (span.start.timestamp(), span.end.timestamp()) if span is not None else (0.0, 0.0)
@@ -246,6 +248,7 @@ def rank_candidates(
         for item in candidates
         if item.status in statuses
         and (tags is None or not tags.isdisjoint(item.tags))
+        and (channel is None or served_on(item.tags, channel))
         and (relevant(item, 1.0) or (in_span(item) and relevant(item, config.timely_floor)))
     ]
     fuse = _fuser(kept_candidates, config)

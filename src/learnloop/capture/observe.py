@@ -38,6 +38,7 @@ from ..terms import query_terms
 from ..tools.intelligence import live_tools
 from .artifacts import MAX_ARTIFACT_CHARS, Artifact, ObserveContext
 from .carried import Carried
+from .channel_scope import channel_tag, said_for_channel
 from .evidence import GENERIC, profile
 from .feedback import DISCREDITING, Feedback, FeedbackType, PreviousTurn
 from .fields import identifier, redact_text
@@ -224,6 +225,8 @@ async def observe(
             answer = None  # prose is stored only as the model condensed it
     extra = [a for a in (correction, measured, answer) if a is not None]
     run_tags = tuple(tags)
+    if said_for_channel(user_message, channel):  # "on WhatsApp, keep it short": served on WhatsApp only
+        run_tags = (*run_tags, channel_tag(channel))
     results = [
         await _save_artifact(engine, scope, artifact, session, meta, namespace, run_tags, now)
         for artifact in [*artifacts, *extra]

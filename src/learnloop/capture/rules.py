@@ -34,7 +34,11 @@ def _r(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-_CLAUSE = r"(?:^|[,;:]\s*|\b(?:and|but|so|because|since|though|also|btw|fyi)\s+)"
+# A sentence may open on the channel it is about, without a comma ("On WhatsApp I prefer …": `channel_scope`).
+_CHANNEL_LEAD = (
+    r"^(?:on|in|over|via)\s+(?:this\s+(?:chat|app|channel)|the\s+(?:web\s+)?(?:chat|app)|telegram|whatsapp)\s+"
+)
+_CLAUSE = rf"(?:{_CHANNEL_LEAD}|^|[,;:]\s*|\b(?:and|but|so|because|since|though|also|btw|fyi)\s+)"
 # Up to the end of the clause; a comma between digits ("4,500") is part of a number, not a clause break.
 _OBJECT_TEXT = r"(?:[^,;!?]|(?<=\d),(?=\d))+"
 _OBJ = rf"(?P<obj>{_OBJECT_TEXT})"

@@ -122,6 +122,8 @@ class TurnService:
             filters = filters.model_copy(update={"namespace": namespace})
         if tags:
             filters = filters.model_copy(update={"tags": [*(filters.tags or []), *tags]})
+        if channel and filters.channel is None:  # what was said for another channel stays there
+            filters = filters.model_copy(update={"channel": channel})
         now = at or engine.clock()
         # The holdback experiment's one gate: every part of the context below that holds memory asks it.
         assignment = await context_assignment(engine, scope, filters.namespace)
