@@ -105,8 +105,8 @@ async def test_bookkeeping_waits_for_a_pause_in_inline_searches_within_bounds() 
 
 async def test_follow_ups_a_flush_hands_back_wait_for_a_pause_or_a_job_that_could_observe_them() -> None:
     """A flush's follow-ups (a retrieval's promotions) are not committed by a flush that only relieves the
-    gathered counters; they are at a pause in the searches, after `_MAX_LATER_SECONDS` under steady searches, or
-    before a caller's job. Decided on the recorded instants, not on a clock."""
+    gathered counters; they are at a pause in the searches, `_MAX_DEFERRED` at a time after `_MAX_LATER_SECONDS`
+    under steady searches, and all before a caller's job. Decided on the recorded instants, not on a clock."""
     flushed: list[list[str]] = []
 
     def flush(conn: object, batch: list[tuple[object, Future[object]]]) -> list[tuple[object, Future[object]]]:
@@ -121,19 +121,21 @@ async def test_follow_ups_a_flush_hands_back_wait_for_a_pause_or_a_job_that_coul
         await worker.run(lambda conn: None)
         gate = threading.Event()
         held = worker.submit(lambda conn: gate.wait(), stale_ok=True)  # the thread busy: the test flushes
-        counted: Future[object] = Future()
+        counted: list[Future[object]] = [Future() for _ in range(worker_module._MAX_DEFERRED + 1)]
         with worker._lock:
-            worker._deferred.append(("counters", counted))
+            worker._deferred += [("counters", future) for future in counted]
             worker._inline_at = time.monotonic() + 60  # a search "just now" for as long as the test runs
-        worker._flush(everything=worker._quiet())
-        assert flushed == [["counters"]] and not counted.done()  # its promotions wait
-        assert worker._searching() and not worker._quiet()
+        worker._flush(later=worker._later_due())
+        assert len(flushed) == 1 and not any(f.done() for f in counted)  # the promotions wait
+        assert worker._searching() and worker._later_due() == 0
         worker._later_since = time.monotonic() - worker_module._MAX_LATER_SECONDS
-        assert not worker._searching() and worker._quiet(), "the follow-ups waited long enough"
+        assert not worker._searching(), "the follow-ups waited long enough"
+        worker._flush(later=worker._later_due())
+        assert len(flushed[1]) == worker_module._MAX_DEFERRED and len(worker._later) == 1  # the oldest, a batch
         worker._later_since = time.monotonic()
         gate.set()
         await asyncio.wrap_future(held)
         await worker.run(lambda conn: None)  # a caller's job: it could read the promotions
-        assert flushed == [["counters"], ["follow-up"]] and counted.done()
+        assert flushed[2:] == [["follow-up"]] and all(f.done() for f in counted) and worker._later == []
     finally:
         await asyncio.to_thread(worker.close, lambda conn: None)

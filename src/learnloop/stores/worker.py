@@ -42,7 +42,8 @@ _MAX_DEFERRED = 64
 # holds the connection for several milliseconds (its commit most of it), and every search arriving meanwhile was
 # handed to the thread and waited behind it: one flush per 64 retrievals instead of one per 20 ms.
 _MAX_DEFER_SECONDS = 0.25
-# Follow-ups a flush handed back wait for a pause in the searches, but not longer than this under steady load.
+# Follow-ups a flush handed back wait for a pause in the searches; under steady searches, those waiting longer than
+# this commit `_MAX_DEFERRED` at a time, so that a backlog never holds the connection long.
 _MAX_LATER_SECONDS = 2.0
 
 
@@ -183,7 +184,7 @@ class ConnectionWorker(Generic[Conn]):
                 if self._searching():
                     continue
                 with self._busy:
-                    self._flush(everything=self._quiet())  # idle: commit what has gathered
+                    self._flush(later=self._later_due())  # idle: commit what has gathered
                     idle_work = self._idle_step()
                 continue
             if job is None:
@@ -217,18 +218,19 @@ class ConnectionWorker(Generic[Conn]):
             return False
         return now - self._inline_at < _IDLE_FLUSH_SECONDS
 
-    def _quiet(self) -> bool:
-        """No search ran inline within the idle pause, or follow-ups have waited long enough for one."""
+    def _later_due(self) -> int | None:
+        """How many follow-ups to commit now: all (None) at a pause in the searches, a batch when they have waited
+        `_MAX_LATER_SECONDS` under steady searches, else none."""
         now = time.monotonic()
-        return now - self._inline_at >= _IDLE_FLUSH_SECONDS or (
-            bool(self._later) and now - self._later_since >= _MAX_LATER_SECONDS
-        )
+        if now - self._inline_at >= _IDLE_FLUSH_SECONDS:
+            return None
+        return _MAX_DEFERRED if self._later and now - self._later_since >= _MAX_LATER_SECONDS else 0
 
     def _serve_one(self, job: _Job[Conn]) -> Callable[[], None] | None:
         """Run the job; return what hands its outcome to the caller."""
         if not job.stale_ok:
             # A caller's job may observe the follow-ups too; a wake-up (too many gathered) flushes the counters only.
-            self._flush(everything=job.counted)
+            self._flush(later=None if job.counted else 0)
         if not job.future.set_running_or_notify_cancel():
             return None
         if job.final and self.connection is None:
@@ -253,18 +255,20 @@ class ConnectionWorker(Generic[Conn]):
             self.connection = self._connect()
         return self.connection
 
-    def _flush(self, everything: bool = True) -> None:
-        """Commit the gathered bookkeeping; with `everything`, then the follow-ups waiting for a pause."""
+    def _flush(self, later: int | None = None) -> None:
+        """Commit the gathered bookkeeping, then the oldest `later` follow-ups waiting for a pause (None: all)."""
         with self._lock:
             batch, self._deferred = self._deferred, []
         if batch:
-            later = self._flush_safely(batch)
-            if later and not self._later:
+            handed_back = self._flush_safely(batch)
+            if handed_back and not self._later:
                 self._later_since = time.monotonic()
-            self._later += later
-        if everything and self._later:
-            batch, self._later = self._later, []
-            self._later += self._flush_safely(batch)
+            self._later += handed_back
+        if later is None or later > 0:
+            cut = len(self._later) if later is None else later
+            batch, self._later = self._later[:cut], self._later[cut:]
+            if batch:
+                self._later += self._flush_safely(batch)
 
     def _flush_safely(self, batch: Deferred) -> Deferred:
         try:
