@@ -280,8 +280,10 @@ def disk_use(path: Path) -> dict[str, object]:
 
 async def settled(store: SQLiteStore) -> None:
     """Wait until the store has committed the retrievals' deferred bookkeeping and the promotions they earned (a
-    read that could see them commits both first), so a timed pass does not start behind an earlier one's."""
+    read that could see them commits both first) and has had a pause for the housekeeping that follows (a
+    snapshot of partitions those changed), so a timed pass does not start behind an earlier one's."""
     await store.get(Scope(tenant=TENANT, user=USER), 0)
+    await asyncio.sleep(1.0)
 
 
 async def retrieval_recall(
