@@ -177,8 +177,9 @@ async def _with_session_corrections(
 
 
 def _record(engine: Engine, scope: Scope, items: list[RetrievedItem], actor: str, query: str) -> None:
-    """hits + 1 and streak + 1 for what the model will see, one event, and evidence promotions decided on
-    the counts as they are after this retrieval — written in the background so the caller does not wait.
+    """hits + 1 and streak + 1 for what the model will see and one event, written in the background so the caller
+    does not wait; evidence promotions, decided on the counts as they are then, at the next pause in the searches
+    or before a read that could see them (see `stores.sql.bookkeeping`).
     The event names the query (its start), so a reader of the activity panel sees what was asked."""
     shown = [item.learning.id for item in items]
     # Only what was relevant enough to help counts as used: noise shown at the edge of relevance records no

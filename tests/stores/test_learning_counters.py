@@ -165,4 +165,4 @@ async def test_a_follow_up_sees_only_the_candidates_that_reached_a_count(store: 
     for _ in range(2):
         touch = Touch(ids=(learning_id,), at=utcnow(), follow_from=(2, 5))
         store.submit(ALICE, [touch], then=then).result(timeout=10)
-    assert seen == [[], [learning_id]]  # streak 1, then 2
+    assert seen == [[learning_id]]  # streak 1 (nothing to follow up: not run), then 2

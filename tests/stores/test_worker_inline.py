@@ -13,7 +13,7 @@ from learnloop.stores.worker import ConnectionWorker
 
 
 def _worker() -> ConnectionWorker[object]:
-    return ConnectionWorker(lambda: object(), lambda conn, batch: None, name="test-worker")
+    return ConnectionWorker(lambda: object(), lambda conn, batch: [], name="test-worker")
 
 
 async def test_an_idle_worker_runs_an_inline_job_on_the_calling_thread() -> None:
@@ -99,5 +99,43 @@ async def test_bookkeeping_waits_for_a_pause_in_inline_searches_within_bounds() 
             worker._deferred.clear()
         gate.set()
         await asyncio.wrap_future(held)
+    finally:
+        await asyncio.to_thread(worker.close, lambda conn: None)
+
+
+async def test_follow_ups_a_flush_hands_back_wait_for_a_pause_or_a_job_that_could_observe_them() -> None:
+    """A flush's follow-ups (a retrieval's promotions) are not committed by a flush that only relieves the
+    gathered counters; they are at a pause in the searches, `_MAX_DEFERRED` at a time after `_MAX_LATER_SECONDS`
+    under steady searches, and all before a caller's job. Decided on the recorded instants, not on a clock."""
+    flushed: list[list[str]] = []
+
+    def flush(conn: object, batch: list[tuple[object, Future[object]]]) -> list[tuple[object, Future[object]]]:
+        flushed.append([str(item) for item, _ in batch])
+        for item, future in batch:
+            if item == "follow-up":
+                future.set_result(None)
+        return [("follow-up", future) for item, future in batch if item == "counters"]
+
+    worker: ConnectionWorker[object] = ConnectionWorker(lambda: object(), flush, name="test-worker")
+    try:
+        await worker.run(lambda conn: None)
+        gate = threading.Event()
+        held = worker.submit(lambda conn: gate.wait(), stale_ok=True)  # the thread busy: the test flushes
+        counted: list[Future[object]] = [Future() for _ in range(worker_module._MAX_DEFERRED + 1)]
+        with worker._lock:
+            worker._deferred += [("counters", future) for future in counted]
+            worker._inline_at = time.monotonic() + 60  # a search "just now" for as long as the test runs
+        worker._flush(later=worker._later_due())
+        assert len(flushed) == 1 and not any(f.done() for f in counted)  # the promotions wait
+        assert worker._searching() and worker._later_due() == 0
+        worker._later_since = time.monotonic() - worker_module._MAX_LATER_SECONDS
+        assert not worker._searching(), "the follow-ups waited long enough"
+        worker._flush(later=worker._later_due())
+        assert len(flushed[1]) == worker_module._MAX_DEFERRED and len(worker._later) == 1  # the oldest, a batch
+        worker._later_since = time.monotonic()
+        gate.set()
+        await asyncio.wrap_future(held)
+        await worker.run(lambda conn: None)  # a caller's job: it could read the promotions
+        assert flushed[2:] == [["follow-up"]] and all(f.done() for f in counted) and worker._later == []
     finally:
         await asyncio.to_thread(worker.close, lambda conn: None)

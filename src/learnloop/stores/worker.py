@@ -5,7 +5,9 @@ partitions need no locks and the event loop never blocks on disk. Bookkeeping wr
 hits and streaks a retrieval records) are deferred: they collect and commit together, in one transaction,
 before the next job that could observe them, when the thread has been idle for a moment, or when enough
 have gathered. Jobs marked `stale_ok` (searches, whose ranking may be a few milliseconds behind on hit
-counts) run ahead of them, so back-to-back retrievals do not each wait for the previous one's write.
+counts) run ahead of them, so back-to-back retrievals do not each wait for the previous one's write. What a
+flush hands back (a retrieval's promotions, decided on the counts it committed) waits longer: for a pause in
+the searches, or a job that could observe it, so that a busy stretch of retrievals commits counters only.
 Housekeeping that no caller waits for (indexing new vectors, pruning the change log) runs in small steps
 once the thread is idle.
 
@@ -40,6 +42,9 @@ _MAX_DEFERRED = 64
 # holds the connection for several milliseconds (its commit most of it), and every search arriving meanwhile was
 # handed to the thread and waited behind it: one flush per 64 retrievals instead of one per 20 ms.
 _MAX_DEFER_SECONDS = 0.25
+# Follow-ups a flush handed back wait for a pause in the searches; under steady searches, those waiting longer than
+# this commit `_MAX_DEFERRED` at a time, so that a backlog never holds the connection long.
+_MAX_LATER_SECONDS = 2.0
 
 
 @dataclass
@@ -53,14 +58,18 @@ class _Job(Generic[Conn]):
     counted: bool = True  # a caller's job (not a wake-up): inline runs wait until every counted job is done
 
 
+Deferred = list[tuple[Any, Future[Any]]]
+
+
 class ConnectionWorker(Generic[Conn]):
-    """`flush` commits the gathered bookkeeping items; `idle` is one step of housekeeping, True while more
+    """`flush` commits the gathered bookkeeping items and returns follow-up items (with the futures they settle)
+    to flush later, at a pause (see the module's docstring); `idle` is one step of housekeeping, True while more
     remains."""
 
     def __init__(
         self,
         connect: Callable[[], Conn],
-        flush: Callable[[Conn, list[tuple[Any, Future[Any]]]], None],
+        flush: Callable[[Conn, Deferred], Deferred],
         name: str,
         idle: Callable[[Conn], bool] | None = None,
     ) -> None:
@@ -68,7 +77,9 @@ class ConnectionWorker(Generic[Conn]):
         self._flush_batch = flush
         self._idle = idle
         self._jobs: queue.SimpleQueue[_Job[Conn] | None] = queue.SimpleQueue()
-        self._deferred: list[tuple[Any, Future[Any]]] = []
+        self._deferred: Deferred = []
+        self._later: Deferred = []  # follow-ups flushes handed back (this thread's only)
+        self._later_since = 0.0
         self._lock = threading.Lock()
         # Held while the connection is in use (a job, a flush, an idle step), on this thread or inline.
         self._busy = threading.Lock()
@@ -167,13 +178,13 @@ class ConnectionWorker(Generic[Conn]):
         idle_work = False  # after any job, until the idle step reports nothing left
         while True:
             try:
-                waiting = self._deferred or idle_work
+                waiting = self._deferred or self._later or idle_work
                 job = self._jobs.get(timeout=_IDLE_FLUSH_SECONDS) if waiting else self._jobs.get()
             except queue.Empty:
                 if self._searching():
                     continue
                 with self._busy:
-                    self._flush()  # idle: commit what has gathered
+                    self._flush(later=self._later_due())  # idle: commit what has gathered
                     idle_work = self._idle_step()
                 continue
             if job is None:
@@ -203,12 +214,23 @@ class ConnectionWorker(Generic[Conn]):
                 return False
             if self._deferred and now - self._deferred_since >= _MAX_DEFER_SECONDS:
                 return False
+        if self._later and now - self._later_since >= _MAX_LATER_SECONDS:
+            return False
         return now - self._inline_at < _IDLE_FLUSH_SECONDS
+
+    def _later_due(self) -> int | None:
+        """How many follow-ups to commit now: all (None) at a pause in the searches, a batch when they have waited
+        `_MAX_LATER_SECONDS` under steady searches, else none."""
+        now = time.monotonic()
+        if now - self._inline_at >= _IDLE_FLUSH_SECONDS:
+            return None
+        return _MAX_DEFERRED if self._later and now - self._later_since >= _MAX_LATER_SECONDS else 0
 
     def _serve_one(self, job: _Job[Conn]) -> Callable[[], None] | None:
         """Run the job; return what hands its outcome to the caller."""
         if not job.stale_ok:
-            self._flush()
+            # A caller's job may observe the follow-ups too; a wake-up (too many gathered) flushes the counters only.
+            self._flush(later=None if job.counted else 0)
         if not job.future.set_running_or_notify_cancel():
             return None
         if job.final and self.connection is None:
@@ -233,15 +255,27 @@ class ConnectionWorker(Generic[Conn]):
             self.connection = self._connect()
         return self.connection
 
-    def _flush(self) -> None:
+    def _flush(self, later: int | None = None) -> None:
+        """Commit the gathered bookkeeping, then the oldest `later` follow-ups waiting for a pause (None: all)."""
         with self._lock:
             batch, self._deferred = self._deferred, []
-        if not batch:
-            return
+        if batch:
+            handed_back = self._flush_safely(batch)
+            if handed_back and not self._later:
+                self._later_since = time.monotonic()
+            self._later += handed_back
+        if later is None or later > 0:
+            cut = len(self._later) if later is None else later
+            batch, self._later = self._later[:cut], self._later[cut:]
+            if batch:
+                self._later += self._flush_safely(batch)
+
+    def _flush_safely(self, batch: Deferred) -> Deferred:
         try:
-            self._flush_batch(self._connection(), batch)
+            return self._flush_batch(self._connection(), batch)
         except BaseException as exc:
             log.exception("deferred writes failed")
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
+            return []

@@ -6,7 +6,7 @@ same learnings come back often (a user's standing preferences answer many questi
 are kept while nothing can have changed them: while the store's stamp stands still (SQLite: `PRAGMA
 data_version`, which moves when another connection commits, and this connection's change count).
 
-Every retrieval's bookkeeping (hit counts, its event, the promotions it earns) moves the stamp. When such a
+Every retrieval's bookkeeping (hit counts and its event; later, the promotions it earns) moves the stamp. When such a
 commit wrote nothing but `Touch`, `AppendEvent` and `Update` (a promotion; links stay) and no other connection
 committed in between, the touched rows take the counters the commit returned, the updated ones are dropped,
 and the rest carried to the new stamp. Anything else clears the cache: it holds only what a read at the current
@@ -16,12 +16,10 @@ stamp would return. Callers get copies, so changing a returned learning never re
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from concurrent.futures import Future
-from typing import Any
 
 from ...models import Learning, Scope, Source, constructed
 from ..records import AppendEvent, Counted, FollowUp, Operation, Touch, Update
-from .bookkeeping import Bookkeeping
+from .bookkeeping import Bookkeeping, Deferred, FollowUps
 from .rows import from_ts
 
 __all__ = ["RowCache", "Written", "served"]
@@ -81,25 +79,29 @@ class RowCache:
                 values["hits"], values["streak"] = counts.hits, counts.streak
                 values["last_retrieved_at"] = from_ts(counts.last_retrieved_at)
 
-    def watch(self, batch: list[tuple[Any, Future[Any]]]) -> tuple[list[tuple[Any, Future[Any]]], Written]:
-        """The batch of bookkeeping writes with its follow-ups wrapped to note what they write too."""
+    def watch(self, batch: Deferred) -> tuple[Deferred, Written]:
+        """The batch of bookkeeping writes with their follow-ups wrapped to note what they write too (a follow-up
+        handed back for later is wrapped again, for its own batch, when it comes)."""
         written = Written()
-        watched: list[tuple[Any, Future[Any]]] = []
+
+        def noting(then: FollowUp) -> FollowUp:
+            def noted(touched: list[Learning]) -> Sequence[Operation]:
+                more = then(touched)
+                written.note(more)
+                return more
+
+            return noted
+
+        watched: Deferred = []
         for item, future in batch:
-            if not isinstance(item, Bookkeeping):
+            if isinstance(item, Bookkeeping):
+                written.note(item.operations)
+                if item.then is not None:
+                    item = Bookkeeping(item.scope, item.operations, noting(item.then))
+            elif isinstance(item, FollowUps):
+                item = FollowUps(item.scope, item.ids, noting(item.then), item.done)
+            else:
                 written.other = True
-                watched.append((item, future))
-                continue
-            written.note(item.operations)
-            then = item.then
-            if then is not None:
-
-                def noted(touched: list[Learning], then: FollowUp = then) -> Sequence[Operation]:
-                    more = then(touched)
-                    written.note(more)
-                    return more
-
-                item = Bookkeeping(item.scope, item.operations, noted)
             watched.append((item, future))
         return watched, written
 

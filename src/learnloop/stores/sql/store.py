@@ -37,7 +37,7 @@ from ..worker import ConnectionWorker
 from . import event_log, maintenance, review, turns, vocabularies
 from .agent import AGENT_USER_TABLES, SqlAgentStore
 from .archive import SqlTenantArchive
-from .bookkeeping import Bookkeeping, apply_bookkeeping
+from .bookkeeping import Bookkeeping, Deferred, apply_bookkeeping
 from .candidates import candidates
 from .conversations import SqlConversationStore
 from .dialect import Connection
@@ -222,13 +222,14 @@ class SqlStore(Generic[C]):
     ) -> Future[ApplyResult]:
         return self._worker.defer(Bookkeeping(scope, list(operations), then))
 
-    def _apply_deferred(self, conn: C, batch: list[tuple[Any, Future[Any]]]) -> None:
+    def _apply_deferred(self, conn: C, batch: Deferred) -> Deferred:
+        later: Deferred = []
         rows = self._rows
         if rows is None:
             self._partitions.keep_current(
-                conn, lambda: apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch)
+                conn, lambda: later.extend(apply_bookkeeping(conn, batch, self.clock(), self._partitions.touch))
             )
-            return
+            return later
         watched, written = rows.watch(batch)
 
         def touched(scope: Scope, counted: list[Counted]) -> None:
@@ -237,12 +238,13 @@ class SqlStore(Generic[C]):
 
         try:
             stamps = self._partitions.keep_current(
-                conn, lambda: apply_bookkeeping(conn, watched, self.clock(), touched), also=rows.stamp
+                conn, lambda: later.extend(apply_bookkeeping(conn, watched, self.clock(), touched)), also=rows.stamp
             )
         except BaseException:
             rows.clear()
             raise
         rows.carry(stamps, written)
+        return later
 
     # -- simple reads --------------------------------------------------------------------------------
 
