@@ -146,3 +146,45 @@ async def test_a_failing_responder_is_told_in_words_and_learns_nothing(
 
 async def test_events_without_text_do_nothing(loop: learnloop.Loop, telegram: TelegramAdapter) -> None:
     assert await ChannelRouter(loop, Remembering()).handle(telegram, {"update_id": 5, "edited_message": {}}) == []
+
+
+async def test_a_repeat_whose_first_answer_was_stored_redacted_is_answered_anew(
+    loop: learnloop.Loop, clock: Clock, telegram: TelegramAdapter, platform: FakePlatform
+) -> None:
+    calls: list[str] = []
+
+    async def contact(turn: Turn, message: InboundMessage) -> str:
+        calls.append(message.text)
+        return "Write to refunds.desk@example.com."
+
+    router = ChannelRouter(loop, contact)
+    await router.handle(telegram, telegram_update("Who handles refunds?", update_id=1))
+    clock.advance(seconds=3)
+    [again] = await router.handle(telegram, telegram_update("Who handles refunds?", update_id=2))
+    assert again.kind == "duplicate" and len(calls) == 2
+    assert sent_texts(platform) == ["Write to refunds.desk@example.com."] * 2
+
+
+@pytest.mark.parametrize("text", ["/link@LearnloopBot", "/LINK", "  /link  "])
+async def test_link_commands_in_telegram_s_forms(
+    loop: learnloop.Loop, telegram: TelegramAdapter, platform: FakePlatform, text: str
+) -> None:
+    [issued] = await ChannelRouter(loop, Remembering()).handle(telegram, telegram_update(text))
+    assert issued.kind == "link" and "Your link code is" in sent_texts(platform)[-1]
+
+
+async def test_a_code_sent_on_the_next_line_or_to_the_bot_links(
+    loop: learnloop.Loop, telegram: TelegramAdapter, platform: FakePlatform
+) -> None:
+    router = ChannelRouter(loop, Remembering())
+    [tg] = await router.handle(telegram, telegram_update("/link"))
+    code = sent_texts(platform)[-1].split("<b>")[1].split("</b>")[0]
+    linked = await router.handle_message(WebAdapter(), web_message(f"/link@LearnloopBot\n{code}"))
+    assert linked.kind == "link" and linked.user == tg.user
+
+
+async def test_unlinking_an_only_channel_says_so(
+    loop: learnloop.Loop, telegram: TelegramAdapter, platform: FakePlatform
+) -> None:
+    [handled] = await ChannelRouter(loop, Remembering()).handle(telegram, telegram_update("/unlink"))
+    assert handled.kind == "link" and "nothing to unlink" in sent_texts(platform)[-1]

@@ -167,7 +167,7 @@ def test_a_learning_made_on_the_web_is_recalled_on_whatsapp_after_linking(
         issued = c.post("/api/channels/web/messages", json={"channel_user_id": "sess-9f2", "text": "/link"}).json()
         code = issued["parts"][0].split("<strong>")[1].split("</strong>")[0]
         linked = whatsapp(f"/link {code}", "wamid.B")["handled"][0]
-        assert linked["kind"] == "link" and linked["user"] == before["user"]
+        assert linked["kind"] == "link" and linked["user"] == told.json()["user"]  # joined the web visitor
 
     after = whatsapp(QUESTION + " Something quick, please.", "wamid.C")["handled"][0]
     assert after["user"] == told.json()["user"]

@@ -115,3 +115,23 @@ async def test_a_tool_call_reported_twice_counts_once(turns_loop: learnloop.Loop
     ]
     assert record.tool_calls_json[0] == {"tool": "shop_analytics", "params": TOP, "success": True, "time_ms": 80}
     assert record.tool_calls_json[1]["success"] is False
+
+
+async def test_messages_that_differ_only_in_redacted_data_are_not_duplicates(turns_loop: learnloop.Loop) -> None:
+    loop = turns_loop
+    async with loop.turn("alice", "Please email the invoice to alice@example.com", session="w", channel="web") as one:
+        await one.finish("Sent.")
+    async with loop.turn("alice", "Please email the invoice to bob@example.org", session="w", channel="web") as two:
+        assert two.duplicate_of is None  # blanked out, both would read "… to [pii:email]"
+        await two.finish("Sent.")
+
+
+async def test_an_answer_stored_redacted_is_not_served_as_the_cached_one(turns_loop: learnloop.Loop) -> None:
+    loop = turns_loop
+    async with loop.turn("alice", "Who handles refunds?", session="tg", channel="telegram") as first:
+        await first.finish("Write to refunds.desk@example.com, they answer within a day.")
+    record = await loop.turns.get(first.id, user="alice")
+    assert "refunds.desk@example.com" not in (record.response or "") and record.meta["response_redacted"] is True
+    async with loop.turn("alice", "Who handles refunds?", session="wa", channel="whatsapp") as again:
+        assert again.duplicate_of == first.id
+        assert again.cached_response is None  # the blanked form is not what was sent: answer anew

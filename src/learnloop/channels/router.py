@@ -18,12 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChannelSendError, LearnloopError, LinkCodeInvalid, LinkLocked, ResponderError
+from ..errors import ChannelSendError, LearnloopError, LinkCodeInvalid, LinkLocked, ResponderError, ValidationError
 from .base import ChannelAdapter, InboundMessage, SentMessage
 from .responders import Responder
 
 if TYPE_CHECKING:
     from ..loop import Loop
+    from ..turns import Turn
 
 __all__ = ["ChannelRouter", "Handled"]
 
@@ -69,10 +70,10 @@ class ChannelRouter:
             display_name=sender.display_name,
             metadata=dict(sender.metadata) or None,
         )
-        command, _, argument = message.text.strip().partition(" ")
+        command, argument = _command(message.text)
         try:
-            if command.lower() in (_LINK, _UNLINK):
-                return await self._link(adapter, message, who.user, command.lower(), argument.strip())
+            if command in (_LINK, _UNLINK):
+                return await self._link(adapter, message, who.user, command, argument)
             if not who.active:  # switched off for learning (`identities.set_active`): no turn, no memory
                 sent = await adapter.send(message.recipient, _PAUSED)
                 return Handled("paused", who.user, adapter.channel, sent=sent)
@@ -90,22 +91,26 @@ class ChannelRouter:
     async def _turn(self, adapter: ChannelAdapter, message: InboundMessage, user: str) -> Handled:
         async with self._loop.turn(user, message.text, session=adapter.channel, channel=adapter.channel) as turn:
             if turn.duplicate_of is not None:
-                answer = turn.cached_response or await self._first_answer(turn)
-                sent = await adapter.send(message.recipient, answer) if answer else []
+                # Learned once already; the person still gets an answer: the first one, or a fresh one when the
+                # first is not coming (abandoned, still open after the wait) or was stored only in redacted form.
+                answer = turn.cached_response or await self._first_answer(turn) or await self._answer(turn, message)
+                sent = await adapter.send(message.recipient, answer)
                 return Handled("duplicate", user, adapter.channel, turn.id, turn.duplicate_of, sent)
-            try:
-                answer = await self._respond(turn, message)
-            except LearnloopError:
-                raise
-            except Exception as exc:  # the app's code: its failure is the responder's, not the service's
-                raise ResponderError(f"the responder failed: {type(exc).__name__}") from exc
+            answer = await self._answer(turn, message)
             await turn.finish(answer)
         sent = await adapter.send(message.recipient, answer)
         return Handled("turn", user, adapter.channel, turn.id, None, sent)
 
-    async def _first_answer(self, turn: Any) -> str | None:
-        """A duplicate sent while the first is still being answered: wait a little for that answer; if it does
-        not come, send nothing (the first turn's own answer is on its way)."""
+    async def _answer(self, turn: Turn, message: InboundMessage) -> str:
+        try:
+            return await self._respond(turn, message)
+        except LearnloopError:
+            raise
+        except Exception as exc:  # the app's code: its failure is the responder's, not the service's
+            raise ResponderError(f"the responder failed: {type(exc).__name__}") from exc
+
+    async def _first_answer(self, turn: Turn) -> str | None:
+        """A duplicate sent while the first is still being answered: wait a little for that answer."""
         waited = 0.0
         while waited < self._duplicate_wait_s:
             await asyncio.sleep(_DUPLICATE_POLL_S)
@@ -121,8 +126,11 @@ class ChannelRouter:
         identities = self._loop.identities
         sender = message.sender
         if command == _UNLINK:
-            await identities.unlink(sender.channel, sender.channel_user_id)
-            text = "This chat is no longer linked: what you taught me stays with your other channels."
+            try:
+                user = (await identities.unlink(sender.channel, sender.channel_user_id)).user
+                text = "This chat is no longer linked: what you taught me stays with your other channels."
+            except ValidationError:  # its user's only identity
+                text = "This chat isn't linked to another one: there is nothing to unlink."
         elif not code:
             issued = await identities.issue_link_code(sender.channel, sender.channel_user_id)
             minutes = max(1, round((issued.expires_at - self._loop.engine.clock()).total_seconds() / 60))
@@ -132,7 +140,7 @@ class ChannelRouter:
             )
         else:
             try:
-                await identities.redeem_link_code(sender.channel, sender.channel_user_id, code)
+                user = (await identities.redeem_link_code(sender.channel, sender.channel_user_id, code)).user
                 text = "Linked: I now know you here as on your other channel."
             except LinkLocked:
                 text = "Too many wrong codes: linking is paused for a while."
@@ -140,3 +148,12 @@ class ChannelRouter:
                 text = "That code is wrong, used or expired. Ask for a new one with /link on your other channel."
         sent = await adapter.send(message.recipient, text)
         return Handled("link", user, adapter.channel, sent=sent)
+
+
+def _command(text: str) -> tuple[str, str]:
+    """`("/link", "CODE")` from "/link CODE", "/link\\nCODE" or Telegram's "/link@SomeBot CODE"; else ("", "")."""
+    words = text.split()
+    if not words or not words[0].startswith("/"):
+        return "", ""
+    command = words[0].split("@", 1)[0].casefold()
+    return command, " ".join(words[1:2])

@@ -9,7 +9,8 @@ never finished expire (`abandoned`). Any process sharing the database can contin
 A turn begun with the same message (`message_hash`) as the user's latest turn within the duplicate window, on any
 channel and in any session, is a *duplicate* (seed 001 §8.6): recorded `done` at once with `duplicate_of` naming
 the first turn, it has no work and never expires, its finish changes nothing, and its `response` reads as the first
-turn's (None while that one is open). Tool calls reported on it are kept on its record and teach nothing.
+turn's (None while that one is open, or when its answer was stored redacted: `RESPONSE_REDACTED` in its meta).
+Tool calls reported on it are kept on its record and teach nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ from typing import Any, Literal, Protocol
 
 from ..models import Scope
 
+# The meta key of a turn whose answer the gate redacted before storing: its stored response is not what was sent.
+RESPONSE_REDACTED = "response_redacted"
+
 __all__ = [
+    "RESPONSE_REDACTED",
     "ConversationStore",
     "ConversationTurn",
     "FinishReceipt",

@@ -37,7 +37,7 @@ from ..models import DEFAULT_NAMESPACE, Filters, Limits, RetrievalResult, Scope
 from ..profile import ProfileService
 from ..recall import record_retrieval, retrieve
 from ..sdk_edge import sdk_edge
-from ..stores.conversations import ConversationStore, ConversationTurn, NewTurn, TurnStatus
+from ..stores.conversations import RESPONSE_REDACTED, ConversationStore, ConversationTurn, NewTurn, TurnStatus
 from ..sync import SyncProxy, run_sync
 from ..tokens import default_counter
 from ..tools.intelligence import tools_of
@@ -152,12 +152,15 @@ class TurnService:
             else None
         )
         stored = redact_text(engine.gate, message)
+        # A redacted message is no duplicate of anything: two requests that differ only in what was blanked out
+        # ("email it to alice@…", "… to bob@…") would read the same.
+        digest = message_hash(stored, filters.namespace or DEFAULT_NAMESPACE, tags) if stored is message else ""
         record = NewTurn(
             id=turn_id,
             session=session,
             channel=channel,
             message=stored[:_MAX_TEXT],
-            message_hash=message_hash(stored, filters.namespace or DEFAULT_NAMESPACE, tags),
+            message_hash=digest,
             context={
                 "shown": [{"id": i.learning.id, "used": i.used} for i in retrieval.items],
                 "routed": [r.name for r in routed],
@@ -265,12 +268,12 @@ class TurnService:
         if meta is not None and not isinstance(meta, Mapping):
             raise ValidationError("meta must be an object", field="meta")
         gate = self._engine.gate
+        stored = redact_text(gate, response)
+        kept_meta = redact_values(gate, dict(meta or {}))
+        if stored is not response:  # not the answer as sent: a repeat must not be answered with the blanked form
+            kept_meta[RESPONSE_REDACTED] = True
         receipt = await self.store.finish_turn(
-            self._scope(user),
-            turn_id,
-            redact_text(gate, response)[:_MAX_TEXT],
-            redact_values(gate, dict(meta or {})),
-            self._engine.clock(),
+            self._scope(user), turn_id, stored[:_MAX_TEXT], kept_meta, self._engine.clock()
         )
         if receipt.first:
             turn_runner(self._engine, self.store).wake()

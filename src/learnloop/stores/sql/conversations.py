@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from ...errors import ConflictError, NotFound, ValidationError
 from ...models import Scope
 from ..agent_claims import abandoned
-from ..conversations import ConversationTurn, FinishReceipt, NewTurn, SilenceVerdict, TurnStatus
+from ..conversations import RESPONSE_REDACTED, ConversationTurn, FinishReceipt, NewTurn, SilenceVerdict, TurnStatus
 from ..sql.rows import from_ts
 from .dialect import Connection, dialect_of
 from .jobs import ConnectionJobs
@@ -127,9 +127,11 @@ def _with_first_response(conn: Connection, turn: ConversationTurn) -> Conversati
     if turn.duplicate_of is None or turn.response is not None:
         return turn
     row = conn.execute(
-        "SELECT response FROM conversations WHERE tenant = ? AND id = ?", (turn.tenant, turn.duplicate_of)
+        "SELECT response, meta FROM conversations WHERE tenant = ? AND id = ?", (turn.tenant, turn.duplicate_of)
     ).fetchone()
-    return turn if row is None or row[0] is None else replace(turn, response=row[0])
+    if row is None or row[0] is None or json.loads(row[1] or "{}").get(RESPONSE_REDACTED):
+        return turn  # no answer yet, or only its blanked form: the caller answers anew
+    return replace(turn, response=row[0])
 
 
 def _owner_clause(scope: Scope) -> tuple[str, tuple[Any, ...]]:
