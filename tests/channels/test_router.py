@@ -188,3 +188,17 @@ async def test_unlinking_an_only_channel_says_so(
 ) -> None:
     [handled] = await ChannelRouter(loop, Remembering()).handle(telegram, telegram_update("/unlink"))
     assert handled.kind == "link" and "nothing to unlink" in sent_texts(platform)[-1]
+
+
+async def test_an_event_delivered_again_late_is_the_same_turn(
+    loop: learnloop.Loop, clock: Clock, telegram: TelegramAdapter, platform: FakePlatform
+) -> None:
+    respond = Remembering()
+    router = ChannelRouter(loop, respond)
+    [first] = await router.handle(telegram, telegram_update(FACT, update_id=7))
+    clock.advance(seconds=90)  # past the duplicate window: the platform's retries gave up late
+    [again] = await router.handle(telegram, telegram_update(FACT, update_id=7))
+    assert again.kind == "redelivered" and again.turn == first.turn and respond.calls == [FACT]
+    assert sent_texts(platform)[0] == sent_texts(platform)[1]
+    await loop.turns.drain()
+    assert len([x for x in (await loop.list(user=first.user)).items if "vegetarian" in x.text]) == 1

@@ -135,7 +135,7 @@ def test_a_signed_telegram_update_is_answered_once_and_a_retry_gets_the_same_ans
     assert first.status_code == 200 and again.status_code == 200, first.text
     [handled] = first.json()["handled"]
     [repeat] = again.json()["handled"]
-    assert handled["kind"] == "turn" and repeat["kind"] == "duplicate" and repeat["duplicate_of"] == handled["turn"]
+    assert handled["kind"] == "turn" and repeat["kind"] == "redelivered" and repeat["turn"] == handled["turn"]
     sent = [r for r in platform.requests if r.path.endswith("/sendMessage") and r.body["chat_id"] == "4242"]
     assert [r.body["parse_mode"] for r in sent] == ["HTML", "HTML"]
     assert sent[0].body["text"] == sent[1].body["text"] == "<b>Noted.</b> I remember: nothing yet"

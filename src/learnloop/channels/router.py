@@ -13,12 +13,22 @@ duplicate window (seed §8.6, any channel) learns nothing and is answered with t
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChannelSendError, LearnloopError, LinkCodeInvalid, LinkLocked, ResponderError, ValidationError
+from ..errors import (
+    ChannelSendError,
+    ConflictError,
+    LearnloopError,
+    LinkCodeInvalid,
+    LinkLocked,
+    ResponderError,
+    ValidationError,
+)
+from ..stores.conversations import RESPONSE_REDACTED
 from .base import ChannelAdapter, InboundMessage, SentMessage
 from .responders import Responder
 
@@ -40,7 +50,7 @@ _DUPLICATE_POLL_S = 0.25
 
 @dataclass(frozen=True)
 class Handled:
-    """What became of one inbound message: `kind` is `turn`, `duplicate`, `link`, `paused` or `error`."""
+    """What became of one inbound message: `kind` is `turn`, `duplicate`, `redelivered`, `link`, `paused` or `error`."""
 
     kind: str
     user: str
@@ -89,17 +99,40 @@ class ChannelRouter:
             return Handled("error", who.user, adapter.channel, sent=sent, error=exc.code)
 
     async def _turn(self, adapter: ChannelAdapter, message: InboundMessage, user: str) -> Handled:
-        async with self._loop.turn(user, message.text, session=adapter.channel, channel=adapter.channel) as turn:
-            if turn.duplicate_of is not None:
-                # Learned once already; the person still gets an answer: the first one, or a fresh one when the
-                # first is not coming (abandoned, still open after the wait) or was stored only in redacted form.
-                answer = turn.cached_response or await self._first_answer(turn) or await self._answer(turn, message)
-                sent = await adapter.send(message.recipient, answer)
-                return Handled("duplicate", user, adapter.channel, turn.id, turn.duplicate_of, sent)
-            answer = await self._answer(turn, message)
-            await turn.finish(answer)
+        # The platform's message id names the turn: an event delivered again, however late, is the same turn.
+        turn_id = _delivery_id(adapter.channel, message)
+        try:
+            turn = await self._loop.turns.begin(
+                user, message.text, session=adapter.channel, channel=adapter.channel, id=turn_id
+            )
+        except ConflictError:
+            if turn_id is None:
+                raise
+            return await self._redelivered(adapter, message, user, turn_id)
+        if turn.duplicate_of is not None:
+            # Learned once already; the person still gets an answer: the first one, or a fresh one when the
+            # first is not coming (abandoned, still open after the wait) or was stored only in redacted form.
+            answer = turn.cached_response or await self._first_answer(turn) or await self._answer(turn, message)
+            sent = await adapter.send(message.recipient, answer)
+            return Handled("duplicate", user, adapter.channel, turn.id, turn.duplicate_of, sent)
+        answer = await self._answer(turn, message)
+        await turn.finish(answer)
         sent = await adapter.send(message.recipient, answer)
         return Handled("turn", user, adapter.channel, turn.id, None, sent)
+
+    async def _redelivered(self, adapter: ChannelAdapter, message: InboundMessage, user: str, turn_id: str) -> Handled:
+        """An event the platform sent again: its answer again once there is one; nothing is learned twice. While
+        the first delivery is still being answered (the platform gave up waiting), that one sends the answer."""
+        waited = 0.0
+        while True:
+            first = await self._loop.turns.get(turn_id)
+            answer = None if first.meta.get(RESPONSE_REDACTED) else first.response
+            if answer or first.status != "open" or waited >= self._duplicate_wait_s:
+                break
+            await asyncio.sleep(_DUPLICATE_POLL_S)
+            waited += _DUPLICATE_POLL_S
+        sent = await adapter.send(message.recipient, answer) if answer else []
+        return Handled("redelivered", user, adapter.channel, turn_id, None, sent)
 
     async def _answer(self, turn: Turn, message: InboundMessage) -> str:
         try:
@@ -157,3 +190,11 @@ def _command(text: str) -> tuple[str, str]:
         return "", ""
     command = words[0].split("@", 1)[0].casefold()
     return command, " ".join(words[1:2])
+
+
+def _delivery_id(channel: str, message: InboundMessage) -> str | None:
+    """A turn id from the platform's own message id (None when the channel gives none, as the web chat)."""
+    if not message.message_id:
+        return None
+    key = f"{channel}\x1f{message.recipient}\x1f{message.message_id}".encode()
+    return "msg-" + hashlib.sha256(key).hexdigest()[:40]

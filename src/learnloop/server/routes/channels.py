@@ -46,7 +46,7 @@ ServiceDep = Annotated[Service, Depends(get_service)]
 
 
 class Delivered(BaseModel):
-    kind: str = Field(description="turn, duplicate, link or error")
+    kind: str = Field(description="turn, duplicate, redelivered, link, paused or error")
     user: str = Field(description="the canonical user the message was from")
     channel: str
     turn: str | None = None
