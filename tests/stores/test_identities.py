@@ -91,8 +91,10 @@ async def test_a_merge_moves_history_sums_counters_and_is_done_once(store: Store
         await store.put_turn(Scope(tenant="t1", user=user), record)
     await ids.issue_code("t1", "telegram", "id:tg1", "h", now, now + timedelta(minutes=10))
     await ids.redeem_code("t1", "whatsapp", "id:wa1", "h", now, POLICY)
-    assert await ids.finish_merge("t1", "u-wa", "u-ana", 30.0) > 0
-    assert await ids.finish_merge("t1", "u-wa", "u-ana", 30.0) == 0  # resumed after it finished: nothing twice
+    first = await ids.finish_merge("t1", "u-wa", "u-ana", 30.0)
+    assert first.done and first.finished and first.moved > 0
+    again = await ids.finish_merge("t1", "u-wa", "u-ana", 30.0)  # resumed after it finished: nothing twice
+    assert again.done and not again.finished and again.moved == 0
     assert await ids.pending_merges("t1") == []
 
     merged = await profiles.get(Scope(tenant="t1", user="u-ana"))

@@ -40,7 +40,7 @@ from .records import CanonicalUser, ChannelIdentity, LinkCode, LinkResult, Resol
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["IdentityConfig", "IdentityService", "channel_key", "masked"]
+__all__ = ["IdentityConfig", "IdentityService", "channel_key", "finish_pending_merges", "masked"]
 
 _REGISTRY = "_learnloop_identity_configs"
 _CHANNEL = re.compile(r"^[a-z][a-z0-9_.-]{0,31}$")
@@ -353,12 +353,15 @@ class IdentityService:
             )
         assert found.into_user is not None and found.from_user is not None
         if found.outcome is LinkOutcome.ALREADY:
+            await self.finish_merges()  # a retry after a merge was cut short finishes it
             return LinkResult(user=found.into_user, linked=False)
         report = await merge_users(
             self._engine, store, self.tenant, found.from_user, found.into_user, self._half_life()
         )
+        # Another link at the same time may have left a merge to follow this one (A joined B while B joined C).
+        await self.finish_merges()
         return LinkResult(
-            user=found.into_user,
+            user=report.into,
             linked=True,
             merged_from=found.from_user,
             learnings_moved=report.moved,
@@ -366,12 +369,16 @@ class IdentityService:
         )
 
     async def finish_merges(self) -> int:
-        """Finish merges a crash interrupted (each step is safe to run again); returns how many."""
+        """Finish merges cut short (a crash, an error) or waiting for a turn that was running; returns how many
+        finished. Safe to run at any time and in several processes at once: each learning moves under its
+        revision (a second mover's update conflicts and is skipped), and the rest moves in one transaction that
+        first checks the merge is still unfinished."""
         store = await self._started()
-        pending = await store.pending_merges(self.tenant)
-        for from_user, into in pending:
-            await merge_users(self._engine, store, self.tenant, from_user, into, self._half_life())
-        return len(pending)
+        done = 0
+        for from_user, into in await store.pending_merges(self.tenant):
+            report = await merge_users(self._engine, store, self.tenant, from_user, into, self._half_life())
+            done += report.finished
+        return done
 
     def _half_life(self) -> float:
         """The profile's decay: a merge adds two users' pattern weights at one time."""
@@ -395,3 +402,14 @@ class IdentityService:
         fresh = fresh_user_id()
         previous = await store.unlink(self.tenant, channel, key, fresh, self._engine.clock())
         return UnlinkResult(channel=channel, id=key, user=fresh, previous_user=previous)
+
+
+async def finish_pending_merges(engine: Engine) -> int:
+    """Finish every tenant's unfinished merges (service start-up and the turns' housekeeping pass); how many."""
+    store = engine.identities
+    if store is None:
+        return 0
+    done = 0
+    for tenant in await store.merging_tenants():
+        done += await IdentityService(engine, tenant).finish_merges()
+    return done

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..capture.feedback import FeedbackType
+from ..channels.identities import finish_pending_merges
 from ..stores.conversations import ConversationStore, ConversationTurn
 from .config import TurnConfig
 from .work import record_signals, run_turn_work
@@ -41,6 +42,7 @@ class HousekeepingReport:
     silent: list[str] = field(default_factory=list)
     answered: int = 0
     processed: int = 0
+    merges: int = 0
 
 
 class TurnRunner:
@@ -136,6 +138,7 @@ class TurnRunner:
                 },
             )
         report.processed = await self.drain()
+        report.merges = await finish_pending_merges(self._engine)  # links cut short, or waiting for a turn
         return report
 
     def _ensure_periodic(self) -> None:
