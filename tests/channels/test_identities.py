@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import learnloop
 from learnloop import LinkCodeInvalid, LinkLocked, Status
+from learnloop.channels import TelegramAdapter
 from learnloop.channels.identities import IdentityConfig, channel_key
 from learnloop.errors import ConflictError, NotFound, ValidationError
 from learnloop.stores.identities import LinkPolicy
@@ -343,6 +344,30 @@ async def test_a_turn_running_while_its_person_links_finishes(loop: learnloop.Lo
     assert "User keeps bees." in await live_texts(loop, wa.user)
     assert any("vegetarian" in text for text in await live_texts(loop, wa.user))
     assert (await loop.turns.get(turn.id, user=wa.user)).response == "Noted."
+
+
+async def test_a_telegram_sender_with_long_names_is_resolved_and_its_id_kept_only_as_a_pseudonym(
+    loop: learnloop.Loop,
+) -> None:
+    sender = {"id": 987654321, "is_bot": False, "first_name": "A" * 64, "last_name": "B" * 64, "username": "u" * 140}
+    update = {
+        "update_id": 1,
+        "message": {"message_id": 1, "from": sender, "chat": {"id": 987654321, "type": "private"}},
+    }
+    person = TelegramAdapter("1:token").resolve_user(update)
+    assert person is not None and len(person.display_name or "") == 129
+    who = await loop.identities.resolve(
+        person.channel,
+        person.channel_user_id,
+        username=person.username,
+        display_name=person.display_name,
+        metadata=person.metadata,
+    )
+    account = await loop.identities.user(who.user)
+    assert account.display_name == "A" * 64 + " " + "B" * 63  # cut at 128 characters, never refused
+    [identity] = account.identities
+    assert identity.username == "u" * 128 and identity.metadata == {"chat_type": "private"}
+    assert "987654321" not in identity.model_dump_json()
 
 
 async def test_forget_removes_identities_codes_attempts_and_merged_users(loop: learnloop.Loop, tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ _PSEUDONYM = re.compile(r"^id:[0-9a-f]{24}$")
 # No 0/O, 1/I/L: a code is read off one screen and typed into another.
 _ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _MAX_METADATA = 4096
+_MAX_NAME = 128  # characters (code points) of a username or display name kept
 
 
 @dataclass(frozen=True)
@@ -233,12 +234,14 @@ class IdentityService:
         )
 
     def _text(self, value: str | None, field: str) -> str | None:
-        """A name the channel gave: kept, with any phone number, email or secret in it redacted."""
+        """A name the channel gave: kept, with any phone number, email or secret in it redacted. A long one is
+        cut, never refused: a channel's names can be longer (Telegram's first and last name, 64 each, joined),
+        and refusing one would leave that person unanswered."""
         if value is None:
             return None
-        if not isinstance(value, str) or len(value) > 128:
-            raise ValidationError(f"{field} must be at most 128 characters", field=field)
-        return redact_text(self._engine.gate, value.strip()) or None
+        if not isinstance(value, str):
+            raise ValidationError(f"{field} must be a string", field=field)
+        return redact_text(self._engine.gate, value.strip()[:_MAX_NAME].strip()) or None
 
     def _metadata(self, metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if metadata is None:
