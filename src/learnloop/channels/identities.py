@@ -14,6 +14,7 @@ merges them (`channels.merge`); unlinking gives the identity a fresh user and le
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 from collections.abc import Mapping
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 __all__ = ["IdentityConfig", "IdentityService", "channel_key", "finish_pending_merges", "masked"]
+
+log = logging.getLogger("learnloop.channels")
 
 _REGISTRY = "_learnloop_identity_configs"
 _CHANNEL = re.compile(r"^[a-z][a-z0-9_.-]{0,31}$")
@@ -408,11 +411,16 @@ class IdentityService:
 
 
 async def finish_pending_merges(engine: Engine) -> int:
-    """Finish every tenant's unfinished merges (service start-up and the turns' housekeeping pass); how many."""
+    """Finish every tenant's unfinished merges; how many. The turns' background work runs it (at service
+    start-up, in each housekeeping pass, after turns' work), so a failure is logged, not raised: the next pass
+    tries again."""
     store = engine.identities
     if store is None:
         return 0
     done = 0
     for tenant in await store.merging_tenants():
-        done += await IdentityService(engine, tenant).finish_merges()
+        try:
+            done += await IdentityService(engine, tenant).finish_merges()
+        except Exception:
+            log.exception("finishing the merges of tenant %s failed", tenant)
     return done

@@ -83,6 +83,8 @@ class TurnRunner:
                     await self._work(turn)
                     done += 1
                 if not self._again or self._closing:
+                    if done:  # a turn that began before its person linked learned as the old user: move it now
+                        await finish_pending_merges(self._engine)
                     return done
 
     async def _claim(self) -> ConversationTurn | None:
