@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from learnloop.models import Scope, utcnow
 from learnloop.stores.base import Store, TurnRecord
+from learnloop.stores.conversations import NewTurn
 from learnloop.stores.identities import IdentityStore, IdentityTouch, LinkOutcome, LinkPolicy
 from learnloop.stores.profiles import ProfileStore
 from learnloop.stores.sql.store import SqlStore
@@ -133,3 +134,56 @@ def test_a_merge_decides_for_every_table_a_user_owns() -> None:
     """A table added for users later must say what a merge does with it: moved, summed, or kept on purpose."""
     assert set(SqlStore.user_tables) <= {*MERGED_TABLES, *KEPT_TABLES}
     assert not set(MERGED_TABLES) & set(KEPT_TABLES)
+
+
+async def link(ids: IdentityStore, issuer: tuple[str, str], redeemer: tuple[str, str], code: str) -> LinkOutcome:
+    now = utcnow()
+    await ids.issue_code("t1", *issuer, code, now, now + timedelta(minutes=10))
+    return (await ids.redeem_code("t1", *redeemer, code, now, POLICY)).outcome
+
+
+async def test_a_good_code_counts_no_failure_away_and_a_used_one_resent_is_no_guess(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    await ids.touch("t1", touch("telegram", "id:tg1", "u-ana"))
+    await ids.touch("t1", touch("whatsapp", "id:wa1", "u-wa"))
+    assert await link(ids, ("telegram", "id:tg1"), ("whatsapp", "id:wa1"), "h-1") is LinkOutcome.LINKED
+    now = utcnow()
+    for _ in range(2):  # the policy locks out at 3
+        assert (await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-x", now, POLICY)).outcome is LinkOutcome.INVALID
+    for _ in range(3):  # the used code again, from the identity that used it: no failure counted
+        assert (await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-1", now, POLICY)).outcome is LinkOutcome.ALREADY
+    assert await link(ids, ("telegram", "id:tg1"), ("whatsapp", "id:wa1"), "h-2") is LinkOutcome.ALREADY
+    assert (await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-x", now, POLICY)).outcome is LinkOutcome.LOCKED
+
+
+async def test_a_merge_follows_the_chain_and_waits_for_running_turns(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    conversations = part(store, "conversations")
+    now = utcnow()
+    for channel, key, user in (("telegram", "id:a", "u-a"), ("whatsapp", "id:b", "u-b"), ("sms", "id:c", "u-c")):
+        await ids.touch("t1", touch(channel, key, user))
+    a = Scope(tenant="t1", user="u-a")
+    await conversations.begin_turn(a, NewTurn("turn-1", "s", "telegram", "hi", {}, now, now + timedelta(hours=1)))
+    assert await link(ids, ("whatsapp", "id:b"), ("telegram", "id:a"), "h-ab") is LinkOutcome.LINKED
+    assert await link(ids, ("sms", "id:c"), ("whatsapp", "id:b"), "h-bc") is LinkOutcome.LINKED
+    # A joined B, then B joined C: A's merge is C's now.
+    assert await ids.merge_target("t1", "u-a") == "u-c" == await ids.merge_target("t1", "u-c")
+    assert sorted(await ids.merged_users("t1", "u-c")) == ["u-a", "u-b"]
+    stale = await ids.finish_merge("t1", "u-a", "u-b", 30.0)
+    assert not stale.done and stale.target == "u-c" and stale.moved == 0
+    # A's turn is still open: it stays with A (its finish finds it), and the merge waits for it.
+    waiting = await ids.finish_merge("t1", "u-a", "u-c", 30.0)
+    assert waiting.waiting and not waiting.done
+    assert (await conversations.get_turn(a, "turn-1")) is not None
+    assert dict(await ids.pending_merges("t1")) == {"u-a": "u-b", "u-b": "u-c"}  # each as it was linked
+    assert "t1" in await ids.merging_tenants()
+    await conversations.finish_turn(a, "turn-1", "hello", {}, now)
+    assert (await ids.finish_merge("t1", "u-a", "u-c", 30.0)).waiting  # finished, its work not run yet
+    claimed = await conversations.claim_work("w", now, 60.0)
+    assert claimed is not None
+    await conversations.complete_work(claimed)
+    done = await ids.finish_merge("t1", "u-a", "u-c", 30.0)
+    assert done.done and done.finished and done.moved >= 1
+    assert (await conversations.get_turn(Scope(tenant="t1", user="u-c"), "turn-1")) is not None
+    assert (await ids.finish_merge("t1", "u-b", "u-c", 30.0)).finished
+    assert await ids.pending_merges("t1") == [] and await ids.merging_tenants() == []
