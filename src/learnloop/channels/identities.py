@@ -328,7 +328,8 @@ class IdentityService:
     async def redeem_link_code(self, channel: str, channel_user_id: str, code: str) -> LinkResult:
         """Join this identity to the user that issued `code`. A user with history of its own is merged into
         that one. A wrong, expired or used code links nothing (`LinkCodeInvalid`) and counts towards a lock-out
-        (`LinkLocked`, with the time to retry)."""
+        (`LinkLocked`, with the time to retry); the used code sent again by the identity that used it answers
+        `linked=False` and finishes the merge if it was cut short."""
         channel = _channel(channel)
         key = channel_key(channel, channel_user_id)
         if not isinstance(code, str) or len(code) > 64:

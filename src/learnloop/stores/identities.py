@@ -135,7 +135,8 @@ class IdentityStore(Protocol):
     ) -> RedeemRow:
         """Check the redeemer's lock, then the code: a failure is counted (and committed) before the answer, a
         success uses the code, moves every identity of the redeemer's user to the issuer's and starts the
-        merge of the two users (`begin_merge`), in one transaction."""
+        merge of the two users (`begin_merge`), in one transaction. A success clears no failure. A used code sent
+        again by an identity of the user it joined is `ALREADY`, not a failure (the caller finishes the merge)."""
         ...
 
     async def unlink(self, tenant: str, channel: str, channel_key: str, fresh_user: str, now: datetime) -> str:
