@@ -5,8 +5,11 @@ user takes their identity rows."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
+from pathlib import Path
 
+from learnloop.errors import ValidationError
 from learnloop.models import Scope, utcnow
 from learnloop.stores.base import Store, TurnRecord
 from learnloop.stores.conversations import NewTurn
@@ -14,6 +17,7 @@ from learnloop.stores.identities import IdentityStore, IdentityTouch, LinkOutcom
 from learnloop.stores.profiles import ProfileStore
 from learnloop.stores.sql.store import SqlStore
 from learnloop.stores.sql.user_merge import KEPT_TABLES, MERGED_TABLES
+from tests.conftest import make_store
 from tests.stores.test_parts_contract import part
 
 POLICY = LinkPolicy(max_failures=3, lockout_seconds=900)
@@ -187,3 +191,27 @@ async def test_a_merge_follows_the_chain_and_waits_for_running_turns(store: Stor
     assert (await conversations.get_turn(Scope(tenant="t1", user="u-c"), "turn-1")) is not None
     assert (await ids.finish_merge("t1", "u-b", "u-c", 30.0)).finished
     assert await ids.pending_merges("t1") == [] and await ids.merging_tenants() == []
+
+
+async def test_two_processes_unlinking_a_users_last_two_identities_at_once_leave_one(
+    store: Store, backend: str, tmp_path: Path
+) -> None:
+    other = make_store(backend, tmp_path)  # another process on the same database
+    await other.start()
+    try:
+        mine: IdentityStore = part(store, "identities")
+        theirs: IdentityStore = part(other, "identities")
+        for round_ in range(5):
+            user = f"u-{round_}"
+            await mine.touch("t1", touch("telegram", f"id:tg{round_}", user))
+            await mine.touch("t1", touch("whatsapp", f"id:wa{round_}", user))
+            results = await asyncio.gather(
+                mine.unlink("t1", "telegram", f"id:tg{round_}", f"fresh-a{round_}", utcnow()),
+                theirs.unlink("t1", "whatsapp", f"id:wa{round_}", f"fresh-b{round_}", utcnow()),
+                return_exceptions=True,
+            )
+            refused = [r for r in results if isinstance(r, ValidationError)]
+            assert len(refused) == 1 and results.count(user) == 1, results
+            assert len(await mine.identities("t1", user)) == 1
+    finally:
+        await other.aclose()
