@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import learnloop
 from learnloop import LinkCodeInvalid, LinkLocked, Status
+from learnloop.channels import TelegramAdapter
 from learnloop.channels.identities import IdentityConfig, channel_key
 from learnloop.errors import ConflictError, NotFound, ValidationError
 from learnloop.stores.identities import LinkPolicy
@@ -203,6 +204,170 @@ async def test_a_merge_cut_short_resumes_without_doubling(loop: learnloop.Loop) 
     assert await loop.identities.finish_merges() == 0
     live = [x.text for x in (await loop.list(user=tg.user, owner=tg.user, status="candidate", limit=100)).items]
     assert sorted(live) == ["User brews stout in 20 L batches.", "User keeps bees."]
+
+
+async def test_a_good_code_does_not_forgive_wrong_guesses(loop: learnloop.Loop, clock: Clock) -> None:
+    await loop.identities.resolve(*TG)
+    await loop.identities.resolve(*WA)
+    assert (await loop.identities.redeem_link_code(*WA, (await loop.identities.issue_link_code(*TG)).code)).linked
+    # One person holding both identities guesses between codes it issues itself: the count goes on.
+    for guess in range(IdentityConfig().max_failures - 1):
+        with pytest.raises(LinkCodeInvalid):
+            await loop.identities.redeem_link_code(*WA, f"GUESS{guess:03d}")
+    own = await loop.identities.issue_link_code(*TG)
+    assert not (await loop.identities.redeem_link_code(*WA, own.code)).linked
+    with pytest.raises(LinkLocked):
+        await loop.identities.redeem_link_code(*WA, "GUESS999")
+    # After the lock-out, and for failures older than a lock-out's length, the count starts again.
+    clock.advance(minutes=16)
+    for guess in range(IdentityConfig().max_failures - 1):
+        with pytest.raises(LinkCodeInvalid):
+            await loop.identities.redeem_link_code(*WA, f"GUESS{guess:03d}")
+    clock.advance(minutes=16)
+    with pytest.raises(LinkCodeInvalid) as fresh:
+        await loop.identities.redeem_link_code(*WA, "GUESS999")
+    assert fresh.value.details["tries_left"] == IdentityConfig().max_failures - 1
+
+
+async def begin_link(loop: learnloop.Loop, issuer: tuple[str, str], redeemer: tuple[str, str]) -> None:
+    """A link committed by the store, its merge not run (the process died, or another link is running)."""
+    store = loop.engine.identities
+    assert store is not None
+    now = loop.engine.clock()
+    code = f"h-{uuid.uuid4().hex}"
+    await store.issue_code(loop.tenant, issuer[0], channel_key(*issuer), code, now, now.replace(year=2999))
+    await store.redeem_code(loop.tenant, redeemer[0], channel_key(*redeemer), code, now, LinkPolicy(5, 900))
+
+
+async def live_texts(loop: learnloop.Loop, user: str) -> list[str]:
+    items = (await loop.list(user=user, owner=user, limit=100)).items
+    return sorted(x.text for x in items if x.status is not Status.DEPRECATED)
+
+
+SMS = ("sms", "+15550003")
+
+
+async def test_chained_links_all_end_with_the_last_user(loop: learnloop.Loop) -> None:
+    a, b, c = [await loop.identities.resolve(*who) for who in (TG, WA, SMS)]
+    await loop.save("User owns a copper kettle.", user=a.user)
+    await loop.save("User keeps bees.", user=b.user)
+    await loop.save("User brews stout.", user=c.user)
+    async with loop.turn(a.user, "What kettle do I own?", session="s", channel="telegram") as turn:
+        await turn.finish("A copper one.")
+    await loop.turns.drain()
+    # A joins B, then B joins C, before either merge ran: A's merge goes on to C. (The turn's finish started
+    # the housekeeping pass, which may be finishing them too: the end is the same.)
+    await begin_link(loop, WA, TG)
+    await begin_link(loop, SMS, WA)
+    await loop.identities.finish_merges()
+    assert await live_texts(loop, c.user) == ["User brews stout.", "User keeps bees.", "User owns a copper kettle."]
+    assert await live_texts(loop, a.user) == [] and await live_texts(loop, b.user) == []
+    assert (await loop.turns.get(turn.id, user=c.user)).response == "A copper one."
+    assert sorted(await loop.identities.merged_users(c.user)) == sorted([a.user, b.user])
+    assert await loop.engine.identities.pending_merges(loop.tenant) == []  # type: ignore[union-attr]
+
+
+async def test_two_links_at_once_converge(loop: learnloop.Loop) -> None:
+    a = await loop.identities.resolve(*TG)
+    await loop.identities.attach("web", "session-a", a.user)
+    b, c = await loop.identities.resolve(*WA), await loop.identities.resolve(*SMS)
+    texts = [f"User owns a {colour} kettle for brewing." for colour in ("red", "blue", "green", "copper")]
+    for text in texts:
+        await loop.save(text, user=a.user)
+    to_b, to_c = await loop.identities.issue_link_code(*WA), await loop.identities.issue_link_code(*SMS)
+    await asyncio.gather(
+        loop.identities.redeem_link_code(*TG, to_b.code),
+        loop.identities.redeem_link_code("web", "session-a", to_c.code),
+    )
+    final = (await loop.identities.identity(*TG)).user
+    assert final == (await loop.identities.identity("web", "session-a")).user
+    assert set(texts) <= set(await live_texts(loop, final))
+    assert [u for u in (a.user, b.user, c.user) if u != final and await live_texts(loop, u)] == []
+    assert await loop.engine.identities.pending_merges(loop.tenant) == []  # type: ignore[union-attr]
+
+
+async def test_sending_the_code_again_finishes_a_link_cut_short(loop: learnloop.Loop) -> None:
+    tg, wa = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+    await loop.save("User keeps bees.", user=tg.user)
+    code = await loop.identities.issue_link_code(*WA)
+    store = loop.engine.identities
+    assert store is not None
+    # The link committed and the merge died (no learning moved): the person sends the same code again.
+    hashed = loop.identities._hash(code.code)
+    await store.redeem_code(loop.tenant, "telegram", channel_key(*TG), hashed, loop.engine.clock(), LinkPolicy(5, 900))
+    for _ in range(IdentityConfig().max_failures + 1):  # never a wrong guess
+        again = await loop.identities.redeem_link_code(*TG, code.code)
+        assert again.user == wa.user and not again.linked
+    assert await live_texts(loop, wa.user) == ["User keeps bees."] and await live_texts(loop, tg.user) == []
+    # The same used code from another person is still a wrong one.
+    await loop.identities.resolve("web", "someone-else")
+    with pytest.raises(LinkCodeInvalid):
+        await loop.identities.redeem_link_code("web", "someone-else", code.code)
+
+
+async def test_housekeeping_finishes_merges_and_two_processes_finish_each_once(
+    open_loop: Callable[..., learnloop.Loop], clock: Clock
+) -> None:
+    first, second = open_loop("shared.db", clock=clock), open_loop("shared.db", clock=clock)
+    try:
+        tg, wa = await first.identities.resolve(*TG), await first.identities.resolve(*WA)
+        home, web = await first.identities.resolve("web", "s-1"), await first.identities.resolve("web", "s-2")
+        texts = ["User keeps bees.", "User brews stout.", "User owns a copper kettle."]
+        for text in texts:
+            await first.save(text, user=wa.user)
+            await first.save(text, user=web.user)
+        await begin_link(first, TG, WA)
+        await begin_link(first, ("web", "s-1"), ("web", "s-2"))
+        # Both processes' passes at once: each merge finishes once, and no text is live twice.
+        done = await asyncio.gather(first.identities.finish_merges(), second.identities.finish_merges())
+        assert sum(done) == 2
+        assert await live_texts(first, tg.user) == sorted(texts) == await live_texts(first, home.user)
+        await begin_link(first, TG, ("web", "s-1"))
+        report = await second.turns.housekeeping()
+        assert report.merges == 1 and await live_texts(first, tg.user) == sorted(texts)
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_a_turn_running_while_its_person_links_finishes(loop: learnloop.Loop) -> None:
+    tg, wa = await loop.identities.resolve(*TG), await loop.identities.resolve(*WA)
+    await loop.save("User keeps bees.", user=tg.user)
+    code = await loop.identities.issue_link_code(*WA)
+    async with loop.turn(tg.user, "I prefer vegetarian recipes; I never eat meat.", session="tg") as turn:
+        assert (await loop.identities.redeem_link_code(*TG, code.code)).linked
+        await turn.finish("Noted.")
+    await loop.turns.drain()
+    # The turn learned as the user it began with; the housekeeping pass moves that along with the turn.
+    await loop.turns.housekeeping()
+    assert await live_texts(loop, tg.user) == []
+    assert "User keeps bees." in await live_texts(loop, wa.user)
+    assert any("vegetarian" in text for text in await live_texts(loop, wa.user))
+    assert (await loop.turns.get(turn.id, user=wa.user)).response == "Noted."
+
+
+async def test_a_telegram_sender_with_long_names_is_resolved_and_its_id_kept_only_as_a_pseudonym(
+    loop: learnloop.Loop,
+) -> None:
+    sender = {"id": 987654321, "is_bot": False, "first_name": "A" * 64, "last_name": "B" * 64, "username": "u" * 140}
+    update = {
+        "update_id": 1,
+        "message": {"message_id": 1, "from": sender, "chat": {"id": 987654321, "type": "private"}},
+    }
+    person = TelegramAdapter("1:token").resolve_user(update)
+    assert person is not None and len(person.display_name or "") == 129
+    who = await loop.identities.resolve(
+        person.channel,
+        person.channel_user_id,
+        username=person.username,
+        display_name=person.display_name,
+        metadata=person.metadata,
+    )
+    account = await loop.identities.user(who.user)
+    assert account.display_name == "A" * 64 + " " + "B" * 63  # cut at 128 characters, never refused
+    [identity] = account.identities
+    assert identity.username == "u" * 128 and identity.metadata == {"chat_type": "private"}
+    assert "987654321" not in identity.model_dump_json()
 
 
 async def test_forget_removes_identities_codes_attempts_and_merged_users(loop: learnloop.Loop, tmp_path: Path) -> None:

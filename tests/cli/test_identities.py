@@ -22,5 +22,6 @@ def test_identities_from_the_shell(tmp_path: Path) -> None:
     shown = learnloop(db, "identities", "show", tg["user"]).stdout
     assert "telegram" in shown and "@ana" in shown and "•••0123" in shown and "7700" not in shown
     assert f"merged from: {wa['user']}" in shown
+    assert learnloop(db, "identities", "finish-merges").stdout.strip() == "finished 0 merges"  # none cut short
     gone = json.loads(learnloop(db, "--json", "identities", "unlink", "whatsapp", "+447700900123").stdout)
     assert gone["previous_user"] == tg["user"]

@@ -8,6 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from learnloop.channels.identities import channel_key
+from learnloop.stores.identities import LinkPolicy
 from tests.server.conftest import RunningServer, error_of
 
 pytestmark = pytest.mark.server
@@ -48,7 +50,12 @@ def test_two_channels_are_linked_and_unlinked_over_http(service: RunningServer) 
         assert len(code["code"]) == 8 and code["user"] == tg["user"]
         linked = _ok(c.post("/api/identities/link", json={**WA, "code": code["code"]}))
         assert linked["linked"] and linked["user"] == tg["user"] and linked["learnings_moved"] == 1
-        assert c.post("/api/identities/link", json={**WA, "code": code["code"]}).status_code == 400  # used
+        # Used: sent again by the identity that used it, it links nothing more (and finishes a merge cut short);
+        # from any other identity it is a wrong code.
+        assert not _ok(c.post("/api/identities/link", json={**WA, "code": code["code"]}))["linked"]
+        web = {"channel": "web", "channel_user_id": "session-9"}
+        _ok(c.post("/api/identities/resolve", json=web))
+        assert c.post("/api/identities/link", json={**web, "code": code["code"]}).status_code == 400
 
         person = _ok(c.get(f"/api/identities/users/{tg['user']}"))
         assert person["display_name"] == "Ana" and person["merged_from"] == [wa["user"]]
@@ -98,3 +105,26 @@ def test_keys_see_only_their_own_user_and_tenant(service: RunningServer) -> None
         assert _ok(theirs.get("/api/identities/users/alice/identities")) == []
         assert theirs.get("/api/identities/users/alice").status_code == 404
         assert theirs.post("/api/identities/link-codes", json=TG).status_code == 404
+
+
+def test_an_admin_finishes_merges_cut_short(service: RunningServer) -> None:
+    admin, app = service.key("ids-merge", "admin"), service.key("ids-merge", "app")
+    with service.client(app) as c:
+        tg = _ok(c.post("/api/identities/resolve", json=TG))
+        wa = _ok(c.post("/api/identities/resolve", json=WA))
+        code = _ok(c.post("/api/identities/link-codes", json=TG))["code"]
+    loop = service.loop.for_tenant("ids-merge")
+    # The link committed, the merge did not run (the process died): the store's half of a redemption only.
+    store = loop.engine.identities
+    assert store is not None
+    now, policy = loop.engine.clock(), LinkPolicy(5, 900)
+    wa_key = channel_key(WA["channel"], WA["channel_user_id"])
+    service.call(store.redeem_code("ids-merge", "whatsapp", wa_key, loop.identities._hash(code), now, policy))
+    assert service.call(store.pending_merges("ids-merge")) == [(wa["user"], tg["user"])]
+    with service.client(app) as c:
+        assert c.post("/api/identities/merges/finish").status_code == 403
+    with service.client(admin) as c:
+        assert _ok(c.post("/api/identities/merges/finish")) == {"finished": 1}
+        assert _ok(c.post("/api/identities/merges/finish")) == {"finished": 0}
+        assert _ok(c.get(f"/api/identities/users/{tg['user']}"))["merged_from"] == [wa["user"]]
+    assert service.call(store.pending_merges("ids-merge")) == []

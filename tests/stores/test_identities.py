@@ -5,14 +5,19 @@ user takes their identity rows."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
+from pathlib import Path
 
+from learnloop.errors import ValidationError
 from learnloop.models import Scope, utcnow
 from learnloop.stores.base import Store, TurnRecord
+from learnloop.stores.conversations import NewTurn
 from learnloop.stores.identities import IdentityStore, IdentityTouch, LinkOutcome, LinkPolicy
 from learnloop.stores.profiles import ProfileStore
 from learnloop.stores.sql.store import SqlStore
 from learnloop.stores.sql.user_merge import KEPT_TABLES, MERGED_TABLES
+from tests.conftest import make_store
 from tests.stores.test_parts_contract import part
 
 POLICY = LinkPolicy(max_failures=3, lockout_seconds=900)
@@ -91,8 +96,10 @@ async def test_a_merge_moves_history_sums_counters_and_is_done_once(store: Store
         await store.put_turn(Scope(tenant="t1", user=user), record)
     await ids.issue_code("t1", "telegram", "id:tg1", "h", now, now + timedelta(minutes=10))
     await ids.redeem_code("t1", "whatsapp", "id:wa1", "h", now, POLICY)
-    assert await ids.finish_merge("t1", "u-wa", "u-ana", 30.0) > 0
-    assert await ids.finish_merge("t1", "u-wa", "u-ana", 30.0) == 0  # resumed after it finished: nothing twice
+    first = await ids.finish_merge("t1", "u-wa", "u-ana", 30.0)
+    assert first.done and first.finished and first.moved > 0
+    again = await ids.finish_merge("t1", "u-wa", "u-ana", 30.0)  # resumed after it finished: nothing twice
+    assert again.done and not again.finished and again.moved == 0
     assert await ids.pending_merges("t1") == []
 
     merged = await profiles.get(Scope(tenant="t1", user="u-ana"))
@@ -131,3 +138,80 @@ def test_a_merge_decides_for_every_table_a_user_owns() -> None:
     """A table added for users later must say what a merge does with it: moved, summed, or kept on purpose."""
     assert set(SqlStore.user_tables) <= {*MERGED_TABLES, *KEPT_TABLES}
     assert not set(MERGED_TABLES) & set(KEPT_TABLES)
+
+
+async def link(ids: IdentityStore, issuer: tuple[str, str], redeemer: tuple[str, str], code: str) -> LinkOutcome:
+    now = utcnow()
+    await ids.issue_code("t1", *issuer, code, now, now + timedelta(minutes=10))
+    return (await ids.redeem_code("t1", *redeemer, code, now, POLICY)).outcome
+
+
+async def test_a_good_code_counts_no_failure_away_and_a_used_one_resent_is_no_guess(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    await ids.touch("t1", touch("telegram", "id:tg1", "u-ana"))
+    await ids.touch("t1", touch("whatsapp", "id:wa1", "u-wa"))
+    assert await link(ids, ("telegram", "id:tg1"), ("whatsapp", "id:wa1"), "h-1") is LinkOutcome.LINKED
+    now = utcnow()
+    for _ in range(2):  # the policy locks out at 3
+        assert (await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-x", now, POLICY)).outcome is LinkOutcome.INVALID
+    for _ in range(3):  # the used code again, from the identity that used it: no failure counted
+        assert (await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-1", now, POLICY)).outcome is LinkOutcome.ALREADY
+    assert await link(ids, ("telegram", "id:tg1"), ("whatsapp", "id:wa1"), "h-2") is LinkOutcome.ALREADY
+    assert (await ids.redeem_code("t1", "whatsapp", "id:wa1", "h-x", now, POLICY)).outcome is LinkOutcome.LOCKED
+
+
+async def test_a_merge_follows_the_chain_and_waits_for_running_turns(store: Store) -> None:
+    ids: IdentityStore = part(store, "identities")
+    conversations = part(store, "conversations")
+    now = utcnow()
+    for channel, key, user in (("telegram", "id:a", "u-a"), ("whatsapp", "id:b", "u-b"), ("sms", "id:c", "u-c")):
+        await ids.touch("t1", touch(channel, key, user))
+    a = Scope(tenant="t1", user="u-a")
+    await conversations.begin_turn(a, NewTurn("turn-1", "s", "telegram", "hi", {}, now, now + timedelta(hours=1)))
+    assert await link(ids, ("whatsapp", "id:b"), ("telegram", "id:a"), "h-ab") is LinkOutcome.LINKED
+    assert await link(ids, ("sms", "id:c"), ("whatsapp", "id:b"), "h-bc") is LinkOutcome.LINKED
+    # A joined B, then B joined C: A's merge is C's now.
+    assert await ids.merge_target("t1", "u-a") == "u-c" == await ids.merge_target("t1", "u-c")
+    assert sorted(await ids.merged_users("t1", "u-c")) == ["u-a", "u-b"]
+    stale = await ids.finish_merge("t1", "u-a", "u-b", 30.0)
+    assert not stale.done and stale.target == "u-c" and stale.moved == 0
+    # A's turn is still open: it stays with A (its finish finds it), and the merge waits for it.
+    waiting = await ids.finish_merge("t1", "u-a", "u-c", 30.0)
+    assert waiting.waiting and not waiting.done
+    assert (await conversations.get_turn(a, "turn-1")) is not None
+    assert dict(await ids.pending_merges("t1")) == {"u-a": "u-b", "u-b": "u-c"}  # each as it was linked
+    assert "t1" in await ids.merging_tenants()
+    await conversations.finish_turn(a, "turn-1", "hello", {}, now)
+    assert (await ids.finish_merge("t1", "u-a", "u-c", 30.0)).waiting  # finished, its work not run yet
+    claimed = await conversations.claim_work("w", now, 60.0)
+    assert claimed is not None
+    await conversations.complete_work(claimed)
+    done = await ids.finish_merge("t1", "u-a", "u-c", 30.0)
+    assert done.done and done.finished and done.moved >= 1
+    assert (await conversations.get_turn(Scope(tenant="t1", user="u-c"), "turn-1")) is not None
+    assert (await ids.finish_merge("t1", "u-b", "u-c", 30.0)).finished
+    assert await ids.pending_merges("t1") == [] and await ids.merging_tenants() == []
+
+
+async def test_two_processes_unlinking_a_users_last_two_identities_at_once_leave_one(
+    store: Store, backend: str, tmp_path: Path
+) -> None:
+    other = make_store(backend, tmp_path)  # another process on the same database
+    await other.start()
+    try:
+        mine: IdentityStore = part(store, "identities")
+        theirs: IdentityStore = part(other, "identities")
+        for round_ in range(5):
+            user = f"u-{round_}"
+            await mine.touch("t1", touch("telegram", f"id:tg{round_}", user))
+            await mine.touch("t1", touch("whatsapp", f"id:wa{round_}", user))
+            results = await asyncio.gather(
+                mine.unlink("t1", "telegram", f"id:tg{round_}", f"fresh-a{round_}", utcnow()),
+                theirs.unlink("t1", "whatsapp", f"id:wa{round_}", f"fresh-b{round_}", utcnow()),
+                return_exceptions=True,
+            )
+            refused = [r for r in results if isinstance(r, ValidationError)]
+            assert len(refused) == 1 and results.count(user) == 1, results
+            assert len(await mine.identities("t1", user)) == 1
+    finally:
+        await other.aclose()

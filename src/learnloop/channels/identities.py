@@ -14,6 +14,7 @@ merges them (`channels.merge`); unlinking gives the identity a fresh user and le
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 from collections.abc import Mapping
@@ -40,7 +41,9 @@ from .records import CanonicalUser, ChannelIdentity, LinkCode, LinkResult, Resol
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["IdentityConfig", "IdentityService", "channel_key", "masked"]
+__all__ = ["IdentityConfig", "IdentityService", "channel_key", "finish_pending_merges", "masked"]
+
+log = logging.getLogger("learnloop.channels")
 
 _REGISTRY = "_learnloop_identity_configs"
 _CHANNEL = re.compile(r"^[a-z][a-z0-9_.-]{0,31}$")
@@ -48,6 +51,7 @@ _PSEUDONYM = re.compile(r"^id:[0-9a-f]{24}$")
 # No 0/O, 1/I/L: a code is read off one screen and typed into another.
 _ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _MAX_METADATA = 4096
+_MAX_NAME = 128  # characters (code points) of a username or display name kept
 
 
 @dataclass(frozen=True)
@@ -233,12 +237,14 @@ class IdentityService:
         )
 
     def _text(self, value: str | None, field: str) -> str | None:
-        """A name the channel gave: kept, with any phone number, email or secret in it redacted."""
+        """A name the channel gave: kept, with any phone number, email or secret in it redacted. A long one is
+        cut, never refused: a channel's names can be longer (Telegram's first and last name, 64 each, joined),
+        and refusing one would leave that person unanswered."""
         if value is None:
             return None
-        if not isinstance(value, str) or len(value) > 128:
-            raise ValidationError(f"{field} must be at most 128 characters", field=field)
-        return redact_text(self._engine.gate, value.strip()) or None
+        if not isinstance(value, str):
+            raise ValidationError(f"{field} must be a string", field=field)
+        return redact_text(self._engine.gate, value.strip()[:_MAX_NAME].strip()) or None
 
     def _metadata(self, metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if metadata is None:
@@ -322,7 +328,8 @@ class IdentityService:
     async def redeem_link_code(self, channel: str, channel_user_id: str, code: str) -> LinkResult:
         """Join this identity to the user that issued `code`. A user with history of its own is merged into
         that one. A wrong, expired or used code links nothing (`LinkCodeInvalid`) and counts towards a lock-out
-        (`LinkLocked`, with the time to retry)."""
+        (`LinkLocked`, with the time to retry); the used code sent again by the identity that used it answers
+        `linked=False` and finishes the merge if it was cut short."""
         channel = _channel(channel)
         key = channel_key(channel, channel_user_id)
         if not isinstance(code, str) or len(code) > 64:
@@ -353,12 +360,15 @@ class IdentityService:
             )
         assert found.into_user is not None and found.from_user is not None
         if found.outcome is LinkOutcome.ALREADY:
+            await self.finish_merges()  # a retry after a merge was cut short finishes it
             return LinkResult(user=found.into_user, linked=False)
         report = await merge_users(
             self._engine, store, self.tenant, found.from_user, found.into_user, self._half_life()
         )
+        # Another link at the same time may have left a merge to follow this one (A joined B while B joined C).
+        await self.finish_merges()
         return LinkResult(
-            user=found.into_user,
+            user=report.into,
             linked=True,
             merged_from=found.from_user,
             learnings_moved=report.moved,
@@ -366,12 +376,16 @@ class IdentityService:
         )
 
     async def finish_merges(self) -> int:
-        """Finish merges a crash interrupted (each step is safe to run again); returns how many."""
+        """Finish merges cut short (a crash, an error) or waiting for a turn that was running; returns how many
+        finished. Safe to run at any time and in several processes at once: each learning moves under its
+        revision (a second mover's update conflicts and is skipped), and the rest moves in one transaction that
+        first checks the merge is still unfinished."""
         store = await self._started()
-        pending = await store.pending_merges(self.tenant)
-        for from_user, into in pending:
-            await merge_users(self._engine, store, self.tenant, from_user, into, self._half_life())
-        return len(pending)
+        done = 0
+        for from_user, into in await store.pending_merges(self.tenant):
+            report = await merge_users(self._engine, store, self.tenant, from_user, into, self._half_life())
+            done += report.finished
+        return done
 
     def _half_life(self) -> float:
         """The profile's decay: a merge adds two users' pattern weights at one time."""
@@ -395,3 +409,19 @@ class IdentityService:
         fresh = fresh_user_id()
         previous = await store.unlink(self.tenant, channel, key, fresh, self._engine.clock())
         return UnlinkResult(channel=channel, id=key, user=fresh, previous_user=previous)
+
+
+async def finish_pending_merges(engine: Engine) -> int:
+    """Finish every tenant's unfinished merges; how many. The turns' background work runs it (at service
+    start-up, in each housekeeping pass, after turns' work), so a failure is logged, not raised: the next pass
+    tries again."""
+    store = engine.identities
+    if store is None:
+        return 0
+    done = 0
+    for tenant in await store.merging_tenants():
+        try:
+            done += await IdentityService(engine, tenant).finish_merges()
+        except Exception:
+            log.exception("finishing the merges of tenant %s failed", tenant)
+    return done

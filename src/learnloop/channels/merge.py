@@ -32,29 +32,49 @@ _PAGE = 200
 class MergeReport:
     moved: int = 0
     left: list[int] = field(default_factory=list)  # refused by the gate as it is now: kept where they were
+    into: str = ""  # the user everything went to (the end of the chain when the one asked for joined another)
+    done: bool = False  # False: a turn of the merged-away user is still running; a later pass finishes
+    finished: bool = False  # this call finished it (another process's pass may have, meanwhile)
+
+
+# Each round follows a change the last one met (a new end of the chain, a learning made meanwhile); more than a
+# few in one call means merges keep arriving: the next pass (`IdentityService.finish_merges`) goes on.
+_ROUNDS = 4
 
 
 async def merge_users(
     engine: Engine, store: IdentityStore, tenant: str, from_user: str, into: str, half_life_days: float
 ) -> MergeReport:
-    report = MergeReport()
+    report = MergeReport(into=into)
+    for _ in range(_ROUNDS):
+        report.into = await store.merge_target(tenant, from_user)
+        if report.into == from_user:  # never merged (or unlinked meanwhile): nothing to move
+            report.into, report.done = into, True
+            return report
+        await _move_learnings(engine, tenant, from_user, report)
+        step = await store.finish_merge(tenant, from_user, report.into, half_life_days, report.left)
+        if step.done or step.waiting:
+            report.done, report.finished = step.done, step.finished
+            return report
+    return report
+
+
+async def _move_learnings(engine: Engine, tenant: str, from_user: str, report: MergeReport) -> None:
     admin = Scope(tenant=tenant)
-    seen: set[int] = set()
+    seen = set(report.left)
     while True:
         # What could not move stays first in the listing: read past it.
         query = ListQuery(user=from_user, order="oldest", offset=len(report.left), limit=_PAGE)
         page = await engine.store.list_learnings(admin, query)
         todo = [x for x in page.items if x.user == from_user and x.id not in seen]
         if not todo:
-            break
+            return
         for learning in todo:
             seen.add(learning.id)
-            if await _move(engine, tenant, learning, into):
+            if await _move(engine, tenant, learning, report.into):
                 report.moved += 1
             else:
                 report.left.append(learning.id)
-    await store.finish_merge(tenant, from_user, into, half_life_days)
-    return report
 
 
 async def _move(engine: Engine, tenant: str, learning: Learning, into: str) -> bool:

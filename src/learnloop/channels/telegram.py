@@ -122,8 +122,10 @@ def _sender(message: Mapping[str, Any]) -> ChannelUser | None:
     display = " ".join(n for n in names if isinstance(n, str) and n) or None
     chat = message.get("chat")
     metadata: dict[str, Any] = {}
-    if isinstance(chat, Mapping) and chat.get("id") is not None:
-        metadata = {"chat_id": str(chat["id"]), "chat_type": chat.get("type")}
+    # Not the chat id: in a private chat it is the person's Telegram id, which is stored only as a pseudonym.
+    # Replies go to each update's own chat (`InboundMessage.recipient`).
+    if isinstance(chat, Mapping) and isinstance(chat.get("type"), str):
+        metadata = {"chat_type": chat["type"]}
     if isinstance(person.get("language_code"), str):
         metadata["language_code"] = person["language_code"]
     username = person.get("username")

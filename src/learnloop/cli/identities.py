@@ -123,3 +123,18 @@ def unlink(ctx: CliContext, channel: str, channel_user_id: str) -> None:
 
     done = run(ctx, work)
     _emit(ctx, done, f"{done.channel} now {done.user} (was {done.previous_user})")
+
+
+@identities.command("finish-merges")
+@pass_context
+def finish_merges(ctx: CliContext) -> None:
+    """Finish merges of linked users that a crash or an error cut short (the service also does it by itself)."""
+
+    async def work(loop: Loop) -> int:
+        return await loop.identities.finish_merges()
+
+    done = run(ctx, work)
+    if ctx.as_json:
+        echo_json({"finished": done})
+    else:
+        click.echo(f"finished {done} merge{'' if done == 1 else 's'}")

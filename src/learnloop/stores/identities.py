@@ -5,6 +5,7 @@ scoped by tenant, and every write is one transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -16,6 +17,7 @@ __all__ = [
     "IdentityTouch",
     "LinkOutcome",
     "LinkPolicy",
+    "MergeStep",
     "RedeemRow",
     "UserRow",
 ]
@@ -83,6 +85,17 @@ class RedeemRow:
     failures: int = 0
 
 
+@dataclass(frozen=True)
+class MergeStep:
+    """What one `finish_merge` call did. Not `done`: run the merge again (towards `target`), unless `waiting`."""
+
+    done: bool  # every row moved and the merge marked finished (by this call or an earlier one)
+    moved: int = 0
+    target: str | None = None  # the user to join now: the one asked for has since joined this one
+    waiting: bool = False  # a turn of the merged-away user is still open: a later pass finishes the merge
+    finished: bool = False  # this call marked it done (not an earlier one)
+
+
 class IdentityStore(Protocol):
     async def touch(self, tenant: str, touch: IdentityTouch) -> tuple[IdentityRow, UserRow, bool]:
         """The identity (created on first contact, with its canonical user when that is new), its last activity
@@ -103,6 +116,14 @@ class IdentityStore(Protocol):
         """(from, into) of merges that started and have not finished moving rows."""
         ...
 
+    async def merging_tenants(self) -> list[str]:
+        """Tenants with a merge not finished (for the housekeeping pass, which serves every tenant)."""
+        ...
+
+    async def merge_target(self, tenant: str, user: str) -> str:
+        """The user `user` belongs to now: itself, or the end of its chain of merges (A joined B, B joined C: C)."""
+        ...
+
     async def issue_code(
         self, tenant: str, channel: str, channel_key: str, code_hash: str, now: datetime, expires_at: datetime
     ) -> str:
@@ -114,7 +135,8 @@ class IdentityStore(Protocol):
     ) -> RedeemRow:
         """Check the redeemer's lock, then the code: a failure is counted (and committed) before the answer, a
         success uses the code, moves every identity of the redeemer's user to the issuer's and starts the
-        merge of the two users (`begin_merge`), in one transaction."""
+        merge of the two users (`begin_merge`), in one transaction. A success clears no failure. A used code sent
+        again by an identity of the user it joined is `ALREADY`, not a failure (the caller finishes the merge)."""
         ...
 
     async def unlink(self, tenant: str, channel: str, channel_key: str, fresh_user: str, now: datetime) -> str:
@@ -125,7 +147,11 @@ class IdentityStore(Protocol):
         """Let the identity learn, or not (its messages still resolve to its user)."""
         ...
 
-    async def finish_merge(self, tenant: str, from_user: str, into_user: str, half_life_days: float) -> int:
+    async def finish_merge(
+        self, tenant: str, from_user: str, into_user: str, half_life_days: float, kept: Sequence[int] = ()
+    ) -> MergeStep:
         """Move the rest of `from_user`'s rows to `into_user` (history, profile and counters summed) and mark the
-        merge done, in one transaction; returns how many rows moved."""
+        merge done, in one transaction. Nothing moves while `into_user` is no longer the end of the chain or
+        `from_user` still has live learnings other than `kept` (the gate refused those); an open turn of
+        `from_user` stays with it and leaves the merge unfinished (`waiting`)."""
         ...

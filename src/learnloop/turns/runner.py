@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..capture.feedback import FeedbackType
+from ..channels.identities import finish_pending_merges
 from ..stores.conversations import ConversationStore, ConversationTurn
 from .config import TurnConfig
 from .work import record_signals, run_turn_work
@@ -41,6 +42,7 @@ class HousekeepingReport:
     silent: list[str] = field(default_factory=list)
     answered: int = 0
     processed: int = 0
+    merges: int = 0
 
 
 class TurnRunner:
@@ -81,6 +83,8 @@ class TurnRunner:
                     await self._work(turn)
                     done += 1
                 if not self._again or self._closing:
+                    if done:  # a turn that began before its person linked learned as the old user: move it now
+                        await finish_pending_merges(self._engine)
                     return done
 
     async def _claim(self) -> ConversationTurn | None:
@@ -136,6 +140,7 @@ class TurnRunner:
                 },
             )
         report.processed = await self.drain()
+        report.merges = await finish_pending_merges(self._engine)  # links cut short, or waiting for a turn
         return report
 
     def _ensure_periodic(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
-from pydantic import Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints
 
 from ...channels.records import CanonicalUser, ChannelIdentity, LinkCode, LinkResult, ResolvedUser, UnlinkResult
 from ..auth import Api, ApiDep
@@ -114,3 +114,13 @@ async def unlink(api: ApiDep, body: IdentityIn) -> UnlinkResult:
 async def set_active(api: ApiDep, body: ActiveIn) -> ChannelIdentity:
     api.principal.require_tenant_key("stopping an identity from learning")
     return await api.loop.identities.set_active(body.channel, body.channel_user_id, body.active)
+
+
+class MergesDone(BaseModel):
+    finished: int = Field(description="merges finished by this call (others may have been finished meanwhile)")
+
+
+@router.post("/merges/finish", summary="Finish merges of linked users cut short (admin; safe to repeat)")
+async def finish_merges(api: ApiDep) -> MergesDone:
+    api.principal.require_admin("finishing merges")
+    return MergesDone(finished=await api.loop.identities.finish_merges())

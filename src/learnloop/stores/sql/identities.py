@@ -6,16 +6,16 @@ caller hears of it, so a lock-out counts attempts across requests and processes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from ...errors import ConflictError, NotFound, ValidationError
-from ..identities import IdentityRow, IdentityTouch, LinkOutcome, LinkPolicy, RedeemRow, UserRow
+from ..identities import IdentityRow, IdentityTouch, LinkOutcome, LinkPolicy, MergeStep, RedeemRow, UserRow
 from .dialect import Connection
 from .jobs import ConnectionJobs
 from .transactions import read_transaction, write_transaction
-from .user_merge import finish_merge
+from .user_merge import finish_merge, merge_root
 
 __all__ = ["IDENTITY_USER_TABLES", "SqlIdentityStore"]
 
@@ -105,14 +105,30 @@ class SqlIdentityStore:
     async def set_active(self, tenant: str, channel: str, channel_key: str, active: bool) -> IdentityRow:
         return await self._run(_set_active, tenant, channel, channel_key, active)
 
-    async def finish_merge(self, tenant: str, from_user: str, into_user: str, half_life_days: float) -> int:
-        return await self._run(self._finish, tenant, from_user, into_user, half_life_days)
+    async def merging_tenants(self) -> list[str]:
+        return await self._run(_merging_tenants)
 
-    def _finish(self, conn: Connection, tenant: str, from_user: str, into_user: str, half_life_days: float) -> int:
-        moved = finish_merge(conn, tenant, from_user, into_user, half_life_days * 86_400.0)
-        if moved:
+    async def merge_target(self, tenant: str, user: str) -> str:
+        return await self._run(merge_root, tenant, user)
+
+    async def finish_merge(
+        self, tenant: str, from_user: str, into_user: str, half_life_days: float, kept: Sequence[int] = ()
+    ) -> MergeStep:
+        return await self._run(self._finish, tenant, from_user, into_user, half_life_days, tuple(kept))
+
+    def _finish(
+        self,
+        conn: Connection,
+        tenant: str,
+        from_user: str,
+        into_user: str,
+        half_life_days: float,
+        kept: tuple[int, ...],
+    ) -> MergeStep:
+        step = finish_merge(conn, tenant, from_user, into_user, half_life_days * 86_400.0, kept)
+        if step.moved:
             self._moved(tenant)
-        return moved
+        return step
 
 
 def _ensure_user(conn: Connection, tenant: str, user: str, now: float, display_name: str | None) -> None:
@@ -220,6 +236,13 @@ def _pending(conn: Connection, tenant: str) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
+def _merging_tenants(conn: Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT tenant FROM canonical_users WHERE merged_into IS NOT NULL AND merge_done = 0 ORDER BY tenant"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def _issue(
     conn: Connection, tenant: str, channel: str, channel_key: str, code_hash: str, now: float, expires: float
 ) -> str:
@@ -256,22 +279,28 @@ def _redeem(
         if mine is None:
             raise NotFound(f"no {channel} identity with that id: resolve it first", channel=channel)
         attempts = conn.execute(
-            "SELECT failures, locked_until FROM link_attempts WHERE tenant = ? AND channel = ? AND channel_key = ?",
+            "SELECT failures, locked_until, updated_at FROM link_attempts "
+            "WHERE tenant = ? AND channel = ? AND channel_key = ?",
             key,
         ).fetchone()
         if attempts is not None and attempts[1] is not None and float(attempts[1]) > now:
             return RedeemRow(LinkOutcome.LOCKED, retry_at=_at(float(attempts[1])), failures=int(attempts[0]))
         code = conn.execute(
-            "SELECT user_id, channel, channel_key FROM link_codes WHERE tenant = ? AND code_hash = ? "
-            "AND used_at IS NULL AND expires_at > ?",
-            (tenant, code_hash, now),
+            "SELECT user_id, channel, channel_key, used_at, expires_at FROM link_codes "
+            "WHERE tenant = ? AND code_hash = ?",
+            (tenant, code_hash),
         ).fetchone()
-        if code is None:
+        if code is not None and code[3] is not None and code[0] == mine[0]:
+            # The code this identity linked with, sent again (the person retries after an error): no guess, and
+            # the caller finishes the merge it began.
+            return RedeemRow(LinkOutcome.ALREADY, into_user=str(code[0]), from_user=str(mine[0]))
+        if code is None or code[3] is not None or float(code[4]) <= now:
             return _failed(conn, key, mine[0], attempts, now, policy)
         if (code[1], code[2]) == (channel, channel_key):
             return RedeemRow(LinkOutcome.OWN_CODE)
         conn.execute("UPDATE link_codes SET used_at = ? WHERE tenant = ? AND code_hash = ?", (now, tenant, code_hash))
-        conn.execute("DELETE FROM link_attempts WHERE tenant = ? AND channel = ? AND channel_key = ?", key)
+        # Failures are not forgiven by a good code: one identity could otherwise guess without end between codes
+        # it issues itself. They go when a lock-out starts or when they age out (`_failed`).
         into, from_user = str(code[0]), str(mine[0])
         if into == from_user:
             return RedeemRow(LinkOutcome.ALREADY, into_user=into, from_user=from_user)
@@ -282,7 +311,9 @@ def _redeem(
 def _failed(
     conn: Connection, key: tuple[str, str, str], user: str, attempts: Any, now: float, policy: LinkPolicy
 ) -> RedeemRow:
-    failures = (0 if attempts is None else int(attempts[0])) + 1
+    # Failures older than a lock-out's length are forgotten: a typo a day never adds up to one.
+    recent = attempts is not None and float(attempts[2]) > now - policy.lockout_seconds
+    failures = (int(attempts[0]) if recent else 0) + 1
     locked = failures >= policy.max_failures
     locked_until = now + policy.lockout_seconds if locked else None
     conn.execute(
@@ -327,17 +358,17 @@ def _begin_merge(conn: Connection, tenant: str, from_user: str, into: str, now: 
         "WHERE tenant = ? AND user_id = ?",
         (into, tenant, from_user),
     )
-    # Users merged into the redeemer's earlier now belong to the issuer's too.
-    conn.execute(
-        "UPDATE canonical_users SET merged_into = ? WHERE tenant = ? AND merged_into = ?", (into, tenant, from_user)
-    )
+    # Users merged into the redeemer's earlier keep pointing at it: a merge follows the chain to its end
+    # (`merge_root`), so one still moving rows when this link came carries on to the issuer's user.
     for table in ("channel_identities", "link_codes", "link_attempts"):
         conn.execute(f"UPDATE {table} SET user_id = ? WHERE tenant = ? AND user_id = ?", (into, tenant, from_user))
 
 
 def _unlink(conn: Connection, tenant: str, channel: str, channel_key: str, fresh_user: str, now: float) -> str:
     key = (tenant, channel, channel_key)
-    with write_transaction(conn, ordered=False):
+    # Ordered, as a link is: two unlinks of one user's last two identities at once must not both pass the
+    # "only identity" check (on PostgreSQL an unordered write takes row locks only, and this one reads a count).
+    with write_transaction(conn):
         found = conn.execute(
             "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
         ).fetchone()

@@ -1,6 +1,8 @@
 """The last step of merging two canonical users (`channels.identities`): every row the merged-away user still
 has moves to the user it joined, in one transaction, so a crash leaves either all of it or none (the merge is
-then resumed from its mark in `canonical_users`).
+then resumed from its mark in `canonical_users`). A merge always moves rows to the end of the merged-away user's
+chain (two links at once can make A join B while B joins C: A's rows go to C), and it waits for turns of the
+merged-away user still running, which write as that user.
 
 Learnings are not moved here: they went through the governed write one by one before (dedupe applies). What is
 here is history (turns, conversations, events, tool calls), counters (summed) and the profile (summed). A row
@@ -13,10 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from ..identities import MergeStep
 from .dialect import Connection
 from .transactions import write_transaction
 
-__all__ = ["KEPT_TABLES", "MERGED_TABLES", "finish_merge"]
+__all__ = ["KEPT_TABLES", "MERGED_TABLES", "finish_merge", "merge_root"]
 
 # Rows that move whatever the joined user has: nothing keys them by user.
 _MOVED = (
@@ -54,17 +57,50 @@ KEPT_TABLES = ("api_keys", "channel_identities", "link_codes", "link_attempts", 
 MERGED_TABLES = (*_MOVED, "turns", *_MOVED_UNLESS_HELD, *_SUMMED, "user_profiles", "user_patterns")
 
 
-def finish_merge(conn: Connection, tenant: str, from_user: str, into: str, half_life: float) -> int:
+# A turn still running (or whose work has not run) writes as the user it began with: its conversation stays
+# with that user, and the merge stays unfinished, until it is done (a later pass moves it and what it learned).
+_BUSY_TURN = "status IN ('open', 'finished')"
+
+
+def merge_root(conn: Connection, tenant: str, user: str) -> str:
+    """The end of `user`'s chain of merges (itself when it joined nobody). Links only join users that are ends
+    of their chains (identities and codes move to the end when a merge begins), so a chain has no cycle; the
+    bound only guards against a corrupted table."""
+    seen = [user]
+    while len(seen) < 64:
+        row = conn.execute(
+            "SELECT merged_into FROM canonical_users WHERE tenant = ? AND user_id = ?", (tenant, seen[-1])
+        ).fetchone()
+        if row is None or row[0] is None or row[0] in seen:
+            break
+        seen.append(str(row[0]))
+    return seen[-1]
+
+
+def finish_merge(
+    conn: Connection, tenant: str, from_user: str, into: str, half_life: float, kept: Sequence[int] = ()
+) -> MergeStep:
     owners = (into, tenant, from_user)
     moved = 0
     with write_transaction(conn):
         state = conn.execute(
             "SELECT merged_into, merge_done FROM canonical_users WHERE tenant = ? AND user_id = ?", (tenant, from_user)
         ).fetchone()
-        if state is None or state[0] != into or int(state[1]):
-            return 0  # finished already (or never begun): a resumed merge does nothing twice
+        if state is None or state[0] is None or int(state[1]):
+            return MergeStep(done=True)  # finished already (or never begun): a resumed merge does nothing twice
+        target = merge_root(conn, tenant, from_user)
+        if target != into:
+            # `into` joined another user since this merge began. Whatever this merge already gave it (a learning
+            # saved after its own merge had finished) must follow: its merge is open again.
+            _reopen_chain(conn, tenant, from_user, target)
+            return MergeStep(done=False, target=target)
+        if _live_learnings(conn, tenant, from_user, kept):
+            return MergeStep(done=False, target=into)  # learned meanwhile (a turn that was running): move it first
         for table in _MOVED:
-            moved += conn.execute(f"UPDATE {table} SET user_id = ? WHERE tenant = ? AND user_id = ?", owners).rowcount
+            busy = f" AND NOT ({_BUSY_TURN})" if table == "conversations" else ""
+            moved += conn.execute(
+                f"UPDATE {table} SET user_id = ? WHERE tenant = ? AND user_id = ?{busy}", owners
+            ).rowcount
         moved += _move_unless_held(conn, "turns", ("session", "turn"), owners)
         # A turn of the same session and number as one of the joined user's is history too: it is kept, in a
         # session of its own name.
@@ -77,8 +113,36 @@ def finish_merge(conn: Connection, tenant: str, from_user: str, into: str, half_
         for table, (columns, counters) in _SUMMED.items():
             moved += _sum(conn, table, columns, counters, owners)
         moved += _merge_profile(conn, owners, half_life)
-        conn.execute("UPDATE canonical_users SET merge_done = 1 WHERE tenant = ? AND user_id = ?", (tenant, from_user))
-    return moved
+        waiting = conn.execute(
+            f"SELECT 1 FROM conversations WHERE tenant = ? AND user_id = ? AND {_BUSY_TURN} LIMIT 1",
+            (tenant, from_user),
+        ).fetchone()
+        if waiting is None:
+            conn.execute(
+                "UPDATE canonical_users SET merge_done = 1 WHERE tenant = ? AND user_id = ?", (tenant, from_user)
+            )
+    done = waiting is None
+    return MergeStep(done=done, moved=moved, target=into, waiting=not done, finished=done)
+
+
+def _reopen_chain(conn: Connection, tenant: str, from_user: str, target: str) -> None:
+    seen = [from_user]
+    while len(seen) < 64:
+        row = conn.execute(
+            "SELECT merged_into FROM canonical_users WHERE tenant = ? AND user_id = ?", (tenant, seen[-1])
+        ).fetchone()
+        if row is None or row[0] is None or row[0] in (target, *seen):
+            return
+        seen.append(str(row[0]))
+        conn.execute("UPDATE canonical_users SET merge_done = 0 WHERE tenant = ? AND user_id = ?", (tenant, seen[-1]))
+
+
+def _live_learnings(conn: Connection, tenant: str, user: str, kept: Sequence[int]) -> bool:
+    rows = conn.execute(
+        "SELECT id FROM learnings WHERE tenant = ? AND user_id = ? AND status <> 'deprecated'", (tenant, user)
+    ).fetchall()
+    left = set(kept)
+    return any(int(r[0]) not in left for r in rows)
 
 
 def _held(table: str, columns: Sequence[str]) -> str:
