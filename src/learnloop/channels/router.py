@@ -143,15 +143,16 @@ class ChannelRouter:
             raise ResponderError(f"the responder failed: {type(exc).__name__}") from exc
 
     async def _first_answer(self, turn: Turn) -> str | None:
-        """A duplicate sent while the first is still being answered: wait a little for that answer."""
+        """A duplicate sent while the first is still being answered: wait a little for that answer (no longer than
+        the first turn stays open: finished with only a redacted answer, or abandoned, it gives none)."""
+        assert turn.duplicate_of is not None
         waited = 0.0
         while waited < self._duplicate_wait_s:
+            if (await self._loop.turns.get(turn.duplicate_of)).status != "open":
+                return await turn.cached()
             await asyncio.sleep(_DUPLICATE_POLL_S)
             waited += _DUPLICATE_POLL_S
-            answer: str | None = await turn.cached()
-            if answer:
-                return answer
-        return None
+        return await turn.cached()
 
     async def _link(
         self, adapter: ChannelAdapter, message: InboundMessage, user: str, command: str, code: str
