@@ -139,15 +139,21 @@ def _ensure_user(conn: Connection, tenant: str, user: str, now: float, display_n
     )
 
 
+def _owner(conn: Connection, key: tuple[str, str, str]) -> str | None:
+    """The user a (tenant, channel, channel_key) identity belongs to, if it exists."""
+    row = conn.execute(
+        "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def _touch(conn: Connection, tenant: str, touch: IdentityTouch) -> tuple[IdentityRow, UserRow, bool]:
     now = touch.at.timestamp()
     key = (tenant, touch.channel, touch.channel_key)
     with write_transaction(conn, ordered=False):
-        found = conn.execute(
-            "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
-        ).fetchone()
+        owner = _owner(conn, key)
         created = False
-        if found is None:
+        if owner is None:
             # Two first messages at once (PostgreSQL takes only row locks here): one inserts, the other finds it.
             created = bool(
                 conn.execute(
@@ -158,14 +164,13 @@ def _touch(conn: Connection, tenant: str, touch: IdentityTouch) -> tuple[Identit
                 ).rowcount
             )
             if not created:
-                found = conn.execute(
-                    "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
-                ).fetchone()
+                owner = _owner(conn, key)
         if created:
             user = touch.new_user
             _ensure_user(conn, tenant, user, now, touch.display_name)
         else:
-            user = found[0]
+            assert owner is not None
+            user = owner
             sets: list[str] = ["last_active = CASE WHEN last_active > ? THEN last_active ELSE ? END"]
             params: list[Any] = [now, now]
             if touch.username is not None:
@@ -247,11 +252,8 @@ def _issue(
     conn: Connection, tenant: str, channel: str, channel_key: str, code_hash: str, now: float, expires: float
 ) -> str:
     with write_transaction(conn, ordered=False):
-        found = conn.execute(
-            "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?",
-            (tenant, channel, channel_key),
-        ).fetchone()
-        if found is None:
+        owner = _owner(conn, (tenant, channel, channel_key))
+        if owner is None:
             raise NotFound(f"no {channel} identity with that id: resolve it first", channel=channel)
         # One live code per identity: a new one replaces the last; expired and used ones go with it.
         conn.execute(
@@ -261,11 +263,11 @@ def _issue(
         added = conn.execute(
             "INSERT INTO link_codes (tenant, code_hash, user_id, channel, channel_key, created_at, expires_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, code_hash) DO NOTHING",
-            (tenant, code_hash, found[0], channel, channel_key, now, expires),
+            (tenant, code_hash, owner, channel, channel_key, now, expires),
         ).rowcount
         if not added:  # another identity's live code is the same (one in about 10^12): the caller draws again
             raise ConflictError("that code is taken: issue another", field="code")
-    return str(found[0])
+    return owner
 
 
 def _redeem(
@@ -273,9 +275,7 @@ def _redeem(
 ) -> RedeemRow:
     key = (tenant, channel, channel_key)
     with write_transaction(conn):
-        mine = conn.execute(
-            "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
-        ).fetchone()
+        mine = _owner(conn, key)
         if mine is None:
             raise NotFound(f"no {channel} identity with that id: resolve it first", channel=channel)
         attempts = conn.execute(
@@ -290,18 +290,18 @@ def _redeem(
             "WHERE tenant = ? AND code_hash = ?",
             (tenant, code_hash),
         ).fetchone()
-        if code is not None and code[3] is not None and code[0] == mine[0]:
+        if code is not None and code[3] is not None and code[0] == mine:
             # The code this identity linked with, sent again (the person retries after an error): no guess, and
             # the caller finishes the merge it began.
-            return RedeemRow(LinkOutcome.ALREADY, into_user=str(code[0]), from_user=str(mine[0]))
+            return RedeemRow(LinkOutcome.ALREADY, into_user=str(code[0]), from_user=mine)
         if code is None or code[3] is not None or float(code[4]) <= now:
-            return _failed(conn, key, mine[0], attempts, now, policy)
+            return _failed(conn, key, mine, attempts, now, policy)
         if (code[1], code[2]) == (channel, channel_key):
             return RedeemRow(LinkOutcome.OWN_CODE)
         conn.execute("UPDATE link_codes SET used_at = ? WHERE tenant = ? AND code_hash = ?", (now, tenant, code_hash))
         # Failures are not forgiven by a good code: one identity could otherwise guess without end between codes
         # it issues itself. They go when a lock-out starts or when they age out (`_failed`).
-        into, from_user = str(code[0]), str(mine[0])
+        into, from_user = str(code[0]), mine
         if into == from_user:
             return RedeemRow(LinkOutcome.ALREADY, into_user=into, from_user=from_user)
         _begin_merge(conn, tenant, from_user, into, now)
@@ -369,12 +369,9 @@ def _unlink(conn: Connection, tenant: str, channel: str, channel_key: str, fresh
     # Ordered, as a link is: two unlinks of one user's last two identities at once must not both pass the
     # "only identity" check (on PostgreSQL an unordered write takes row locks only, and this one reads a count).
     with write_transaction(conn):
-        found = conn.execute(
-            "SELECT user_id FROM channel_identities WHERE tenant = ? AND channel = ? AND channel_key = ?", key
-        ).fetchone()
-        if found is None:
+        left = _owner(conn, key)
+        if left is None:
             raise NotFound(f"no {channel} identity with that id", channel=channel)
-        left = str(found[0])
         others = conn.execute(
             "SELECT COUNT(*) FROM channel_identities WHERE tenant = ? AND user_id = ?", (tenant, left)
         ).fetchone()[0]
