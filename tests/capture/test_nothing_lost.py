@@ -12,31 +12,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from learnloop import Loop, Status
-
-SUBJECTS = ["The user", "The user's partner", "Kettle A", "Kettle B", "Team Alpha", "The staging server", "Priya"]
-FACTS = [
-    "boils off {n} L/hr",
-    "mashes at {n} °C",
-    "runs {n} km every Sunday",
-    "prefers {w} answers",
-    "uses {w} for CI",
-    "has {n} kids",
-    "no longer uses {w} for CI",
-    "actually boils off {n} L/hr",
-    "switched from {w} to {v} for CI",
-]
-WORDS = ["Jenkins", "CircleCI", "short", "detailed", "GitHub Actions", "Vim"]
-
-statement = st.builds(
-    lambda s, f, n, w, v, tags: (f"{s} {f.format(n=n, w=w, v=v)}.", tags),
-    st.sampled_from(SUBJECTS),
-    st.sampled_from(FACTS),
-    st.sampled_from(["3.5", "4", "66", "68", "2", "10", "0.92"]),
-    st.sampled_from(WORDS),
-    st.sampled_from(WORDS),
-    st.sampled_from([[], [], ["staging"], ["production"]]),
-)
+from learnloop import Loop
+from tests.support.nothing_lost import assert_nothing_lost, statement
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -65,21 +42,8 @@ def test_every_text_saved_is_live_superseded_or_contained(
         user = "prop"
         try:
             saved = [await loop.save(text, user=user, tags=tags) for text, tags in sequence]
-            everything = (await loop.list(user=user, owner=user, limit=1000)).items
-            live = [x for x in everything if x.status is not Status.DEPRECATED]
-            by_id = {x.id: x for x in everything}
-            wordings = {x.id: [p.text for p in await loop.provenance(x.id, user=user)] for x in live}
-            for (text, _), result in zip(sequence, saved, strict=True):
-                assert result.action != "refused"
-                if any(x.text == text or text in x.text for x in live):
-                    continue
-                if any(text in (w or "") for x in live for w in wordings[x.id]):
-                    continue  # skipped as already known: kept among that learning's sources
-                gone = [x for x in everything if x.text == text]
-                assert gone, f"{text!r} was lost: {[r.reason for r in saved]}"
-                for old in gone:
-                    assert old.status is Status.DEPRECATED and old.status_reason
-                    assert old.superseded_by in by_id, f"{text!r} deprecated without a successor"
+            assert all(result.action != "refused" for result in saved)
+            await assert_nothing_lost(loop, user, [text for text, _ in sequence], f": {[r.reason for r in saved]}")
         finally:
             await loop.aclose()
 

@@ -21,8 +21,8 @@ from learnloop.channels import TelegramAdapter
 from learnloop.channels.identities import IdentityConfig, channel_key
 from learnloop.errors import ConflictError, NotFound, ValidationError
 from learnloop.stores.identities import LinkPolicy
-from tests.capture.test_nothing_lost import statement
 from tests.support.clock import Clock
+from tests.support.nothing_lost import assert_nothing_lost, statement
 
 TG, WA = ("telegram", "123456789"), ("whatsapp", "+44 7700 900123")
 
@@ -425,18 +425,7 @@ def test_every_text_of_two_merged_users_is_live_superseded_or_contained(
                     assert (await loop.save(text, user=user, tags=tags)).action != "refused"
             await loop.identities.redeem_link_code(*WA, (await loop.identities.issue_link_code(*TG)).code)
             assert (await loop.list(user=wa.user, owner=wa.user, limit=10)).items == []
-            everything = (await loop.list(user=tg.user, owner=tg.user, limit=1000)).items
-            live = [x for x in everything if x.status is not Status.DEPRECATED]
-            by_id = {x.id: x for x in everything}
-            wordings = {x.id: [p.text or "" for p in await loop.provenance(x.id, user=tg.user)] for x in live}
-            for text, _ in mine + theirs:
-                if any(text in x.text for x in live) or any(text in w for x in live for w in wordings[x.id]):
-                    continue
-                gone = [x for x in everything if x.text == text]
-                assert gone, f"{text!r} was lost"
-                for old in gone:
-                    assert old.status is Status.DEPRECATED and old.status_reason
-                    assert old.superseded_by in by_id, f"{text!r} deprecated without a successor"
+            await assert_nothing_lost(loop, tg.user, [text for text, _ in mine + theirs])
         finally:
             await loop.aclose()
 
