@@ -19,8 +19,10 @@ from typing import Any
 import httpx
 
 from ..errors import ChannelSendError
+from .base import SentMessage, friendly_error
+from .splitting import Markup, format_markdown
 
-__all__ = ["Delivery", "RetryPolicy"]
+__all__ = ["Delivery", "PlatformAdapter", "RetryPolicy"]
 
 logger = logging.getLogger(__name__)
 _MAX_DESCRIPTION = 300
@@ -158,3 +160,31 @@ def _retry_after(body: Mapping[str, Any], response: httpx.Response) -> float | N
         return max(0.0, float(header)) if header else None
     except ValueError:
         return None
+
+
+class PlatformAdapter:
+    """What the adapters of platforms reached over HTTP share: a response in the platform's markup cut to its limit,
+    and delivered part by part; each platform posts a part its own way (`_send_parts`)."""
+
+    _limit: int
+    _markup: Markup
+    _delivery: Delivery
+
+    @property
+    def message_limit(self) -> int:
+        return self._limit
+
+    def format_response(self, markdown: str) -> list[str]:
+        return format_markdown(markdown, self._markup, self._limit)
+
+    async def send(self, recipient: str, markdown: str) -> list[SentMessage]:
+        return await self._send_parts(recipient, self.format_response(markdown))
+
+    async def send_error(self, recipient: str, error: BaseException) -> list[SentMessage]:
+        return await self._send_parts(recipient, self.format_response(friendly_error(error)))
+
+    async def aclose(self) -> None:
+        await self._delivery.aclose()
+
+    async def _send_parts(self, recipient: str, parts: list[str]) -> list[SentMessage]:
+        raise NotImplementedError

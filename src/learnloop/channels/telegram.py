@@ -14,10 +14,9 @@ from typing import Any
 import httpx
 
 from ..errors import ConfigurationError
-from .base import ChannelUser, InboundMessage, SentMessage, friendly_error
-from .delivery import Delivery, RetryPolicy
+from .base import ChannelUser, InboundMessage, SentMessage
+from .delivery import Delivery, PlatformAdapter, RetryPolicy
 from .markups import TelegramHTML
-from .splitting import format_markdown
 
 __all__ = ["TELEGRAM_API", "TELEGRAM_LIMIT", "TelegramAdapter"]
 
@@ -25,7 +24,7 @@ TELEGRAM_API = "https://api.telegram.org"
 TELEGRAM_LIMIT = 4096  # characters after entity parsing, per sendMessage
 
 
-class TelegramAdapter:
+class TelegramAdapter(PlatformAdapter):
     def __init__(
         self,
         bot_token: str,
@@ -49,10 +48,6 @@ class TelegramAdapter:
     @property
     def channel(self) -> str:
         return "telegram"
-
-    @property
-    def message_limit(self) -> int:
-        return self._limit
 
     def resolve_user(self, event: Mapping[str, Any]) -> ChannelUser | None:
         message = _message(event)
@@ -79,9 +74,6 @@ class TelegramAdapter:
             )
         ]
 
-    def format_response(self, markdown: str) -> list[str]:
-        return format_markdown(markdown, self._markup, self._limit)
-
     def payload(self, chat_id: str, text: str) -> dict[str, Any]:
         """The `sendMessage` request body for one part. Link previews are off by default: Telegram's servers
         would fetch whatever URL a (possibly prompt-injected) answer names, query string and all."""
@@ -89,15 +81,6 @@ class TelegramAdapter:
         if self._disable_link_preview:
             body["link_preview_options"] = {"is_disabled": True}
         return body
-
-    async def send(self, recipient: str, markdown: str) -> list[SentMessage]:
-        return await self._send_parts(recipient, self.format_response(markdown))
-
-    async def send_error(self, recipient: str, error: BaseException) -> list[SentMessage]:
-        return await self._send_parts(recipient, self.format_response(friendly_error(error)))
-
-    async def aclose(self) -> None:
-        await self._delivery.aclose()
 
     async def _send_parts(self, chat_id: str, parts: list[str]) -> list[SentMessage]:
         sent: list[SentMessage] = []

@@ -16,10 +16,9 @@ from typing import Any
 import httpx
 
 from ..errors import ChannelSendError, ConfigurationError
-from .base import ChannelUser, InboundMessage, SentMessage, friendly_error
-from .delivery import Delivery, RetryPolicy
+from .base import ChannelUser, InboundMessage, SentMessage
+from .delivery import Delivery, PlatformAdapter, RetryPolicy
 from .markups import WhatsAppMarkup
-from .splitting import format_markdown
 
 __all__ = ["WHATSAPP_API", "WHATSAPP_API_VERSION", "WHATSAPP_LIMIT", "WhatsAppAdapter"]
 
@@ -30,7 +29,7 @@ WHATSAPP_LIMIT = 4096
 _OUTSIDE_WINDOW = "131047"  # the Cloud API's error code for a message outside the customer service window
 
 
-class WhatsAppAdapter:
+class WhatsAppAdapter(PlatformAdapter):
     def __init__(
         self,
         access_token: str,
@@ -64,10 +63,6 @@ class WhatsAppAdapter:
     def channel(self) -> str:
         return "whatsapp"
 
-    @property
-    def message_limit(self) -> int:
-        return self._limit
-
     def resolve_user(self, event: Mapping[str, Any]) -> ChannelUser | None:
         return next((sender for _, sender in _messages(event)), None)
 
@@ -91,9 +86,6 @@ class WhatsAppAdapter:
             )
         return found
 
-    def format_response(self, markdown: str) -> list[str]:
-        return format_markdown(markdown, self._markup, self._limit)
-
     def payload(self, to: str, body: str) -> dict[str, Any]:
         """The Cloud API request body for one text part."""
         return {
@@ -103,15 +95,6 @@ class WhatsAppAdapter:
             "type": "text",
             "text": {"body": body, "preview_url": False},
         }
-
-    async def send(self, recipient: str, markdown: str) -> list[SentMessage]:
-        return await self._send_parts(recipient, self.format_response(markdown))
-
-    async def send_error(self, recipient: str, error: BaseException) -> list[SentMessage]:
-        return await self._send_parts(recipient, self.format_response(friendly_error(error)))
-
-    async def aclose(self) -> None:
-        await self._delivery.aclose()
 
     async def _send_parts(self, to: str, parts: list[str]) -> list[SentMessage]:
         sent: list[SentMessage] = []
