@@ -112,7 +112,7 @@ class ChannelRouter:
         if turn.duplicate_of is not None:
             # Learned once already; the person still gets an answer: the first one, or a fresh one when the
             # first is not coming (abandoned, still open after the wait) or was stored only in redacted form.
-            answer = turn.cached_response or await self._first_answer(turn) or await self._answer(turn, message)
+            answer = await self._sent_answer(turn.duplicate_of) or await self._answer(turn, message)
             sent = await adapter.send(message.recipient, answer)
             return Handled("duplicate", user, adapter.channel, turn.id, turn.duplicate_of, sent)
         answer = await self._answer(turn, message)
@@ -123,14 +123,7 @@ class ChannelRouter:
     async def _redelivered(self, adapter: ChannelAdapter, message: InboundMessage, user: str, turn_id: str) -> Handled:
         """An event the platform sent again: its answer again once there is one; nothing is learned twice. While
         the first delivery is still being answered (the platform gave up waiting), that one sends the answer."""
-        waited = 0.0
-        while True:
-            first = await self._loop.turns.get(turn_id)
-            answer = None if first.meta.get(RESPONSE_REDACTED) else first.response
-            if answer or first.status != "open" or waited >= self._duplicate_wait_s:
-                break
-            await asyncio.sleep(_DUPLICATE_POLL_S)
-            waited += _DUPLICATE_POLL_S
+        answer = await self._sent_answer(turn_id)
         sent = await adapter.send(message.recipient, answer) if answer else []
         return Handled("redelivered", user, adapter.channel, turn_id, None, sent)
 
@@ -142,17 +135,16 @@ class ChannelRouter:
         except Exception as exc:  # the app's code: its failure is the responder's, not the service's
             raise ResponderError(f"the responder failed: {type(exc).__name__}") from exc
 
-    async def _first_answer(self, turn: Turn) -> str | None:
-        """A duplicate sent while the first is still being answered: wait a little for that answer (no longer than
-        the first turn stays open: finished with only a redacted answer, or abandoned, it gives none)."""
-        assert turn.duplicate_of is not None
+    async def _sent_answer(self, turn_id: str) -> str | None:
+        """The answer turn `turn_id` sent, waiting a little while it is still being answered; None when it is not
+        coming (still open after the wait, abandoned) or was stored only in redacted form."""
         waited = 0.0
-        while waited < self._duplicate_wait_s:
-            if (await self._loop.turns.get(turn.duplicate_of)).status != "open":
-                return await turn.cached()
+        while True:
+            turn = await self._loop.turns.get(turn_id)
+            if turn.status != "open" or waited >= self._duplicate_wait_s:
+                return None if turn.meta.get(RESPONSE_REDACTED) else turn.response
             await asyncio.sleep(_DUPLICATE_POLL_S)
             waited += _DUPLICATE_POLL_S
-        return await turn.cached()
 
     async def _link(
         self, adapter: ChannelAdapter, message: InboundMessage, user: str, command: str, code: str
