@@ -120,6 +120,13 @@ KEPT_APART = [
     # One home or manager each, but of two people.
     ("Ben lives in Lisbon.", "Ana lives in Lisbon."),
     ("The user's skip-level manager is Ruth.", "The user's manager is Omar."),
+    # A relative put before the person the old text names, however close the two read: never "already known".
+    ("User's sister-in-law Priya's mother is vegan.", "User's sister Priya is vegetarian."),
+    # A measure right after the owner names which thing it is: another lens, not a new focal length.
+    (
+        "User's 85mm f/1.8 lens has a small scratch on the front element.",
+        "User's 35mm f/1.8 lens has a small scratch on the front element.",
+    ),
 ]
 
 
@@ -236,6 +243,11 @@ async def test_updates_are_recognised_from_values_and_correction_language(
 )
 async def test_the_same_value_in_other_units_is_skipped(embedder: Embedder, new: str, old: str) -> None:
     assert await judged(embedder, new, old) is DedupeAction.SKIP
+
+
+async def test_a_relative_said_otherwise_is_the_same_person(embedder: Embedder) -> None:
+    new, old = "Joan, the user's mother, teaches piano in Leeds.", "User's mum Joan teaches piano in Leeds."
+    assert await judged(embedder, new, old) in (DedupeAction.SKIP, DedupeAction.MERGE)
 
 
 @pytest.mark.parametrize(

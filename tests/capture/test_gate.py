@@ -268,7 +268,7 @@ def test_documented_non_refusals(text: str) -> None:
     [
         ("The session id is 3f2b9c1e-7d4a-4e8b-9c0f-1a2b3c4d5e6f.", "unstable.one_off_id.uuid"),
         ("Request req_8f3a2b9c71d4 failed with 502.", "unstable.one_off_id.prefixed"),
-        ("Ticket #48213 tracks the valve.", "unstable.one_off_id.labeled"),
+        ("Trace id 7f3a19b2c4 came back with the 502.", "unstable.one_off_id.labeled"),
         ("The value 9xT2kLm8Qp4vZr7Wn3Yb6Hs1Dc5Fg0Jq signs the webhook.", "secret.generic_token"),
         ("Use card 4111 1111 1111 1111 for the deposit.", "personal_data.card"),
         ("Wire it to DE89 3704 0044 0532 0130 00 please.", "personal_data.iban"),
@@ -284,7 +284,11 @@ def test_luhn_and_mod97_reject_near_misses() -> None:
     # Named as a card, a brand's prefix and length is enough: a mistyped digit does not make it nobody's card.
     assert GATE.check("Use card 4111 1111 1111 1112 for the deposit.").rule == "personal_data.card.labelled"
     assert GATE.check("Wire it to DE89 3704 0044 0532 0130 01 please.").rule != "personal_data.iban"
-    assert GATE.check("The account is DE89370400440532013001.").allowed
+    assert GATE.check("The code is DE89370400440532013001.").allowed
+    # Named as an IBAN or a bank account (in any of 20 languages), its country's length is enough.
+    assert GATE.check("The account is DE89370400440532013001.").rule == "personal_data.iban.labelled"
+    polish = "Numer konta do czynszu: PL34 1090 1014 0000 0712 1981 2874"
+    assert GATE.check(polish).rule == "personal_data.iban.labelled"
 
 
 # --- customisation -------------------------------------------------------------------------------------------
@@ -318,7 +322,7 @@ def test_a_custom_rule_can_replace_a_builtin_by_id() -> None:
 def test_whole_kinds_and_id_prefixes_can_be_disabled() -> None:
     assert GATE.check("The user is brewing a stout right now.").kind == "unstable"
     assert WriteGate(disable=["unstable"]).check("The user is brewing a stout right now.").allowed
-    assert GATE.without("unstable.one_off_id").check("Ticket #48213 tracks the valve.").allowed
+    assert GATE.without("unstable.one_off_id").check("Trace id 7f3a19b2c4 came back with the 502.").allowed
     assert not any(r.kind == "injection" for r in GATE.without("injection").rules)
 
 
@@ -742,3 +746,39 @@ def test_a_login_given_after_a_mail_or_file_server() -> None:
     verdict = WriteGate().check("Our SMTP relay is mail.example.org, user relaybot, pass Tulip7harbor.")
     assert verdict.rule == "secret.prose.login_pair"
     assert WriteGate().check("Upload the build to the FTP server every Friday after the release.").allowed
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("AHV-Nummer der Tochter: 756.9217.0769.85", "personal_data.government_id.ch_ahv"),
+        ("Resident ID of the tenant: 110105194912310025", "personal_data.government_id.labelled"),
+        ("Ohio DL 88213947, renew in March.", "personal_data.government_id.labelled"),
+        ("BitLocker recovery key: 112233-445566-778899-001122-334455-667788", "secret.prose.recovery_codes"),
+        ("Clé de récupération : 9KQ27-XMAPL-4D33R", "secret.prose.recovery_codes"),
+        ("ПІН-код від картки: 2718", "secret.prose.pin"),
+        ("도어락 번호는 5590#", "secret.prose.pin"),
+        ("Zoom host key: 771903", "secret.prose.pin"),
+    ],
+)
+def test_identifiers_and_codes_named_in_other_words(text: str, rule: str) -> None:
+    assert GATE.check(text).rule == rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A UUID after a word that only starts like a record's ("running", "jobsite") names something lasting.
+        "UUID of the VM running the media server: 0b6f1c2e-4d3a-4c9b-8e7f-1a2b3c4d5e6f",
+        # A shop's line, with its hours after it; a switchboard named further back.
+        "The bakery on Elm St is Rosa's, (617) 555-0182, open until 7pm.",
+        "Main switchboard of the clinic where the user has physio appointments: +44 20 7946 0000.",
+        # A person's order, ticket and tracking numbers are theirs to keep.
+        "UPS tracking number 1Z999AA10123456784 is the new monitor.",
+        "Support ticket #SR4410293 is about the broken hinge.",
+        # A date after "home" is not a house number.
+        "My home insurance renews on 1 October.",
+    ],
+)
+def test_look_alikes_of_ids_lines_and_addresses_pass(text: str) -> None:
+    assert GATE.check(text).allowed, GATE.check(text)

@@ -388,6 +388,10 @@ def judge_by_rules(
     if c.values in ("same", "none") and (
         reworded or same_measure or (paraphrase and unexplained <= _PARAPHRASE_NEW_WORDS)
     ):
+        # A skip drops the new text: never when it names someone or something the old one does not ("User's
+        # sister Priya" / "User's sister-in-law Priya's *mother*"), however close the two read.
+        if added := _relative_added(text, old.text):
+            return create(f"close to {at} but names {added}", LinkKind.POSSIBLE_DUPLICATE)
         return act(DedupeAction.SKIP, f"same as {at} in other words")
     return create(f"close to {at} but not shown to be the same fact", LinkKind.POSSIBLE_DUPLICATE)
 
@@ -399,6 +403,16 @@ _PRONOUNS = {
                           ("it", "it its"), ("xe", "xe xem xyr"), ("ze", "ze zir hir"))
     for form in forms.split()
 }  # fmt: skip
+
+
+def _relative_added(text: str, old: str) -> str:
+    """The relatives the new text puts before everyone the old one names ("sister Priya" / "sister-in-law
+    Priya's *mother*"): another person. A relative said otherwise ("mum" / "mother") is not one."""
+    new, was = profile(text), profile(old)
+    added = new.relations - was.relations
+    if added and was.relations <= new.relations | new.content:
+        return ", ".join(sorted(added))
+    return ""
 
 
 def _pronouns(text: str) -> frozenset[str]:

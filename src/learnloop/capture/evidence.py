@@ -101,6 +101,9 @@ STRUCTURED = 0.6
 _RELATIVE = frozenset("following next previous".split())
 _SELF = frozenset("i me my mine myself i'm user users".split())
 _RATE_WORDS = frozenset("per pro por je".split())
+# Familiar forms of a relative's name, read as the relative.
+_RELATIVE_FORMS = {"mom": "mother", "mum": "mother", "dad": "father", "grandma": "grandmother", "granny": "grandmother",
+                   "grandpa": "grandfather", "mamá": "madre", "papá": "padre"}  # fmt: skip
 
 
 class RegionKind(StrEnum):
@@ -288,6 +291,7 @@ def profile(text: str) -> TextProfile:
             names.add(f"@{base}")
             kind = "marker"
         elif base in RELATIONS and not (base == "son" and romance):
+            base = _RELATIVE_FORMS.get(base, base)  # "mum" and "mother" are one person: the same token
             relations.add(base[:-1] if base.endswith("s") and base[:-1] in RELATIONS else base)
             kind = "marker"
         elif base in ENVIRONMENTS and not (base == "us" and surface != "US"):
@@ -484,9 +488,15 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
                 # A name swapped before a shared value is whose value it is ("The user" / "Kettle A" has 4 kids).
                 later_shared or (kind is RegionKind.MARKER and shared_value_later),
                 owner,
-                (shared_value_later or (later_shared and _heads(old.tokens, i1)))
-                and _bare_number(old_tokens, old)
-                and _bare_number(new_tokens, new),
+                (
+                    (shared_value_later or (later_shared and _heads(old.tokens, i1)))
+                    and _bare_number(old_tokens, old)
+                    and _bare_number(new_tokens, new)
+                )
+                or (
+                    before.endswith(("'s", "’s"))
+                    and _modifies(old_tokens, new_tokens, opcodes[index + 1 :], old.tokens)
+                ),
                 any(
                     t.kind == "content" and stem(t.folded) not in GENERIC
                     for tag2, k1, k2, _, _ in opcodes[:index]
@@ -496,6 +506,22 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
             )
         )
     return matcher.ratio(), regions
+
+
+def _modifies(
+    old_tokens: Sequence[_Token],
+    new_tokens: Sequence[_Token],
+    after: Sequence[tuple[str, int, int, int, int]],
+    tokens: Sequence[_Token],
+) -> bool:
+    """Is the one measure that differs, right after a possessive, part of the name of the thing both texts then
+    speak of ("the user's *35mm* f/1.8 lens" / "*85mm* …"): which lens, not how long it is?"""
+    if len(old_tokens) != 1 or len(new_tokens) != 1 or not after or after[0][0] != "equal":
+        return False
+    if not (old_tokens[0].folded[:1].isdigit() and new_tokens[0].folded[:1].isdigit()):
+        return False
+    _, k1, k2, _, _ = after[0]
+    return any(t.kind == "content" and stem(t.folded) not in GENERIC for t in tokens[k1 : min(k2, k1 + 3)])
 
 
 def _heads(tokens: Sequence[_Token], index: int) -> bool:

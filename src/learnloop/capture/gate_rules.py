@@ -471,9 +471,18 @@ _context_rule("personal_data.card.labelled", "contains a payment card number",
 _context_rule("personal_data.iban", "contains an IBAN", r"[A-Z](?<!\w[A-Z])[A-Z][0-9]{2}(?:[ -]?[A-Z0-9]){11,30}\b",
               iban_ok, 4, _test_value)
 # Named as an IBAN, a known country's IBAN of its length is someone's account even with a mistyped check digit.
+# So is one named as a bank account, in any of these languages.
+_ACCOUNT_NEEDLES = (
+    *"iban account konto konta cuenta compte conto conta rekening счет счёт рахун hesab hesap účet tili tilin".split(),
+    *"λογαριασμ حساب खाता 口座 계좌 账户 帳戶 账号 tài khoản bankgiro".split(),
+)
+_ACCOUNT_WORDS = r"\b(?:account|konto|konta|cuenta|compte|conto|conta|rekening|hesab\w*|hesap\w*|účt?\w*|tili\w*)\b" + (
+    r"|сч[её]т\w*|рахун\w*|λογαριασμ\w*|حساب|खाता|口座|계좌|账户|帳戶|账号|tài khoản|bankgiro"
+)
 _context_rule("personal_data.iban.labelled", "contains an IBAN",
-              r"\biban\b[^\w\n]{0,4}(?:\w+[^\w\n]{1,3}){0,2}?(?P<value>[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]){11,30})\b",
-              lambda v: _iban_shape(v), 4, _test_value, flags=re.IGNORECASE, needles=("iban",))
+              rf"(?:\biban\b|{_ACCOUNT_WORDS})[^\w\n]{{0,4}}(?:\w+[^\w\n]{{1,3}}){{0,3}}?"
+              r"(?P<value>[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]){11,30})\b",
+              lambda v: _iban_shape(v), 4, _test_value, flags=re.IGNORECASE, needles=_ACCOUNT_NEEDLES)
 _r("personal_data.government_id.uk_nino", "contains a UK National Insurance number",
    r"[A-CEGHJ-PR-TW-Z](?<!\w[A-Z])[A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b", digits=6,
    check=lambda v: v[:2] not in ("BG", "GB", "NK", "KN", "TN", "NT", "ZZ"))
@@ -542,19 +551,19 @@ _ONE_OFF = "contains a one-off identifier (UUID, request/order/session id); keep
 # introduced as a record's id (request, session, trace, order …).
 _r("unstable.one_off_id.uuid", _ONE_OFF, r"\b(?:req(?:uest)?|sess(?:ion)?|trace|span|correlation|order|ticket"
    r"|transaction|txn|run|job|conversation|chat|message|msg|event|call|execution|build|incident|invoice|payment"
-   r"|booking|shipment)s?[ _-]?(?:id|uuid|#|no\.?)?\W{0,4}(?:\w+\W+){0,3}?(?P<value>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
-   r"-[0-9a-f]{4}-[0-9a-f]{12})\b", LOW, digits=3)
+   r"|booking|shipment)s?(?![a-z])[ _-]?(?:id|uuid|#|no\.?)?\W{0,4}(?:\w+\W+){0,3}?"
+   r"(?P<value>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b", LOW, digits=3)
 _PREFIXES = ("req request sess session trace span ord order txn tx evt msg run job ticket tkt case inc cus cust sub"
              " inv pi ch po conv thread call chatcmpl resp batch ws user usr acct").split()
 _BEHIND = "|".join(rf"(?<=\b{p}[_-])" for p in _PREFIXES)  # separator first, then a look-behind per prefix
 _r("unstable.one_off_id.prefixed", _ONE_OFF, rf"[_-](?:{_BEHIND})(?P<value>\w{{6,}})\b", LOW,
    check=_min_digits(3), digits=3)
+# Only the ids a system stamps on one exchange (a trace, a request, a session): a person's order, booking,
+# tracking or ticket number is theirs to keep ("USPS tracking number 9405 … — the birthday gift for Mum").
 _r("unstable.one_off_id.labeled", _ONE_OFF,
-   r"(?:order|ticket|case|incident|trace|request|session|transaction|invoice|confirmation|tracking|booking|reservation"
-   r"|conversation|shipment|refund|support)\s*(?:id|number|no\.?|num|#|ref(?:erence)?)\s*(?:is|was|:|=|#)?\s*#?"
-   r"(?P<ref>[a-z0-9][\w-]{3,})\b", LOW, check=_min_digits(3), digits=3,
-   words="order ticket case incident trace request session transaction invoice confirmation tracking booking"
-         " reservation conversation shipment refund support")
+   r"(?:trace|request|session|transaction|conversation|correlation)\s*(?:id|number|no\.?|num|#|ref(?:erence)?)"
+   r"\s*(?:is|was|:|=|#)?\s*#?(?P<ref>[a-z0-9][\w-]{3,})\b", LOW, check=_min_digits(3), digits=3,
+   words="trace request session transaction conversation correlation")
 
 # fmt: on
 BUILTIN_RULES: tuple[GateRule, ...] = tuple(_RULES)

@@ -24,6 +24,7 @@ from types import ModuleType
 from stdnum.au import tfn
 from stdnum.br import cpf
 from stdnum.ca import sin
+from stdnum.ch import ssn as ahv
 from stdnum.cn import ric
 from stdnum.de import idnr
 from stdnum.es import dni, nie
@@ -61,7 +62,8 @@ ID_WORDS = re.compile(
     r"|reisepass\w*|sozialversicherungs\w*|versicherten\w*|versicherungsnummer|patientennummer|krankenversicherung\w*"
     r"|주민등록|주민번호|외국인등록|사회보장|납세자|세금 ?번호|신분증|환자 ?번호|보험 ?번호"
     r"|マイナンバー|個人番号|住民登録|社会保障|社会保険|納税者|保険証|身分証|患者番号|被保険者番号|診察券"
-    r"|personnummer|personbevis|burgerservicenummer|driver'?s licen[cs]e|driving licen[cs]e"
+    r"|personnummer|personbevis|burgerservicenummer|driver'?s? licen[cs]e|driving licen[cs]e|\bdl (?:no\.?|#|number)?"
+    r"|resident id|residence permit|\bahv\b|\bavs\b|ahv-nummer|numéro avs|aufenthaltstitel|titre de séjour"
     r"|führerschein\w*|permis de conduire|carnet de conducir|licencia de conducir|patente di guida"
     r"|carteira de motorista|運転免許|운전면허|驾驶证|驾照|身份证|护照"
     r"|\b(?:nin|ppsn?|pps number|bvn|nip|id-kort|personnr|tc kimlik\w*|kimlik\w*)\b|dowód osobist\w*|dowodu"
@@ -86,7 +88,7 @@ _PRODUCT = re.compile(
     r"(?:\bpart\b|catalog(?:ue)?|\bitem|sku|model|article|\bart\b\.?|order|serial|ref(?:erence)?|product|pieza|referencia"
     r"|número de serie|numéro de série|numero di serie|seriennummer|serienummer|ersatzteil|articolo|artigo"
     r"|artículo|teil|artikel|bestell|pièce|référence|filtre|filter|부품|품번|모델|部品|品番|型番|商品"
-    r"|tracking|resi|awb|waybill|sendungsnummer|numéro de suivi|número de seguimiento|rastreio|운송장|송장"
+    r"|tracking|\bresi\b|awb|waybill|sendungsnummer|numéro de suivi|número de seguimiento|rastreio|운송장|송장"
     r"|快递单号|运单号|追跡番号|お問い合わせ番号|číslo dílu|objednací číslo|katalogové číslo|numer części"
     r"|numer katalogowy|cikkszám|alkatrész|номер детали|артикул|каталожн\w* номер|номер запчаст\w*|parça no"
     r"|parça numarası|ürün kodu|codice articolo|código de pieza|número de pieza)[^\n]{0,40}$",
@@ -101,6 +103,7 @@ _NIR = re.compile(r"(?<![\d])[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?
 _RRN = re.compile(r"(?<!\d)\d{6}-?[1-8]\d{6}(?!\d)")
 _CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?!\d)")
 _PESEL = re.compile(r"(?<!\d)\d{11}(?!\d)")
+_AHV = re.compile(r"(?<![\d.])756\.?\d{4}\.?\d{4}\.?\d{2}(?![\d.]\d)")
 _RIC = re.compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])")
 _RFC = re.compile(r"(?<![A-Za-z0-9])[A-ZÑ&]{4}\d{6}[A-Z0-9]{3}(?![A-Za-z0-9])")
 _PERSONNUMMER = re.compile(r"(?<![\d-])(?:\d{2})?\d{6}[-+]\d{4}(?![\d-])")
@@ -293,6 +296,7 @@ ID_RULES: tuple[GateRule, ...] = (
     _rule("id_nik", "contains an Indonesian NIK", _strong(_NIK, nik), f"{_STDNUM}:id.nik", 16),
     _rule("mx_rfc", "contains a Mexican RFC (a person's tax id)", _strong(_RFC, rfc), f"{_STDNUM}:mx.rfc", 6),
     _rule("cn_ric", "contains a Chinese resident identity number", _strong(_RIC, ric), f"{_STDNUM}:cn.ric", 17),
+    _rule("ch_ahv", "contains a Swiss social security number (AHV/AVS)", _strong(_AHV, ahv), f"{_STDNUM}:ch.ssn", 13),
     _rule("national_number", _NATIONAL, _weak, _STDNUM, 9),
     _rule("sg_nric", "contains a Singapore NRIC/FIN", _nric, "learnloop", 7),
     _rule("passport", "contains a passport number", _passport, "learnloop", 5, _PASSPORT_NEEDLES),

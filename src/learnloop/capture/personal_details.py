@@ -41,6 +41,7 @@ _ADDRESS_WORDS = re.compile(
     r"|adres (?:zamieszkania|domowy)|ev adresi|adresim|oturuyor\w*|живу|живёт|живет|живут|мой адрес|домашний адрес"
     r"|мой дом|घर का पता|का पता|रहते हैं|रहती है|रहता है|عنواني|عنوان منزل|يسكن في|تسكن في|أسكن في"
     r"|\badresa\b|locuie(?:ște|ste|sc) (?:în|pe|la)|domiciliat\w*|моя адреса|домашня адреса|адреса\s*[:：]"
+    r"|адреса (?:батьків|мами|тата|бабусі|дідуся|сестри|брата)|адрес (?:родителей|мамы|папы|бабушки|дедушки)"
     r"|мешка\w* (?:на|в|у)\b|прожива\w* (?:на|в|у|за)\b|כתובת|\bגר(?:ה|ים|ות)? ב|מתגורר\w* ב|διεύθυνσ\w*"
     r"|μένω στ|μένει στ|bydl(?:í|ím|íme) (?:v|na)\b|lakcím\w*|lakik|ที่อยู่",
     re.IGNORECASE,
@@ -114,7 +115,8 @@ def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int, public: b
             if public and _public_address(text, word):
                 continue
             m = value.search(text, word.end(), min(len(text), word.end() + reach))
-            if m is not None and not _MEASURE.match(m.group(0)):
+            # With `public` (the home-address rule) a day of the month is a date ("renews on 1 October").
+            if m is not None and not _MEASURE.match(m.group(0)) and not (public and _DAY_OF_MONTH.match(m.group(0))):
                 return m.span()
         return None
 
@@ -122,6 +124,8 @@ def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int, public: b
 
 
 # A number with a unit after it is a measure, not a house number ("their flat's internet is 250/40 Mbit/s").
+# "renews on 1 October": a date, not a house number and a street.
+_DAY_OF_MONTH = re.compile(rf"\d{{1,2}}(?:st|nd|rd|th|er)?\.?\s+(?:de\s+)?(?:{_MONTHS})\b", re.IGNORECASE)
 _MEASURE = re.compile(
     r"\d+\s*(?:[kmgt]?bits?|[kmgt]i?b|[kmg]bps|mbit/s|[kmgt]?hz|km|kg|mm|cm|ml|mg|kwh|kw|mah|sq|m2|m²|%"
     r"|nights?|days?|weeks?|months?|years?|hours?|minutes?|nätter|dagar|veckor|månader|noches|días|semanas|meses"

@@ -240,6 +240,8 @@ _NUMBER_WORD = re.compile(
 # A line with opening hours is staffed: nobody gives their own phone's hours ("… during business hours").
 _OPENING_HOURS = re.compile(
     r"\b(?:business|opening|office|working) hours|\bweekdays?\b|\bmon(?:day)?\s?[-–]\s?fri(?:day)?\b"
+    r"|\bopen (?:until|till|daily|every day|24/7|from)\b|\b(?:opens|closes) at\b|\bgeöffnet (?:bis|ab|von)\b"
+    r"|\bouvert (?:jusqu|de|du|tous)|\babierto (?:hasta|de|todos)\b|\baperto (?:fino|dalle|tutti)\b"
     r"|öffnungszeiten|geschäftszeiten|werktags|horario de (?:atención|oficina)|días laborables|heures d'ouverture"
     r"|jours ouvrables|orari(?:o)? di (?:apertura|ufficio)|giorni feriali|horário comercial|dias úteis"
     r"|openingstijden|werkdagen|godzinach pracy|dni robocze|öppettider|vardagar|çalışma saatleri|hafta içi"
@@ -271,7 +273,7 @@ _WHERE = re.compile(r"\s*(?:à|a|au|aux|en|in|im|at|de|del|di|do|da|bei|beim|em|
 def organisation_line(text: str, start: int) -> bool:
     """Is the number at `start` an organisation's line by what introduces it? (Numbers set aside for fiction,
     555-01xx and Ofcom's drama ranges, are not exempt: people write them for real ones in examples and tests.)"""
-    if _BUSINESS_WORDS.search(text, max(0, start - 50), start):
+    if _BUSINESS_WORDS.search(text, max(0, start - 80), start):
         return True
     before = text[max(0, start - 60) : start]
     if _OPENING_HOURS.search(text, start, start + 60) and not _SOMEONES.search(before):

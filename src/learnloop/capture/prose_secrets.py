@@ -91,7 +91,8 @@ _PIN_WORDS = (
     r"|(?:room|hotel|wall|home|office|floor|gun) safe|safe is set to|safe code"
     r"|(?:guest|cleaner|nanny|lock|smart lock|unlock|arming) code"
     r"|panel code|unlock (?:pin|code)|kod do|kod pin|kod alarmu|domofon\w*|sejf\w*|koden|portkod|larmkod"
-    r"|nyckelskåp\w*|kassaskåp\w*|kapı kodu|alarm kodu|şifresi|код от|код домофона|пин-код|пин|сейф\w*"
+    r"|nyckelskåp\w*|kassaskåp\w*|kapı kodu|alarm kodu|şifresi|kilid\w* kod\w*|kilit kod\w*|код от|код домофона"
+    r"|пин-код|пин|пін-код|пін|код замка|код дверей|сейф\w*|도어락\w*|현관 ?비밀번호|host key|hostschlüssel"
     r"|密码|密碼|门禁|門禁|保险柜|保險櫃|one[- ]time (?:pass)?code|verification code|confirmation code|sms code"
     r"|\botp\b|einmalcode|bestätigungscode|código de verificación|code de vérification|codice di verifica"
     r"|código de verificação|認証コード|인증번호|验证码|код подтверждения|upi pin|पिन|συναγερμ\w*|κωδικός πανικού"
@@ -450,7 +451,9 @@ _UUID_OR_DOTTED = re.compile(
 
 _RECOVERY_WORDS = Folded(
     re.compile(
-        r"recovery codes?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?"
+        r"recovery codes?|recovery keys?|backup codes?|one-time codes?|wiederherstellungscodes?|backup-codes?"
+        r"|wiederherstellungsschlüssel|clés? de récupération|claves? de recuperación|chiavi? di ripristino"
+        r"|herstelsleutel|klucz\w* odzyskiwania|ключ\w* восстановления|복구 키|回復キー|回复密钥|恢复密钥"
         r"|códigos? de (?:recuperación|respaldo)|codes? de (?:récupération|secours)|복구 코드|백업 코드"
         r"|リカバリーコード|バックアップコード|復旧コード"
         r"|codici di (?:recupero|backup)|códigos de (?:recuperação|backup)|kode (?:pemulihan|cadangan)"

@@ -46,6 +46,13 @@ _FORBID_RISK = re.compile(
 _DISTRUST = re.compile(
     r"\b(?:flag|treat|mark|report|handle|consider)\w*\b.{0,80}\bas (?:a )?(?:possible |potential )?(?:suspicious|scam"
     r"|phishing|spam|fraud\w*|untrusted|information only|data|plain information|just information)\b"
+    r"|\b(?:not|never) as (?:commands|instructions|orders)\b"
+    r"|\bnur als information\w*|\bnicht als (?:befehle|anweisungen)\b|\bsolo como información\b|\bno como órdenes\b"
+    r"|\bcomme (?:de la |une |des )?informations?\b|\bpas comme des (?:ordres|instructions)\b"
+    r"|\bsolo come informazion\w*|\bnon come (?:ordini|comandi|istruzioni)\b|\bapenas como informaç\w*"
+    r"|\bnão como (?:ordens|comandos)\b|\balleen als informatie\b|\bniet als (?:opdrachten|instructies)\b"
+    r"|\btylko jako informacj\w*|\bnie jako polece\w*|только как информаци\w*|не как (?:команд|инструкци)\w*"
+    r"|\bsadece bilgi olarak\b|情報として扱|정보로만|仅作为信息|只作为信息|只当作信息"
     r"|\bpassword manager\b|\b(?:1password|bitwarden|keepass\w*|lastpass|dashlane|proton pass)\b",
     re.IGNORECASE,
 )
