@@ -53,6 +53,8 @@ async def _apply(store: Store, items: list[Bookkeeping], *, together: bool) -> t
                     follow = handed[id(future)]
                     assert isinstance(follow, FollowUps)
                     outcomes.append(("later", follow.ids, follow.done))
+                elif future.exception() is not None:
+                    outcomes.append(("failed", type(future.exception())))
                 else:
                     outcomes.append(("done", future.result()))
 
@@ -93,3 +95,25 @@ async def test_a_batch_of_retrievals_reports_and_writes_what_one_by_one_would(ba
     assert [len(c) for _, c in reported] == [2, 2, 3, 2, 0, 2]
     assert outcomes[5][0] == "later" and outcomes[5][1] == [b, a]  # a at streak 4, b at 2: both reached a count
     assert [row[:5] for row in counters if row[0] == a] == [(a, "t1", "alice", 4, 4)]
+
+
+async def test_a_batch_that_fails_is_applied_one_by_one(tmp_path: Path) -> None:
+    """One retrieval the database refuses (here a trigger refuses its event) fails alone: the batch is rolled
+    back to its savepoint and its items applied one by one, the others committed as if never batched."""
+    store = make_store("sqlite", tmp_path)
+    await store.start()
+    try:
+        a, b, *_ = await _fill(store)
+        await sql(
+            store,
+            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.data LIKE '%999%' "
+            "BEGIN SELECT RAISE(ABORT, 'refused'); END",
+        )
+        items = [_retrieval(ALICE, (a,), 1), _retrieval(ALICE, (b, 999), 2), _retrieval(ALICE, (a, b), 3)]
+        outcomes, reported = await _apply(store, items, together=True)
+        counters = [row[:5] for row in await sql(store, COUNTERS)]
+    finally:
+        await store.aclose()
+    assert [o[0] for o in outcomes] == ["done", "failed", "done"]
+    assert [[c.id for c in counted] for _, counted in reported] == [[a], [a, b]]
+    assert counters == [(a, "t1", "alice", 2, 2), (b, "t1", "alice", 1, 1)]  # the refused one's touch undone
