@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from ...models import Scope
 from ..base import ApplyResult, FollowUp, Operation
 from ..records import Counted, Touch
 from .dialect import Connection, dialect_of
+from .touch_batch import apply_touches, batchable
 from .transactions import write_transaction
 from .writes import apply_operations, candidate_rows
 
@@ -55,55 +56,115 @@ class FollowUps:
 
 def apply_bookkeeping(conn: Connection, batch: Deferred, now: datetime, touched_rows: Touched) -> Deferred:
     """Commit gathered bookkeeping writes in one transaction; each runs in its own savepoint so that one
-    failing (say, its learning was deleted meanwhile) does not undo the others. Returns the follow-ups of the
-    `Bookkeeping` items, to commit later; `FollowUps` items in `batch` are committed here."""
-    results: list[tuple[Future[Any], ApplyResult | BaseException]] = []
-    retrieved: list[tuple[Scope, list[Counted]]] = []
-    later: Deferred = []
+    failing (say, its learning was deleted meanwhile) does not undo the others, except consecutive retrievals,
+    written together (`touch_batch`; one by one as the others if that batch fails). Returns the follow-ups of
+    the `Bookkeeping` items, to commit later; `FollowUps` items in `batch` are committed here."""
+    outcome = _Outcome()
     failures: tuple[type[Exception], ...] = (LearnloopError, *dialect_of(conn).errors)
     with write_transaction(conn):
+        run: Deferred = []
         for item, future in batch:
-            conn.execute("SAVEPOINT bookkeeping")
-            try:
-                if isinstance(item, FollowUps):
-                    results.append((future, _followed_up(conn, item, now)))
-                else:
-                    assert isinstance(item, Bookkeeping)
-                    touched: list[Counted] = []
-                    learnings, events = apply_operations(conn, item.scope, item.operations, now, touched=touched)
-                    done = ApplyResult(learnings=learnings, events=events)
-                    if item.then is None:
-                        results.append((future, done))
-                    elif _waits(item.operations):
-                        # Whole rows only for what a follow-up may act on: most shown learnings are no longer
-                        # candidates, and most retrievals earn nothing.
-                        ids = _followed(item.operations, touched)
-                        if ids:
-                            later.append((FollowUps(item.scope, ids, item.then, done), future))
-                        else:
-                            results.append((future, done))
-                    else:
-                        follow = FollowUps(item.scope, _followed(item.operations, touched), item.then, done)
-                        results.append((future, _followed_up(conn, follow, now)))
-                    retrieved.append((item.scope, touched))
-            except failures as exc:
-                conn.execute("ROLLBACK TO bookkeeping")
-                conn.execute("RELEASE bookkeeping")
-                if isinstance(item, FollowUps):  # the counters it follows are committed: report them
-                    log.warning("a retrieval's promotions failed: %s", exc)
-                    results.append((future, item.done))
-                else:
-                    results.append((future, exc))
+            if isinstance(item, Bookkeeping) and _batchable(item):
+                run.append((item, future))
                 continue
-            conn.execute("RELEASE bookkeeping")
-    for scope, touched in retrieved:
+            _apply_run(conn, run, now, outcome, failures)
+            run = []
+            _apply_one(conn, item, future, now, outcome, failures)
+        _apply_run(conn, run, now, outcome, failures)
+    for scope, touched in outcome.retrieved:
         touched_rows(scope, touched)
-    for future, outcome in results:  # only after the commit: a result promises durability
-        if isinstance(outcome, BaseException):
-            future.set_exception(outcome)
+    for future, result in outcome.results:  # only after the commit: a result promises durability
+        if isinstance(result, BaseException):
+            future.set_exception(result)
         else:
-            future.set_result(outcome)
-    return later
+            future.set_result(result)
+    return outcome.later
+
+
+@dataclass
+class _Outcome:
+    """What a flush settles after its commit, and the follow-ups it hands back."""
+
+    results: list[tuple[Future[Any], ApplyResult | BaseException]] = field(default_factory=list)
+    retrieved: list[tuple[Scope, list[Counted]]] = field(default_factory=list)
+    later: Deferred = field(default_factory=list)
+
+
+def _batchable(item: Bookkeeping) -> bool:
+    """A retrieval's counters and event, whose follow-up (if any) waits for a pause."""
+    return batchable(item.operations) and (item.then is None or _waits(item.operations))
+
+
+def _apply_run(
+    conn: Connection, run: Deferred, now: datetime, outcome: _Outcome, failures: tuple[type[Exception], ...]
+) -> None:
+    if len(run) < 2:
+        for item, future in run:
+            _apply_one(conn, item, future, now, outcome, failures)
+        return
+    conn.execute("SAVEPOINT bookkeeping")
+    try:
+        written = apply_touches(conn, [(item.scope, item.operations) for item, _ in run], now)
+    except failures:
+        conn.execute("ROLLBACK TO bookkeeping")
+        conn.execute("RELEASE bookkeeping")
+        for item, future in run:
+            _apply_one(conn, item, future, now, outcome, failures)
+        return
+    conn.execute("RELEASE bookkeeping")
+    for (item, future), (touched, events) in zip(run, written, strict=True):
+        done = ApplyResult(learnings=[None] * len(item.operations), events=events)
+        _counted(item, future, touched, done, outcome)
+
+
+def _apply_one(
+    conn: Connection,
+    item: Any,
+    future: Future[Any],
+    now: datetime,
+    outcome: _Outcome,
+    failures: tuple[type[Exception], ...],
+) -> None:
+    conn.execute("SAVEPOINT bookkeeping")
+    try:
+        if isinstance(item, FollowUps):
+            outcome.results.append((future, _followed_up(conn, item, now)))
+        else:
+            assert isinstance(item, Bookkeeping)
+            touched: list[Counted] = []
+            learnings, events = apply_operations(conn, item.scope, item.operations, now, touched=touched)
+            done = ApplyResult(learnings=learnings, events=events)
+            if item.then is not None and not _waits(item.operations):
+                follow = FollowUps(item.scope, _followed(item.operations, touched), item.then, done)
+                outcome.results.append((future, _followed_up(conn, follow, now)))
+                outcome.retrieved.append((item.scope, touched))
+            else:
+                _counted(item, future, touched, done, outcome)
+    except failures as exc:
+        conn.execute("ROLLBACK TO bookkeeping")
+        conn.execute("RELEASE bookkeeping")
+        if isinstance(item, FollowUps):  # the counters it follows are committed: report them
+            log.warning("a retrieval's promotions failed: %s", exc)
+            outcome.results.append((future, item.done))
+        else:
+            outcome.results.append((future, exc))
+        return
+    conn.execute("RELEASE bookkeeping")
+
+
+def _counted(item: Bookkeeping, future: Future[Any], touched: list[Counted], done: ApplyResult, out: _Outcome) -> None:
+    """Settle a committed item whose follow-up (if any) waits for a pause."""
+    if item.then is not None:
+        # Whole rows only for what a follow-up may act on: most shown learnings are no longer candidates, and
+        # most retrievals earn nothing.
+        ids = _followed(item.operations, touched)
+        if ids:
+            out.later.append((FollowUps(item.scope, ids, item.then, done), future))
+        else:
+            out.results.append((future, done))
+    else:
+        out.results.append((future, done))
+    out.retrieved.append((item.scope, touched))
 
 
 def _followed_up(conn: Connection, item: FollowUps, now: datetime) -> ApplyResult:

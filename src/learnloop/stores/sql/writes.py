@@ -42,7 +42,7 @@ from .rows import (
     scope_token,
 )
 
-__all__ = ["apply_operations", "candidate_rows", "owner_clause", "visible_clause"]
+__all__ = ["INSERT_EVENT", "apply_operations", "candidate_rows", "event_values", "owner_clause", "visible_clause"]
 
 _COUNTERS = {"hits", "streak", "failures", "version"}
 # The fields a learning's stored keyword terms are made of.
@@ -92,14 +92,14 @@ def _note_vector_change(conn: Connection, learning: Learning) -> None:
     )
 
 
-_INSERT_EVENT = (
+INSERT_EVENT = (
     "INSERT INTO events (tenant, user_id, learning_id, actor, action, panel, before, after, reason, at, data) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq, tenant, user_id, learning_id, actor, action, "
     "panel, before, after, reason, at, data"
 )
 
 
-def _event_values(
+def event_values(
     scope: Scope,
     draft: EventDraft,
     now: datetime,
@@ -137,8 +137,8 @@ def _append_event(
     before: Learning | None = None,
     after: Learning | None = None,
 ) -> Event:
-    values = _event_values(scope, draft, now, learning_id=learning_id, owner=owner, before=before, after=after)
-    return event_from_row(conn.execute(_INSERT_EVENT, values).fetchone())
+    values = event_values(scope, draft, now, learning_id=learning_id, owner=owner, before=before, after=after)
+    return event_from_row(conn.execute(INSERT_EVENT, values).fetchone())
 
 
 def _insert(conn: Connection, scope: Scope, ops: Sequence[Insert], now: datetime) -> list[tuple[Learning, Event]]:
@@ -180,10 +180,10 @@ def _insert(conn: Connection, scope: Scope, ops: Sequence[Insert], now: datetime
         [(learning.tenant, learning.user or "", learning.id) for learning in learnings],
     )
     drafts = [
-        _event_values(scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
+        event_values(scope, op.event, now, learning_id=learning.id, owner=learning.user, after=learning)
         for op, learning in zip(ops, learnings, strict=True)
     ]
-    events = [event_from_row(row) for row in dialect.returning_many(conn, _INSERT_EVENT, drafts)]
+    events = [event_from_row(row) for row in dialect.returning_many(conn, INSERT_EVENT, drafts)]
     return list(zip(learnings, events, strict=True))
 
 
