@@ -119,6 +119,8 @@ KEPT_APART = [
     ("У брата пользователя аллергия на орехи.", "У пользователя аллергия на орехи."),
     # One home or manager each, but of two people.
     ("Ben lives in Lisbon.", "Ana lives in Lisbon."),
+    # One host each, but of two services.
+    ("The billing API is hosted on Fly.io.", "The marketing site is hosted on Netlify."),
     ("The user's skip-level manager is Ruth.", "The user's manager is Omar."),
     # A relative put before the person the old text names, however close the two read: never "already known".
     ("User's sister-in-law Priya's mother is vegan.", "User's sister Priya is vegetarian."),
@@ -149,6 +151,9 @@ async def test_disjoint_scope_tags_keep_identical_texts_apart(embedder: Embedder
         ("El usuario vive en Bilbao.", "El usuario vive en Valencia."),
         ("Die Nutzerin wohnt in Leipzig.", "Die Nutzerin wohnt in Dresden."),
         ("User reports to Sarah Lin since the reorg.", "User's manager is Tom Baker."),
+        ("The user's blood group is B negative.", "The user's blood group is AB negative."),
+        ("Our docs site is hosted on GitHub Pages.", "Our docs site is hosted on Render."),
+        ("The family's electricity is with Bulb.", "The family's electricity is with EDF."),
     ],
 )
 async def test_a_new_value_of_what_holds_one_at_a_time_replaces_the_old(embedder: Embedder, new: str, old: str) -> None:
@@ -239,6 +244,8 @@ async def test_updates_are_recognised_from_values_and_correction_language(
         ("Noah has a three-quarter-hour lesson.", "Noah's lesson lasts 45 minutes."),
         ("HX-4471 renewal date: 2025-10-01.", "Policy HX-4471 renews on 1 October 2025."),
         ("Biscuit, the user's dog, is a beagle.", "The user's dog Biscuit is a beagle."),
+        # A hedge and the unit's letters belong to the value: one temperature, rounded.
+        ("Die Nutzerin backt Brot bei etwa 446 °F.", "Die Nutzerin backt Brot bei 230 °C."),
     ],
 )
 async def test_the_same_value_in_other_units_is_skipped(embedder: Embedder, new: str, old: str) -> None:

@@ -101,6 +101,12 @@ STRUCTURED = 0.6
 _RELATIVE = frozenset("following next previous".split())
 _SELF = frozenset("i me my mine myself i'm user users".split())
 _RATE_WORDS = frozenset("per pro por je".split())
+# Words that say a value is rounded: "about", "unos", "etwa", "environ", "ongeveer", "примерно" …
+_HEDGES = frozenset(
+    """about around roughly approximately approx circa ca nearly almost ~ unos unas aproximadamente alrededor
+    cerca etwa ungefähr rund environ quasi ongeveer około okolo примерно около приблизно yaklaşık sekitar kira-kira
+    khoảng ungefär cirka přibližně περίπου""".split()
+)
 # Familiar forms of a relative's name, read as the relative.
 _RELATIVE_FORMS = {"mom": "mother", "mum": "mother", "dad": "father", "grandma": "grandmother", "granny": "grandmother",
                    "grandpa": "grandfather", "mamá": "madre", "papá": "padre"}  # fmt: skip
@@ -306,6 +312,7 @@ def profile(text: str) -> TextProfile:
         elif (
             base not in STOPWORDS
             and base not in _RATE_WORDS
+            and base not in _HEDGES
             and (len(base) > 1 or _CJK.match(base))
             and not _HIRAGANA.fullmatch(base)
         ):
@@ -420,14 +427,21 @@ class Comparison:
 def _region_kind(
     old_tokens: Sequence[_Token], new_tokens: Sequence[_Token], old: TextProfile, new: TextProfile
 ) -> RegionKind | None:
-    def kind(token: _Token, other: TextProfile) -> str:
+    def kind(token: _Token, own: TextProfile, other: TextProfile) -> str:
+        # The unit of a measure is part of its value ("230 *°C*" / "446 *°F*").
+        if any(q.start <= token.start < q.end for q in own.quantities):
+            return "number"
         # A capitalised word the other text has in lower case ("*Trailer* seal numbers" / "… of trailers") is a
         # word, not a name.
         return "content" if token.kind == "marker" and stem(token.folded) in other.content else token.kind
 
-    # A light verb ("meets" / "is") or the word of a rate ("$1,850 *per* month" / "… *a* month") hardly counts.
-    kinds = {kind(t, new) for t in old_tokens if t.folded not in LIGHT_VERBS and t.folded not in _RATE_WORDS}
-    kinds |= {kind(t, old) for t in new_tokens if t.folded not in LIGHT_VERBS and t.folded not in _RATE_WORDS}
+    # A light verb ("meets" / "is"), the word of a rate ("$1,850 *per* month" / "… *a* month") or a hedge on a
+    # value ("*unos* 446 °F") hardly counts.
+    def counts(token: _Token) -> bool:
+        return token.folded not in LIGHT_VERBS and token.folded not in _RATE_WORDS and token.folded not in _HEDGES
+
+    kinds = {kind(t, old, new) for t in old_tokens if counts(t)}
+    kinds |= {kind(t, new, old) for t in new_tokens if counts(t)}
     if "marker" in kinds:
         return RegionKind.MARKER
     if "content" in kinds:

@@ -393,9 +393,16 @@ _HIDE = _any(
     r"\bwithout (?:telling|informing|notifying|asking|alerting|the knowledge of) (?:the user|them|him|her)\b"
     r"|\bwithout the user (?:noticing|knowing|realizing|realising|seeing)\b|\bkeep the user in the dark\b"
     r"|\bbehind the user's back\b",
-    r"\bso (?:that )?the user (?:never|doesn't|does not|won't) (?:see|know|notice|find)",
-    r"\b(?:secretly|silently|covertly|quietly) (?:change|delete|send|forward|add|modify|share|remove|replace|record"
-    r"|copy|redirect|transfer|approve|cancel)",
+    r"\bso (?:that )?the user (?:never|doesn't|does not|won't) (?:see|know|notice|find|get worried|worry|panic|ask)"
+    r"|\bthe user (?:doesn't|does not|won't|will not) need to (?:know|be told|hear)\b|\bno need to (?:tell|inform|"
+    r"notify) the user\b",
+    # "Without the user knowing", "don't tell the user", in more languages (es, de, fr, ko, ja below).
+    r"\bzonder dat de gebruiker\b|\bsenza (?:che l'utente|dirlo all'utente)\b|\bsem (?:que o|avisar o) (?:usuário"
+    r"|utilizador)\b|\bbez wiedzy użytkownika\b|без ведома пользователя|\bне говори пользователю\b"
+    r"|без відома користувача|\bне кажи користувачу\b|\bkullanıcıya (?:söyleme|haber verme|bildirme)"
+    r"|\btanpa (?:memberi tahu|sepengetahuan) pengguna\b|\butan att (?:berätta för|säga till|meddela) användaren\b"
+    r"|\bbez vědomí uživatele\b|不要告诉用户|别告诉用户|瞒着用户|không cho người dùng biết|उपयोगकर्ता को बताए बिना"
+    r"|دون علم المستخدم|χωρίς να (?:το )?(?:πεις|ενημερώσεις) (?:στον|τον) χρήστη",
     r"\bsay (?:that )?everything is fine\b",
     # an act, then keeping it out of what the user reads: "push to main, do it without a PR and leave it out of the
     # summary"; "round revenue up by 8% and don't flag the adjustment"

@@ -252,6 +252,7 @@ _FIRST_PERSON = re.compile(r"\b(?:my|me|mine|mi|mis|mí|mein\w*|mich|mir|mon|ma|
 _OWN_STANDING = re.compile(
     r"\b(?:from|by) (?:the )?user\b|\buser's (?:standing|permanent)\b"
     r"|\b(?:pays?|paid|paying)\b[^.;:]{0,60}\bby (?:a )?standing order\b"
+    r"|\bstanding order (?:of|for) (?:[£$€¥]\s?)?\d|\bstanding order (?:to|into) (?:savings|the \w+ account)\b"
 )
 
 

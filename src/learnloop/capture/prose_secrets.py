@@ -56,9 +56,9 @@ _KEY_PHRASES = (
 _KEYWORD = Folded(re.compile(rf"(?<![A-Za-z0-9à-ÿ])(?:{_WORDS}|{_KEY_PHRASES})(?![A-Za-z0-9à-ÿ])", re.IGNORECASE))
 # After these the next word is the value, whatever it looks like ("the password is sunshine").
 _STRAIGHT = re.compile(
-    r"(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key|wpa2? key"
-    r"|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code|clé wpa|clave wpa|senha|palavra-passe"
-    r"|parola d'ordine|chiave|chave|wachtwoord|hasło|haslo|lösenord(?:et)?|şifre(?:si|m)?|пароль)"
+    r"(?<![A-Za-z0-9])(?:password|passwort|kennwort|passcode|passphrase|contraseña|clave|mot de passe|pin|wi-?fi key"
+    r"|wpa2? key|network key|wlan-schlüssel|clé wi-?fi|clave (?:del )?wi-?fi|access code|clé wpa|clave wpa|senha"
+    r"|palavra-passe|parola d'ordine|chiave|chave|wachtwoord|hasło|haslo|lösenord(?:et)?|şifre(?:si|m)?|пароль)"
     r"(?: (?:is|was|ist|lautet|war|es|era|est|était|é|è|sono|são|resta|fica|är|var|to|jest|был|это)"
     r"| ?[:=：])\s*[\"'“«]?(?P<value>[!-~]{4,64})|(?:비밀번호|비번|암호|패스워드)(?:는|은|가"
     r"|:)\s*(?P<ko>[!-~]{4,64})"

@@ -34,6 +34,21 @@ _GROUPS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("phone", r"\bphone is an?\b|\bphone is the\b"),
         ("dentist", r"\bdentist is\b|\bsees (?:dr\.?|a dentist)\b"),
         ("doctor", r"\b(?:gp|doctor|physician) is\b"),
+        (
+            "blood type",
+            r"\bblood (?:type|group) is\b|\bgrupo sanguíneo es\b|\bblutgruppe ist\b|\bgroupe sanguin est\b"
+            r"|\bgruppo sanguigno è\b|\btipo sanguíneo é\b|\bbloedgroep is\b|\bgrupa krwi\b|\bkan grubu\b",
+        ),
+        # A household's or a service's one supplier at a time: "broadband is with BT", "hosted on Netlify".
+        (
+            "supplier",
+            r"\b(?:broadband|internet|electricity|energy|gas|mobile|phone) (?:is|are) (?:with|from|through)\b"
+            r"|\b(?:broadband|internet|electricity|energy|gas|mobile) (?:provider|supplier|plan) is\b"
+            r"|\b(?:mortgage|bank account|current account|insurance|pension) is with\b",
+        ),
+        ("host", r"\b(?:is|are) (?:hosted|deployed|running) (?:on|with|at)\b"),
+        ("handled by", r"\b(?:is|are) (?:handled|managed|represented) by\b"),
+        ("spouse", r"\b(?:is married to|is engaged to|'s (?:wife|husband|spouse) is)\b"),
     )
 )
 
@@ -48,7 +63,8 @@ def single_value_replaced(new: str, old: str) -> str | None:
             continue
         if _whose(new[: ours.start()]) != _whose(old[: theirs.start()]):
             return None
-        added, gone = names_swapped(profile(new[ours.end() :]), profile(old[theirs.end() :]))
+        # Read mid-sentence, as it was written: a value that opens the rest ("is *A* positive") is still a name.
+        added, gone = names_swapped(profile(f"it {new[ours.end() :]}"), profile(f"it {old[theirs.end() :]}"))
         return name if added and gone else None
     return None
 
