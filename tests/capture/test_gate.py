@@ -643,6 +643,19 @@ def test_credentials_and_ids_in_more_scripts_are_refused(text: str, kind: str) -
         "The verification code email from the bank arrives within 2 minutes.",
         "Order confirmation 483 920 for the standing desk arrived today.",
         "The password manager is Bitwarden and the Wi-Fi router is a Fritz!Box 7590.",
+        # A UUID after a word that only starts like a record's ("running", "jobsite") names something lasting.
+        "UUID of the VM running the media server: 0b6f1c2e-4d3a-4c9b-8e7f-1a2b3c4d5e6f",
+        # A shop's line, with its hours after it; a switchboard named further back.
+        "The bakery on Elm St is Rosa's, (617) 555-0182, open until 7pm.",
+        "Main switchboard of the clinic where the user has physio appointments: +44 20 7946 0000.",
+        # A person's order, ticket and tracking numbers are theirs to keep.
+        "UPS tracking number 1Z999AA10123456784 is the new monitor.",
+        "Support ticket #SR4410293 is about the broken hinge.",
+        # A date after "home" is not a house number.
+        "My home insurance renews on 1 October.",
+        # A password manager's name is not a password; a bank's standing order is not an order to the assistant.
+        "The user migrated from 1Password to Bitwarden.",
+        "User has a standing order of £200 to savings on payday.",
     ],
 )
 def test_test_values_and_talk_about_codes_pass(text: str) -> None:
@@ -763,28 +776,6 @@ def test_a_login_given_after_a_mail_or_file_server() -> None:
 )
 def test_identifiers_and_codes_named_in_other_words(text: str, rule: str) -> None:
     assert GATE.check(text).rule == rule
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        # A UUID after a word that only starts like a record's ("running", "jobsite") names something lasting.
-        "UUID of the VM running the media server: 0b6f1c2e-4d3a-4c9b-8e7f-1a2b3c4d5e6f",
-        # A shop's line, with its hours after it; a switchboard named further back.
-        "The bakery on Elm St is Rosa's, (617) 555-0182, open until 7pm.",
-        "Main switchboard of the clinic where the user has physio appointments: +44 20 7946 0000.",
-        # A person's order, ticket and tracking numbers are theirs to keep.
-        "UPS tracking number 1Z999AA10123456784 is the new monitor.",
-        "Support ticket #SR4410293 is about the broken hinge.",
-        # A date after "home" is not a house number.
-        "My home insurance renews on 1 October.",
-        # A password manager's name is not a password; a bank's standing order is not an order to the assistant.
-        "The user migrated from 1Password to Bitwarden.",
-        "User has a standing order of £200 to savings on payday.",
-    ],
-)
-def test_look_alikes_of_ids_lines_addresses_and_orders_pass(text: str) -> None:
-    assert GATE.check(text).allowed, GATE.check(text)
 
 
 @pytest.mark.parametrize(
