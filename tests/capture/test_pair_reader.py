@@ -47,7 +47,7 @@ async def test_a_paraphrase_the_rules_leave_apart_becomes_one_learning_with_both
 
 
 async def test_a_changed_value_said_without_a_change_word_supersedes(embedder: Embedder) -> None:
-    old, new = "Line 1 produces 1,200 units per shift.", "Line 1 output is 1,450 units per shift."
+    old, new = "User commutes to work by car.", "User cycles to work now."
     sim = await similarity(embedder, new, old)
     assert judge(new, [], learning(old), sim, reader_policy()).action is DedupeAction.NEW_VERSION
 

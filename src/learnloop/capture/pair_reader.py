@@ -186,7 +186,10 @@ def open_to_reading(text: str, old: str, decision: DedupeDecision) -> bool:
     # the reader was trained on: read, "User loves fantasy. User loves magical worlds." took in "User loves travel".
     if _sentences(old) > _sentences(text):
         return False
-    return profile(text).markers == profile(old).markers
+    # Another person or another scope is never for the reader; other names and dates are the values it weighs
+    # ("has a flat white" / "has a black Americano", "on Tuesdays" / "on Thursdays").
+    ours, theirs = profile(text), profile(old)
+    return ours.relations == theirs.relations and ours.environments == theirs.environments
 
 
 def _sentences(text: str) -> int:
