@@ -391,6 +391,7 @@ class Region:
     # participants"): it numbers what the shared value is about.
     numbering: bool = False
     predicate: bool = False  # a shared content word other than a generic one comes before it
+    leading: bool = False  # it starts within the old text's first two tokens ("*Aisha* Nowak", "Kettle *A*")
 
     def describe(self) -> str:
         return f"{' '.join(self.old) or '∅'} → {' '.join(self.new) or '∅'}"
@@ -517,6 +518,7 @@ def _regions(new: TextProfile, old: TextProfile) -> tuple[float, list[Region]]:
                     if tag2 == "equal"
                     for t in old.tokens[k1:k2]
                 ),
+                i1 <= 1,
             )
         )
     return matcher.ratio(), regions

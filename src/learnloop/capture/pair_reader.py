@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from ..models import Learning
 from .dedupe import DedupeAction, DedupeDecision, DedupePolicy, covers, dates_swapped, denies, merged_text
-from .evidence import Comparison, compare, profile
+from .evidence import Comparison, RegionKind, compare, profile
 from .ngrams import char_ngrams, view
 from .single_valued import single_value_replaced
 
@@ -186,10 +186,16 @@ def open_to_reading(text: str, old: str, decision: DedupeDecision) -> bool:
     # the reader was trained on: read, "User loves fantasy. User loves magical worlds." took in "User loves travel".
     if _sentences(old) > _sentences(text):
         return False
-    # Another person or another scope is never for the reader; other names and dates are the values it weighs
-    # ("has a flat white" / "has a black Americano", "on Tuesdays" / "on Thursdays").
+    # Another person or another scope is never for the reader, nor a name or label that opens the text or follows
+    # its owner ("*Aisha* Nowak drives …", "Kettle *A* …", "the user's *Skoda*"): whose or which thing it is. Names
+    # and dates further on are values it weighs ("has a flat white" / "has a black Americano", "on Tuesdays").
     ours, theirs = profile(text), profile(old)
-    return ours.relations == theirs.relations and ours.environments == theirs.environments
+    if ours.relations != theirs.relations or ours.environments != theirs.environments:
+        return False
+    return not any(
+        r.kind is RegionKind.MARKER and r.old and r.new and (r.leading or r.owner_changed)
+        for r in compare(text, old).regions
+    )
 
 
 def _sentences(text: str) -> int:
