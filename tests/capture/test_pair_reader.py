@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import learnloop
 from learnloop.capture.dedupe import DedupeAction, DedupePolicy, judge, judge_by_rules
-from learnloop.capture.pair_reader import CLASSES, load_pair_reader, with_pair_reader
+from learnloop.capture.pair_reader import CLASSES, load_pair_reader, open_to_reading, with_pair_reader
 from learnloop.embedders.base import Embedder
 from learnloop.models import Status
 
@@ -46,6 +46,14 @@ async def test_a_paraphrase_the_rules_leave_apart_becomes_one_learning_with_both
     assert "pair reader" in decision.reason
 
 
+async def test_names_further_in_are_values_the_reader_weighs(embedder: Embedder) -> None:
+    old, new = "User has a flat white every morning.", "User has a black Americano every morning."
+    sim = await similarity(embedder, new, old)
+    rules = judge_by_rules(new, [], learning(old), sim, reader_policy())
+    assert rules.action is DedupeAction.CREATE
+    assert open_to_reading(new, old, rules)
+
+
 async def test_a_changed_value_said_without_a_change_word_supersedes(embedder: Embedder) -> None:
     old, new = "User commutes to work by car.", "User cycles to work now."
     sim = await similarity(embedder, new, old)
@@ -56,6 +64,9 @@ async def test_what_the_rules_settled_is_never_read_again(embedder: Embedder) ->
     cases = [
         # a name only one text has
         ("Ana Costa lives in Lisbon.", "Ben Okafor lives in Lisbon.", [], []),
+        # a name that opens the text: another person's car, however alike the rest
+        ("Aisha Nowak drives a Toyota Corolla.", "Helga Nowak drives a Honda Civic.", [], []),
+        ("Aisha Nowak drives a Toyota Corolla.", "Aisha Kowalski drives a Toyota Corolla.", [], []),
         # another scope
         ("Backups are kept for 30 days.", "Backups are kept for 30 days.", ["production"], ["staging"]),
     ]
