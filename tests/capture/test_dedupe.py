@@ -119,6 +119,8 @@ KEPT_APART = [
     ("У брата пользователя аллергия на орехи.", "У пользователя аллергия на орехи."),
     # One home or manager each, but of two people.
     ("Ben lives in Lisbon.", "Ana lives in Lisbon."),
+    # Counterparts: two attributes of one thing, each with its own value.
+    ("The cabin's check-out is by 10:00.", "The cabin's check-in is from 16:00."),
     # One host each, but of two services.
     ("The billing API is hosted on Fly.io.", "The marketing site is hosted on Netlify."),
     ("The user's skip-level manager is Ruth.", "The user's manager is Omar."),

@@ -656,6 +656,14 @@ def test_credentials_and_ids_in_more_scripts_are_refused(text: str, kind: str) -
         # A password manager's name is not a password; a bank's standing order is not an order to the assistant.
         "The user migrated from 1Password to Bitwarden.",
         "User has a standing order of £200 to savings on payday.",
+        # Tracking and serial numbers read out in groups; a shop's line with its delivery hours; a party's date
+        # after "our place"; a pharmacy's and a GP post's number, named before and after it.
+        "UPS tracking for the new kettle, from the shop's email: 1Z 9F2 71A 03 5521 8830",
+        "Serial number of the dishwasher (for the warranty claim): SN 7301 2298 4410",
+        "Thai place we order from: Baan Suan, 617-555-0143, they deliver until 10pm.",
+        "Board games at our place on Nov 14, everyone brings a snack.",
+        "La farmacia de guardia abre toda la noche; teléfono de la farmacia 91 308 22 17.",
+        "Huisartsenpost Leiden: 071 512 22 10 (algemeen nummer).",
     ],
 )
 def test_test_values_and_talk_about_codes_pass(text: str) -> None:

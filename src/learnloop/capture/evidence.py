@@ -664,6 +664,9 @@ def _subject(
         cjk_relative = label == "relation" and new.cjk and old.cjk
         if cjk_relative or _before_shared(new, a - b, shared) or _before_shared(old, b - a, shared):
             return f"different {label}: {', '.join(sorted(b)) or '—'} vs {', '.join(sorted(a)) or '—'}"
+    counterpart = None if corrected or retracts else _counterparts(new, old)
+    if counterpart is not None:
+        return f"another attribute: {counterpart}"
     if retracts:
         return None  # "switched from Dr. Alvarez to Dr. Chen": the names that differ are the change itself
     opposed = _opposed(new, old) if alignment >= STRUCTURED else None
@@ -709,6 +712,27 @@ _OPPOSITES = {
     prima/dopo sotto/sopra meno/più antes/depois abaixo/acima voor/na onder/boven minder/meer
     """.split()
 }
+
+
+# Two attributes of one thing, each the other's counterpart: "check-*in* is from 15:00" / "check-*out* is by 11:00".
+_COUNTERPARTS = {
+    frozenset(pair.split("/"))
+    for pair in """
+    check-in/check-out checkin/checkout pick-up/drop-off pickup/dropoff opening/closing opens/closes open/close
+    arrival/departure arrives/departs upload/download start/end starts/ends begins/ends sunrise/sunset
+    entrada/salida llegada/salida apertura/cierre abre/cierra ouverture/fermeture ouvre/ferme arrivée/départ
+    anreise/abreise ankunft/abfahrt öffnet/schließt apertura/chiusura arrivo/partenza abertura/fechamento
+    chegada/partida aankomst/vertrek opent/sluit
+    """.split()
+}
+
+
+def _counterparts(new: TextProfile, old: TextProfile) -> str | None:
+    """A word only the new text has that is the counterpart of one only the old text has, if any."""
+    ours = {t.folded for t in new.tokens} - {t.folded for t in old.tokens}
+    theirs = {t.folded for t in old.tokens} - {t.folded for t in new.tokens}
+    pairs = ((a, b) for a in sorted(ours) for b in sorted(theirs))
+    return next((f"{b} → {a}" for a, b in pairs if frozenset((a, b)) in _COUNTERPARTS), None)
 
 
 def names_swapped(new: TextProfile, old: TextProfile) -> tuple[set[str], set[str]]:

@@ -91,7 +91,7 @@ _PRODUCT = re.compile(
     r"|tracking|\bresi\b|awb|waybill|sendungsnummer|numéro de suivi|número de seguimiento|rastreio|운송장|송장"
     r"|快递单号|运单号|追跡番号|お問い合わせ番号|číslo dílu|objednací číslo|katalogové číslo|numer części"
     r"|numer katalogowy|cikkszám|alkatrész|номер детали|артикул|каталожн\w* номер|номер запчаст\w*|parça no"
-    r"|parça numarası|ürün kodu|codice articolo|código de pieza|número de pieza)[^\n]{0,40}$",
+    r"|parça numarası|ürün kodu|codice articolo|código de pieza|número de pieza|\bsn\b|s/n)[^\n]{0,60}$",
     re.IGNORECASE,
 )
 _MRZ = re.compile(
@@ -114,7 +114,7 @@ _DIGIT_GROUPS = re.compile(r"(?<![\d.,/-])(?<!\d )(?<!\d-)\d[\d -]{7,16}\d(?![\d
 
 def product_number_before(text: str, start: int) -> bool:
     """Is the number at `start` introduced as a part / catalog / SKU / model / order number?"""
-    return bool(_PRODUCT.search(text[max(0, start - 60) : start]))
+    return bool(_PRODUCT.search(text[max(0, start - 80) : start]))
 
 
 def labelled_before(text: str, start: int, words: re.Pattern[str] = ID_WORDS, reach: int = 48) -> bool:

@@ -115,9 +115,14 @@ def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int, public: b
             if public and _public_address(text, word):
                 continue
             m = value.search(text, word.end(), min(len(text), word.end() + reach))
-            # With `public` (the home-address rule) a day of the month is a date ("renews on 1 October").
-            if m is not None and not _MEASURE.match(m.group(0)) and not (public and _DAY_OF_MONTH.match(m.group(0))):
-                return m.span()
+            if m is None or _MEASURE.match(m.group(0)):
+                continue
+            # With `public` (the home-address rule) a day of the month is a date ("renews on 1 October", "Oct 31").
+            if public and (
+                _DAY_OF_MONTH.match(m.group(0)) or _MONTH_BEFORE.search(text, max(0, m.start() - 12), m.start())
+            ):
+                continue
+            return m.span()
         return None
 
     return find
@@ -125,7 +130,11 @@ def _after(words: re.Pattern[str], value: re.Pattern[str], reach: int, public: b
 
 # A number with a unit after it is a measure, not a house number ("their flat's internet is 250/40 Mbit/s").
 # "renews on 1 October": a date, not a house number and a street.
-_DAY_OF_MONTH = re.compile(rf"\d{{1,2}}(?:st|nd|rd|th|er)?\.?\s+(?:de\s+)?(?:{_MONTHS})\b", re.IGNORECASE)
+_DAY_OF_MONTH = re.compile(
+    rf"\d{{1,2}}(?:st|nd|rd|th|er)?\.?\s+(?:de\s+)?(?:{_MONTHS})\b|(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b",
+    re.IGNORECASE,
+)
+_MONTH_BEFORE = re.compile(rf"\b(?:{_MONTHS})\.?\s+$", re.IGNORECASE)
 _MEASURE = re.compile(
     r"\d+\s*(?:[kmgt]?bits?|[kmgt]i?b|[kmg]bps|mbit/s|[kmgt]?hz|km|kg|mm|cm|ml|mg|kwh|kw|mah|sq|m2|m²|%"
     r"|nights?|days?|weeks?|months?|years?|hours?|minutes?|nätter|dagar|veckor|månader|noches|días|semanas|meses"

@@ -216,7 +216,8 @@ def _phone(text: str) -> tuple[int, int] | None:
 
 # How an organisation's line is introduced: its switchboard, front desk, customer service — nobody's own phone.
 _BUSINESS_WORDS = re.compile(
-    r"switchboard|main (?:line|number|office|phone)|front desk|reception|customer (?:service|care|support)"
+    r"switchboard|main (?:line|number|office|phone)|general (?:line|number)|algemeen nummer|hoofdnummer|front desk"
+    r"|reception|customer (?:service|care|support)"
     r"|support (?:line|number|desk)|help ?line|help ?desk|service desk|hotline|public (?:number|line|phone)"
     r"|(?:order|orders|reservations?|info|information|enquiries|inquiries) (?:line|number)|toll[- ]free|freephone"
     r"|booking line|sales line|dispatch|대표 ?번호|대표 ?전화|고객 ?센터|代表番号|代表電話|客服|总机|總機|zentrale"
@@ -240,13 +241,18 @@ _NUMBER_WORD = re.compile(
 # A line with opening hours is staffed: nobody gives their own phone's hours ("… during business hours").
 _OPENING_HOURS = re.compile(
     r"\b(?:business|opening|office|working) hours|\bweekdays?\b|\bmon(?:day)?\s?[-–]\s?fri(?:day)?\b"
-    r"|\bopen (?:until|till|daily|every day|24/7|from)\b|\b(?:opens|closes) at\b|\bgeöffnet (?:bis|ab|von)\b"
+    r"|\b(?:open|delivers?|delivery) (?:until|till|daily|every day|24/7|from)\b|\b(?:opens|closes) at\b"
+    r"|\bgeöffnet (?:bis|ab|von)\b"
     r"|\bouvert (?:jusqu|de|du|tous)|\babierto (?:hasta|de|todos)\b|\baperto (?:fino|dalle|tutti)\b"
     r"|öffnungszeiten|geschäftszeiten|werktags|horario de (?:atención|oficina)|días laborables|heures d'ouverture"
     r"|jours ouvrables|orari(?:o)? di (?:apertura|ufficio)|giorni feriali|horário comercial|dias úteis"
     r"|openingstijden|werkdagen|godzinach pracy|dni robocze|öppettider|vardagar|çalışma saatleri|hafta içi"
     r"|часы работы|по будням|工作日|营业时间|營業時間|工作時間|工作时间|営業時間|平日|受付時間|영업시간|평일|업무시간",
     re.IGNORECASE,
+)
+# "088 130 96 70 (algemeen nummer)": the number, then what line it is.
+_BUSINESS_AFTER = re.compile(
+    r"[\d +().-]{7,22}\((?:general|main|algemeen|hoofd|central|zentrale|centralita|standard)", re.IGNORECASE
 )
 _EXTENSION_AFTER = re.compile(
     r"[+\d(][\d ().\-‐]{5,20}\s*,?\s*(?:ext\.?|x|extension|extensión|durchwahl|poste|내선|内線)\s*\d", re.IGNORECASE
@@ -273,7 +279,7 @@ _WHERE = re.compile(r"\s*(?:à|a|au|aux|en|in|im|at|de|del|di|do|da|bei|beim|em|
 def organisation_line(text: str, start: int) -> bool:
     """Is the number at `start` an organisation's line by what introduces it? (Numbers set aside for fiction,
     555-01xx and Ofcom's drama ranges, are not exempt: people write them for real ones in examples and tests.)"""
-    if _BUSINESS_WORDS.search(text, max(0, start - 80), start):
+    if _BUSINESS_WORDS.search(text, max(0, start - 80), start) or _BUSINESS_AFTER.match(text, start):
         return True
     before = text[max(0, start - 60) : start]
     if _OPENING_HOURS.search(text, start, start + 60) and not _SOMEONES.search(before):
@@ -291,6 +297,16 @@ def organisation_line(text: str, start: int) -> bool:
             and not _WHERE.match(rest)  # "du bureau à Bruxelles :" says where, not which service
         )
         if len(rest) <= 40 and (labelled or _NUMBER_WORD.search(rest)) and not _PERSONAL_LINE.search(before):
+            return True
+        # "teléfono de la farmacia 91 …", "the phone of the clinic: …": the number word names the organisation's.
+        said = before[max(0, organisation.start() - 24) : organisation.start()]
+        if (
+            len(rest.strip(" :")) <= 24
+            and _NUMBER_WORD.search(said)
+            and not _SOMEONES.search(rest)
+            and not _WHERE.match(rest)  # "Téléphone du bureau à Bruxelles :": which office, not which service
+            and not _PERSONAL_LINE.search(before)
+        ):
             return True
     return False
 
