@@ -39,15 +39,19 @@ from .lexicon import (
     COMMON_STARTS,
     CONTRAST,
     CORRECTION,
+    COUNTERPARTS,
     DATE_TOKEN,
     ENVIRONMENTS,
+    HEDGES,
     LIGHT_VERBS,
     MONTHS,
     NEGATION,
+    OPPOSITES,
     PERIODS,
     POSITIONS,
     RELATIONS,
     RELATIVE_DAYS,
+    RELATIVE_FORMS,
     RETRACTED_SUBJECT,
     RETRACTION,
     WEAK_CORRECTION,
@@ -101,15 +105,6 @@ STRUCTURED = 0.6
 _RELATIVE = frozenset("following next previous".split())
 _SELF = frozenset("i me my mine myself i'm user users".split())
 _RATE_WORDS = frozenset("per pro por je".split())
-# Words that say a value is rounded: "about", "unos", "etwa", "environ", "ongeveer", "примерно" …
-_HEDGES = frozenset(
-    """about around roughly approximately approx circa ca nearly almost ~ unos unas aproximadamente alrededor
-    cerca etwa ungefähr rund environ quasi ongeveer około okolo примерно около приблизно yaklaşık sekitar kira-kira
-    khoảng ungefär cirka přibližně περίπου""".split()
-)
-# Familiar forms of a relative's name, read as the relative.
-_RELATIVE_FORMS = {"mom": "mother", "mum": "mother", "dad": "father", "grandma": "grandmother", "granny": "grandmother",
-                   "grandpa": "grandfather", "mamá": "madre", "papá": "padre"}  # fmt: skip
 
 
 class RegionKind(StrEnum):
@@ -297,7 +292,7 @@ def profile(text: str) -> TextProfile:
             names.add(f"@{base}")
             kind = "marker"
         elif base in RELATIONS and not (base == "son" and romance):
-            base = _RELATIVE_FORMS.get(base, base)  # "mum" and "mother" are one person: the same token
+            base = RELATIVE_FORMS.get(base, base)  # "mum" and "mother" are one person: the same token
             relations.add(base[:-1] if base.endswith("s") and base[:-1] in RELATIONS else base)
             kind = "marker"
         elif base in ENVIRONMENTS and not (base == "us" and surface != "US"):
@@ -312,7 +307,7 @@ def profile(text: str) -> TextProfile:
         elif (
             base not in STOPWORDS
             and base not in _RATE_WORDS
-            and base not in _HEDGES
+            and base not in HEDGES
             and (len(base) > 1 or _CJK.match(base))
             and not _HIRAGANA.fullmatch(base)
         ):
@@ -439,7 +434,7 @@ def _region_kind(
     # A light verb ("meets" / "is"), the word of a rate ("$1,850 *per* month" / "… *a* month") or a hedge on a
     # value ("*unos* 446 °F") hardly counts.
     def counts(token: _Token) -> bool:
-        return token.folded not in LIGHT_VERBS and token.folded not in _RATE_WORDS and token.folded not in _HEDGES
+        return token.folded not in LIGHT_VERBS and token.folded not in _RATE_WORDS and token.folded not in HEDGES
 
     kinds = {kind(t, old, new) for t in old_tokens if counts(t)}
     kinds |= {kind(t, new, old) for t in new_tokens if counts(t)}
@@ -702,37 +697,12 @@ def _subject(
     return None
 
 
-# Words that set a condition's side: "transfers *under* $500" and "*over* $500" are two rules, both true.
-_OPPOSITES = {
-    frozenset(pair.split("/"))
-    for pair in """
-    under/over below/above before/after less/more fewer/more min/max minimum/maximum inbound/outbound
-    weekday/weekend weekdays/weekends morning/evening mornings/evenings day/night domestic/international
-    antes/después debajo/encima menos/más vor/nach unter/über weniger/mehr avant/après moins/plus dessous/dessus
-    prima/dopo sotto/sopra meno/più antes/depois abaixo/acima voor/na onder/boven minder/meer
-    """.split()
-}
-
-
-# Two attributes of one thing, each the other's counterpart: "check-*in* is from 15:00" / "check-*out* is by 11:00".
-_COUNTERPARTS = {
-    frozenset(pair.split("/"))
-    for pair in """
-    check-in/check-out checkin/checkout pick-up/drop-off pickup/dropoff opening/closing opens/closes open/close
-    arrival/departure arrives/departs upload/download start/end starts/ends begins/ends sunrise/sunset
-    entrada/salida llegada/salida apertura/cierre abre/cierra ouverture/fermeture ouvre/ferme arrivée/départ
-    anreise/abreise ankunft/abfahrt öffnet/schließt apertura/chiusura arrivo/partenza abertura/fechamento
-    chegada/partida aankomst/vertrek opent/sluit
-    """.split()
-}
-
-
 def _counterparts(new: TextProfile, old: TextProfile) -> str | None:
     """A word only the new text has that is the counterpart of one only the old text has, if any."""
     ours = {t.folded for t in new.tokens} - {t.folded for t in old.tokens}
     theirs = {t.folded for t in old.tokens} - {t.folded for t in new.tokens}
     pairs = ((a, b) for a in sorted(ours) for b in sorted(theirs))
-    return next((f"{b} → {a}" for a, b in pairs if frozenset((a, b)) in _COUNTERPARTS), None)
+    return next((f"{b} → {a}" for a, b in pairs if frozenset((a, b)) in COUNTERPARTS), None)
 
 
 def names_swapped(new: TextProfile, old: TextProfile) -> tuple[set[str], set[str]]:
@@ -749,7 +719,7 @@ def _opposed(new: TextProfile, old: TextProfile) -> str | None:
     a = [t.folded for t in old.tokens]
     b = [t.folded for t in new.tokens]
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "replace" and any(frozenset((x, y)) in _OPPOSITES for x in a[i1:i2] for y in b[j1:j2]):
+        if tag == "replace" and any(frozenset((x, y)) in OPPOSITES for x in a[i1:i2] for y in b[j1:j2]):
             return f"{' '.join(a[i1:i2])} → {' '.join(b[j1:j2])}"
     return None
 

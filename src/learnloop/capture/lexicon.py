@@ -15,15 +15,19 @@ __all__ = [
     "COMMON_STARTS",
     "CONTRAST",
     "CORRECTION",
+    "COUNTERPARTS",
     "DATE_TOKEN",
     "ENVIRONMENTS",
+    "HEDGES",
     "LIGHT_VERBS",
     "MONTHS",
     "NEGATION",
+    "OPPOSITES",
     "PERIODS",
     "POSITIONS",
     "RELATIONS",
     "RELATIVE_DAYS",
+    "RELATIVE_FORMS",
     "RETRACTED_SUBJECT",
     "RETRACTION",
     "WEAK_CORRECTION",
@@ -288,3 +292,37 @@ WEAK_CORRECTION = frozenset(
         "från och med",
     )
 )
+
+# Words that say a value is rounded: "about", "unos", "etwa", "environ", "ongeveer", "примерно" …
+HEDGES = frozenset(
+    """about around roughly approximately approx circa ca nearly almost ~ unos unas aproximadamente alrededor
+    cerca etwa ungefähr rund environ quasi ongeveer około okolo примерно около приблизно yaklaşık sekitar kira-kira
+    khoảng ungefär cirka přibližně περίπου""".split()
+)
+
+# Familiar forms of a relative's name, read as the relative.
+RELATIVE_FORMS = {"mom": "mother", "mum": "mother", "dad": "father", "grandma": "grandmother", "granny": "grandmother",
+                   "grandpa": "grandfather", "mamá": "madre", "papá": "padre"}  # fmt: skip
+
+# Words that set a condition's side: "transfers *under* $500" and "*over* $500" are two rules, both true.
+OPPOSITES = {
+    frozenset(pair.split("/"))
+    for pair in """
+    under/over below/above before/after less/more fewer/more min/max minimum/maximum inbound/outbound
+    weekday/weekend weekdays/weekends morning/evening mornings/evenings day/night domestic/international
+    antes/después debajo/encima menos/más vor/nach unter/über weniger/mehr avant/après moins/plus dessous/dessus
+    prima/dopo sotto/sopra meno/più antes/depois abaixo/acima voor/na onder/boven minder/meer
+    """.split()
+}
+
+# Two attributes of one thing, each the other's counterpart: "check-*in* is from 15:00" / "check-*out* is by 11:00".
+COUNTERPARTS = {
+    frozenset(pair.split("/"))
+    for pair in """
+    check-in/check-out checkin/checkout pick-up/drop-off pickup/dropoff opening/closing opens/closes open/close
+    arrival/departure arrives/departs upload/download start/end starts/ends begins/ends sunrise/sunset
+    entrada/salida llegada/salida apertura/cierre abre/cierra ouverture/fermeture ouvre/ferme arrivée/départ
+    anreise/abreise ankunft/abfahrt öffnet/schließt apertura/chiusura arrivo/partenza abertura/fechamento
+    chegada/partida aankomst/vertrek opent/sluit
+    """.split()
+}
